@@ -1,0 +1,75 @@
+# kforge: one GNU Makefile. `make` builds the CLI and the worker; `make test`
+# runs the tests; `make check` runs them under ASan and UBSan; `make deps`
+# installs what is missing from Debian's packages.
+
+BUILD ?= build
+CC ?= cc
+OPT ?= -O2
+SAN ?=
+CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
+	 -Wstrict-prototypes -Iinclude $(SAN) -MMD -MP
+LDFLAGS = $(SAN) -Wl,-rpath,'$$ORIGIN/lib'
+LDLIBS = -lcjson -lm -ldl -lpthread
+
+SRC := $(sort $(wildcard src/*/*.c))
+OBJ := $(SRC:%.c=$(BUILD)/%.o)
+TEST_SRC := $(sort $(wildcard tests/*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
+BINS := $(BUILD)/kforge $(BUILD)/kforge-worker
+
+DEB_PKGS = gcc make libcjson-dev libdlpack-dev
+
+.PHONY: all test check deps clean format test-gpu
+all: $(BINS) $(BUILD)/lib/libcjson.so.1
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS) -c $< -o $@
+
+$(BUILD)/libkforge.a: $(OBJ)
+	@rm -f $@
+	ar rcs $@ $^
+
+$(BUILD)/kforge: $(BUILD)/tools/kforge.o $(BUILD)/libkforge.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(BUILD)/kforge-tests: $(TEST_OBJ) $(BUILD)/libkforge.a
+	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The GPU machine lacks cJSON: ship Debian's copy beside the binaries.
+$(BUILD)/lib/libcjson.so.1:
+	@mkdir -p $(dir $@)
+	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
+		[ -e $$d/libcjson.so.1 ] && echo $$d/libcjson.so.1 && break; \
+		done) $@
+
+test: all $(BUILD)/kforge-tests
+	KFORGE_BUILD=$(BUILD) $(BUILD)/kforge-tests $(TESTS)
+
+test-gpu: all $(BUILD)/kforge-tests
+	KFORGE_BUILD=$(BUILD) KFORGE_REQUIRE_GPU=1 $(BUILD)/kforge-tests gpu
+
+# Sanitizers: a separate build tree, so that both can coexist.
+check:
+	$(MAKE) BUILD=build/san OPT=-O1 \
+		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
+
+deps:
+	@missing=""; for p in $(DEB_PKGS); do \
+		dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+		echo "installing:$$missing"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
+			apt-get install -y -qq $$missing; \
+	fi
+
+format:
+	clang-format -i $(SRC) $(TEST_SRC) tools/*.c include/kforge/*.h
+
+clean:
+	rm -rf build
+
+-include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/tools/kforge.d $(BUILD)/tools/kforge-worker.d

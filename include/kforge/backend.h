@@ -1,0 +1,118 @@
+/*
+ * backend.h: one ops table per execution backend (host: C on the CPU; cuda:
+ * NVIDIA GPUs). The worker drives every evaluation through these entries, so
+ * the protocol, checks and statistics are the same on every backend.
+ * Buffers are backend memory ("device" pointers); the engine owns them all.
+ */
+#ifndef KFORGE_BACKEND_H
+#define KFORGE_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kforge/base.h>
+#include <kforge/kernel.h>
+#include <kforge/task.h>
+
+#define KF_BACKEND_VERSION 1
+
+typedef int (*kf_entry_fn)(const DLTensor *in, int n_in, DLTensor *out,
+			   int n_out, void *stream);
+
+/* How to fill a buffer: element i gets the value of distribution kind with
+ * params p, drawn from the counter-based generator at (seed, stream, i). */
+struct kf_fill {
+	uint64_t seed;
+	uint32_t stream; /* which tensor of the trial */
+	enum kf_dist_kind kind;
+	double p[2];
+};
+
+/* Raw comparison of got against want (n elements), as measured; the judge
+ * decides what it means. */
+struct kf_cmp {
+	int64_t n;
+	int64_t mismatches; /* outside atol + rtol*|want|, NaN/Inf included */
+	int64_t unwritten;  /* still holding the poison while want does not */
+	int64_t nan_got, inf_got, nan_want, inf_want;
+	double max_abs; /* over elements where both are finite */
+	double max_rel; /* |got-want| / |want|, where want != 0 */
+	int64_t worst_index; /* the element furthest outside (or nearest to)
+				the tolerance; -1 when n == 0 */
+	double worst_got, worst_want;
+	double want_mean, want_std, want_min, want_max; /* finite elements */
+};
+
+struct kf_backend_ops {
+	int version; /* KF_BACKEND_VERSION */
+	const char *name;
+	DLDeviceType device_type;
+
+	/* Opens the device in this process. *ctx is the backend's state. */
+	int (*init)(void **ctx, struct kf_err *err);
+	void (*fini)(void *ctx);
+	/* A JSON object describing the device (name, memory, clocks...). */
+	cJSON *(*describe)(void *ctx);
+	/* The stream passed to kf_entry. */
+	void *(*stream)(void *ctx);
+
+	int (*alloc)(void *ctx, size_t bytes, void **ptr, struct kf_err *err);
+	void (*free)(void *ctx, void *ptr);
+	int (*copy)(void *ctx, void *dst, const void *src, size_t bytes,
+		    struct kf_err *err);
+	/* Copies device memory to host memory (small reads only). */
+	int (*read)(void *ctx, void *host_dst, const void *src, size_t bytes,
+		    struct kf_err *err);
+	int (*fill)(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
+		    const struct kf_fill *f, struct kf_err *err);
+	/* Writes the poison pattern of dt (a signalling NaN for floats,
+	 * 0xa5 bytes for integers) into every element. */
+	int (*poison)(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
+		      struct kf_err *err);
+	int (*compare)(void *ctx, const void *got, const void *want,
+		       enum kf_dtype dt, int64_t n, struct kf_tolerance tol,
+		       struct kf_cmp *out, struct kf_err *err);
+	/* A 64-bit hash of the bytes. */
+	int (*checksum)(void *ctx, const void *ptr, size_t bytes,
+			uint64_t *out, struct kf_err *err);
+	/* Evicts the caches (the device's L2, or the CPU's last level). */
+	int (*flush)(void *ctx, struct kf_err *err);
+	/* Waits for all work the process started on the device. */
+	int (*sync)(void *ctx, struct kf_err *err);
+
+	/*
+	 * Calls fn once and measures it: *ns is the time from the start of the
+	 * call until all work it started has finished. *rc is fn's return
+	 * value. *clock_mhz is the device clock during the call (0 if unknown).
+	 */
+	int (*time_call)(void *ctx, kf_entry_fn fn, const DLTensor *in,
+			 int n_in, DLTensor *out, int n_out, double *ns,
+			 int *rc, double *clock_mhz, struct kf_err *err);
+
+	/* Source of the roofline probe (compiled like a candidate; it defines
+	 * kf_probe, see worker.c), or NULL. */
+	const char *probe_source;
+	const char *probe_ext; /* ".c" or ".cu" */
+};
+
+/* The backend of that name ("host", "cuda"), or NULL. */
+const struct kf_backend_ops *kf_backend_find(const char *name);
+
+/* The poison bit pattern of one element of dt, in the low bytes of *bits. */
+void kf_poison_bits(enum kf_dtype dt, uint64_t *bits);
+
+/*
+ * The counter-based generator (Philox-4x32-10): the same (seed, stream,
+ * index) always gives the same value, on every backend.
+ */
+void kf_philox4x32(const uint32_t ctr[4], const uint32_t key[2],
+		   uint32_t out[4]);
+/* Element index's value of a distribution, in double precision. */
+double kf_rng_value(const struct kf_fill *f, uint64_t index);
+
+/* Reads element i of a host buffer of dtype dt as a double. */
+double kf_load_as_double(const void *base, enum kf_dtype dt, int64_t i);
+/* Stores v into element i, rounding to dt (nearest-even; ints truncate). */
+void kf_store_from_double(void *base, enum kf_dtype dt, int64_t i, double v);
+
+#endif

@@ -1,0 +1,54 @@
+/*
+ * compile.h: turns a kernel source into a shared object for a backend,
+ * through a content-addressed cache in kf_cache_dir()/compile. The key covers
+ * the source bytes, kernel.h, the flags, the toolchain's version and the
+ * backend, so a changed input never reuses a stale object.
+ */
+#ifndef KFORGE_COMPILE_H
+#define KFORGE_COMPILE_H
+
+#include <stdbool.h>
+
+#include <kforge/base.h>
+
+#define KF_COMPILE_LOG_CAP (64u << 10) /* bytes of compiler output kept */
+
+struct kf_compile_opts {
+	const char *backend;	/* "host" (cc) or "cuda" (nvcc) */
+	const char *include_dir; /* holds kforge/kernel.h; NULL: found next to
+				    the executable or in the source tree */
+	const char *arch;	/* cuda: "sm_90", "sm_90a"; NULL: detected */
+	const char *const *libraries; /* extra -l names the task allows */
+	int n_libraries;
+	int timeout_ms; /* 0: 120000 */
+	bool no_cache;	/* compile even when the object is cached */
+};
+
+/* The outcome of one compilation. */
+struct kf_compile_result {
+	bool ok;	 /* false: the compiler failed or timed out */
+	bool timed_out;
+	bool cached;	 /* the object came from the cache */
+	char *so_path;	 /* owned; the shared object, when ok */
+	char *log;	 /* owned; compiler output, at most KF_COMPILE_LOG_CAP */
+	char *key;	 /* owned; the cache key (64 hex digits) */
+	char *command;	 /* owned; the command line, for the record */
+	char *toolchain; /* owned; the compiler's version line */
+	double seconds;	 /* wall time of the compiler, 0 when cached */
+};
+#define KF_COMPILE_RESULT_INIT {0}
+
+/*
+ * Compiles source_path. Returns 0 when it could try (r->ok tells whether the
+ * source compiled: a compile error is an outcome, not a failure); a negative
+ * code with err set when it could not (no compiler, unreadable source).
+ */
+int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
+	       struct kf_compile_result *r, struct kf_err *err);
+void kf_compile_result_release(struct kf_compile_result *r);
+
+/* The toolchain's version line for a backend ("cc (Debian 12.2.0-14) ..."),
+ * or NULL when the compiler is missing; caller frees. */
+char *kf_compile_toolchain(const char *backend);
+
+#endif

@@ -1,0 +1,75 @@
+/*
+ * eval.h: the supervisor. One evaluation compiles the candidate (and the
+ * reference), spawns a fresh worker under rlimits, drives it phase by phase
+ * under a wall-clock watchdog, judges the raw measurements and builds the
+ * result JSON (docs/results.md). A crash, hang or wrong answer of the
+ * candidate is a status in the result, never a failure of the caller.
+ */
+#ifndef KFORGE_EVAL_H
+#define KFORGE_EVAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kforge/base.h>
+
+/* The statuses of DESIGN.md. */
+enum kf_status {
+	KF_STATUS_OK,
+	KF_STATUS_COMPILE_ERROR,
+	KF_STATUS_LOAD_ERROR,
+	KF_STATUS_RUNTIME_ERROR,
+	KF_STATUS_TIMEOUT,
+	KF_STATUS_WRONG_ANSWER,
+	KF_STATUS_REJECTED,
+	KF_STATUS_INFRA_ERROR,
+};
+const char *kf_status_name(enum kf_status s);
+
+struct kf_eval_opts {
+	const char *backend;	 /* "host" (default) or "cuda" */
+	uint64_t seed;		 /* base seed; trial t uses seed + t */
+	int trials;		 /* correctness trials, >= 5 (default 6) */
+	const char *worker_path; /* NULL: kforge-worker beside the executable */
+	const char *include_dir; /* NULL: see compile.h */
+	double call_timeout_ms;	 /* 0: the task's call_timeout_ms */
+	double time_cap_s;	 /* timing budget (default 10 s) */
+	double ci_target;	 /* relative CI half-width (default 0.005) */
+	int min_pairs;		 /* default 20 */
+	int max_pairs;		 /* default 2000 */
+	bool no_timing;		 /* checks only */
+	bool no_cache;		 /* recompile even when cached */
+	uint64_t mem_limit_bytes; /* worker address space (default 8 GiB) */
+};
+#define KF_EVAL_OPTS_INIT                                                      \
+	{"host", 1, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false, false, 0}
+
+/*
+ * Evaluates candidate_path against the task at task_path. On return 0,
+ * *result is the result JSON (caller frees with cJSON_Delete) whatever the
+ * candidate did. A negative code (err set) means no evaluation could start:
+ * a malformed task, a missing file, a reference that does not build.
+ */
+int kf_eval(const char *task_path, const char *candidate_path,
+	    const struct kf_eval_opts *opts, cJSON **result,
+	    struct kf_err *err);
+
+/* The status of a result JSON. */
+enum kf_status kf_result_status(const cJSON *result);
+
+/* Writes the human-readable report of a result (what `kforge eval` prints). */
+void kf_result_print(const cJSON *result, struct kf_strbuf *out);
+
+/* Statistics of a sample, as the judge reports them. */
+struct kf_summary {
+	int n;
+	double median, ci_lo, ci_hi; /* 95 % order-statistic interval */
+	double q1, q3, min, max, mean;
+};
+/* Sorts a copy of x[0..n) and summarises it. */
+void kf_summarize(const double *x, int n, struct kf_summary *s);
+
+/* What this machine has (CPU, GPUs, compilers, Python, torch), as JSON. */
+cJSON *kf_doctor(void);
+
+#endif

@@ -1,0 +1,145 @@
+/*
+ * task.h: task specs. A native task is a directory holding task.json (the
+ * spec, documented in docs/tasks.md), reference.c / reference.cu and
+ * candidates/. Loading validates everything and names file, field and why.
+ */
+#ifndef KFORGE_TASK_H
+#define KFORGE_TASK_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kforge/base.h>
+
+#define KF_MAX_NDIM 8
+#define KF_MAX_TENSORS 16
+
+enum kf_dtype {
+	KF_F32,
+	KF_F64,
+	KF_F16,
+	KF_BF16,
+	KF_I32,
+	KF_I64,
+	KF_DTYPE_COUNT
+};
+
+/* "float32", ...; NULL for an unknown value. */
+const char *kf_dtype_name(enum kf_dtype d);
+/* Parses a dtype name; returns 0 or KF_EINVAL. */
+int kf_dtype_parse(const char *name, enum kf_dtype *out);
+size_t kf_dtype_bytes(enum kf_dtype d);
+bool kf_dtype_is_float(enum kf_dtype d);
+
+/*
+ * An arithmetic expression over dimension names: integers and decimals,
+ * names, + - * / % ( ), unary minus, and the functions min(a,b), max(a,b),
+ * cdiv(a,b) (ceiling division). Evaluated in double precision.
+ */
+struct kf_expr;
+/* Parses src; names must be among names[0..n_names). */
+int kf_expr_parse(const char *src, const char *const *names, int n_names,
+		  struct kf_expr **out, struct kf_err *err);
+/* values[i] is the value of names[i] as given to kf_expr_parse. */
+double kf_expr_eval(const struct kf_expr *e, const int64_t *values);
+/* The text it was parsed from; borrowed. */
+const char *kf_expr_src(const struct kf_expr *e);
+void kf_expr_free(struct kf_expr *e);
+
+/* Input distributions; a trial picks one of a tensor's list. */
+enum kf_dist_kind {
+	KF_DIST_NORMAL,	 /* params: mean (0), std (1) */
+	KF_DIST_UNIFORM, /* params: low (-1), high (1) */
+	KF_DIST_HEAVY,	 /* Cauchy: scale (1), clipped to +-clip (1000) */
+	KF_DIST_WIDE,	 /* +-10^U(min_exp, max_exp), defaults -4, 4 */
+	KF_DIST_INT,	 /* integers uniform in [low, high) */
+	KF_DIST_CONST,	 /* every element = value */
+};
+const char *kf_dist_name(enum kf_dist_kind k);
+
+struct kf_dist {
+	enum kf_dist_kind kind;
+	/* The two parameters in the order listed above (for CONST: value, 0).
+	 * Each may be an expression of the dims; p_expr[i] is NULL when absent
+	 * and the default applies. */
+	struct kf_expr *p_expr[2];
+	double p_default[2];
+};
+
+struct kf_tensor_spec {
+	char *name;
+	enum kf_dtype dtype;
+	int ndim; /* 0 for a scalar (one element) */
+	struct kf_expr *shape[KF_MAX_NDIM];
+	struct kf_dist *dists; /* inputs only; n_dists >= 1 */
+	int n_dists;
+};
+
+struct kf_tolerance {
+	double atol;
+	double rtol;
+};
+
+/*
+ * A loaded task. Fields are read-only for callers; kf_task_free releases it.
+ */
+struct kf_task {
+	char *dir;  /* the task's directory */
+	char *path; /* its task.json */
+	char *id;   /* "<suite>/<name>", from the last two path components */
+	char *name;
+	char *description;
+
+	char **dim_names; /* n_dims names, declaration order of "dims" */
+	int n_dims;
+	/* n_dimsets sets of n_dims values: set 0 is for timing ("dims"), the
+	 * others are hidden and used only for checking ("hidden_dims"). */
+	int64_t *dimsets;
+	int n_dimsets;
+
+	struct kf_tensor_spec inputs[KF_MAX_TENSORS];
+	int n_inputs;
+	struct kf_tensor_spec outputs[KF_MAX_TENSORS];
+	int n_outputs;
+
+	struct kf_tolerance tol[KF_DTYPE_COUNT];
+	struct kf_expr *flops; /* may be NULL */
+	struct kf_expr *bytes; /* may be NULL */
+
+	char **libraries; /* what a candidate may link against */
+	int n_libraries;
+	/* "bitwise" (true, the default): two calls on the same inputs must give
+	 * the same bits; "tolerance": they must agree within the tolerance. */
+	bool determinism_bitwise;
+	double call_timeout_ms; /* the longest one call of the reference or a
+				   candidate may take in checks */
+};
+
+/* Loads dir/task.json (or a path to a task.json file). */
+int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err);
+void kf_task_free(struct kf_task *t);
+
+/* The values of dimension set s (n_dims of them); borrowed. */
+const int64_t *kf_task_dims(const struct kf_task *t, int s);
+/* Shape of a tensor under dimension set s; returns its element count, or a
+ * negative KF_E code with err set when a dimension is not a positive integer. */
+int64_t kf_task_shape(const struct kf_task *t, const struct kf_tensor_spec *ts,
+		      int s, int64_t shape[KF_MAX_NDIM], struct kf_err *err);
+/* "M=128 N=64" for dimension set s; caller frees. */
+char *kf_task_dims_str(const struct kf_task *t, int s);
+/* FLOP and byte counts of one call under dimension set s; 0 when unknown. */
+double kf_task_flops(const struct kf_task *t, int s);
+double kf_task_bytes(const struct kf_task *t, int s);
+/* The parameters of a distribution under dimension set s. */
+void kf_dist_params(const struct kf_task *t, const struct kf_dist *d, int s,
+		    double p[2]);
+/* The path of the reference source for a backend ("host" or "cuda"); caller
+ * frees; NULL with err set when the task has none. */
+char *kf_task_reference(const struct kf_task *t, const char *backend,
+			struct kf_err *err);
+
+/* Finds every task under root (dirs holding task.json, two levels down),
+ * sorted; *out is an array of n paths, free each and the array. */
+int kf_task_find(const char *root, char ***out, int *n, struct kf_err *err);
+
+#endif

@@ -1,0 +1,17 @@
+/*
+ * worker.h: the code that runs inside the sandboxed worker process. The
+ * supervisor (eval) sends requests as frames; the worker loads the task, the
+ * reference and the candidate, runs trials and timing samples through the
+ * backend, and answers with raw measurements only: it never judges.
+ *
+ * Requests ("op"): load, peaks, trial, time, quit. Replies ("ev"): loaded,
+ * load_error, peaks, trial, samples, error. docs/results.md describes them.
+ */
+#ifndef KFORGE_WORKER_H
+#define KFORGE_WORKER_H
+
+/* Serves requests read from in_fd, answering on out_fd, until "quit" or end
+ * of input. Returns the process exit code. */
+int kf_worker_main(int in_fd, int out_fd);
+
+#endif

@@ -1,0 +1,162 @@
+/*
+ * backend.c: what every backend shares: the registry of ops tables, the
+ * counter-based input generator, poison patterns and element conversions.
+ */
+#include <math.h>
+#include <string.h>
+
+#include <kforge/backend.h>
+
+extern const struct kf_backend_ops kf_backend_host;
+
+static const struct kf_backend_ops *const backends[] = {
+	&kf_backend_host,
+};
+
+const struct kf_backend_ops *kf_backend_find(const char *name)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (!strcmp(backends[i]->name, name))
+			return backends[i];
+	return NULL;
+}
+
+void kf_poison_bits(enum kf_dtype dt, uint64_t *bits)
+{
+	switch (dt) {
+	case KF_F32:
+		*bits = 0x7fa5a5a5u; /* signalling NaN: arithmetic never
+					produces it */
+		break;
+	case KF_F64:
+		*bits = 0x7ff4a5a5a5a5a5a5ull;
+		break;
+	case KF_F16:
+		*bits = 0x7d5au;
+		break;
+	case KF_BF16:
+		*bits = 0x7fa5u;
+		break;
+	case KF_I32:
+		*bits = 0xa5a5a5a5u;
+		break;
+	default:
+		*bits = 0xa5a5a5a5a5a5a5a5ull;
+		break;
+	}
+}
+
+static uint32_t mulhilo(uint32_t a, uint32_t b, uint32_t *hi)
+{
+	uint64_t p = (uint64_t)a * b;
+	*hi = (uint32_t)(p >> 32);
+	return (uint32_t)p;
+}
+
+void kf_philox4x32(const uint32_t ctr[4], const uint32_t key[2],
+		   uint32_t out[4])
+{
+	uint32_t c0 = ctr[0], c1 = ctr[1], c2 = ctr[2], c3 = ctr[3];
+	uint32_t k0 = key[0], k1 = key[1];
+	for (int r = 0; r < 10; r++) {
+		uint32_t hi0, hi1;
+		uint32_t lo0 = mulhilo(0xD2511F53u, c0, &hi0);
+		uint32_t lo1 = mulhilo(0xCD9E8D57u, c2, &hi1);
+		uint32_t n0 = hi1 ^ c1 ^ k0, n1 = lo1, n2 = hi0 ^ c3 ^ k1,
+			 n3 = lo0;
+		c0 = n0;
+		c1 = n1;
+		c2 = n2;
+		c3 = n3;
+		k0 += 0x9E3779B9u;
+		k1 += 0xBB67AE85u;
+	}
+	out[0] = c0;
+	out[1] = c1;
+	out[2] = c2;
+	out[3] = c3;
+}
+
+/* A double in [0, 1) from 53 random bits. */
+static double unit(uint32_t a, uint32_t b)
+{
+	return ((double)(a >> 5) * 67108864.0 + (double)(b >> 6)) *
+	       (1.0 / 9007199254740992.0);
+}
+
+double kf_rng_value(const struct kf_fill *f, uint64_t index)
+{
+	const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),
+				 f->stream, 0x6b666f72u};
+	const uint32_t key[2] = {(uint32_t)f->seed,
+				 (uint32_t)(f->seed >> 32)};
+	uint32_t r[4];
+	kf_philox4x32(ctr, key, r);
+	double u0 = unit(r[0], r[1]), u1 = unit(r[2], r[3]);
+	switch (f->kind) {
+	case KF_DIST_NORMAL: {
+		double z = sqrt(-2.0 * log(1.0 - u0)) * cos(2.0 * M_PI * u1);
+		return f->p[0] + f->p[1] * z;
+	}
+	case KF_DIST_UNIFORM:
+		return f->p[0] + (f->p[1] - f->p[0]) * u0;
+	case KF_DIST_HEAVY: {
+		double c = f->p[0] * tan(M_PI * (u0 - 0.5));
+		return c > f->p[1] ? f->p[1] : c < -f->p[1] ? -f->p[1] : c;
+	}
+	case KF_DIST_WIDE: {
+		double m = pow(10.0, f->p[0] + (f->p[1] - f->p[0]) * u0);
+		return u1 < 0.5 ? -m : m;
+	}
+	case KF_DIST_INT: {
+		double lo = ceil(f->p[0]), hi = ceil(f->p[1]);
+		double v = lo + floor((hi - lo) * u0);
+		return v >= hi ? hi - 1 : v;
+	}
+	case KF_DIST_CONST:
+		return f->p[0];
+	}
+	return 0;
+}
+
+double kf_load_as_double(const void *base, enum kf_dtype dt, int64_t i)
+{
+	switch (dt) {
+	case KF_F32:
+		return ((const float *)base)[i];
+	case KF_F64:
+		return ((const double *)base)[i];
+	case KF_F16:
+		return kf_half_to_float(((const uint16_t *)base)[i]);
+	case KF_BF16:
+		return kf_bf16_to_float(((const uint16_t *)base)[i]);
+	case KF_I32:
+		return ((const int32_t *)base)[i];
+	default:
+		return (double)((const int64_t *)base)[i];
+	}
+}
+
+void kf_store_from_double(void *base, enum kf_dtype dt, int64_t i, double v)
+{
+	switch (dt) {
+	case KF_F32:
+		((float *)base)[i] = (float)v;
+		break;
+	case KF_F64:
+		((double *)base)[i] = v;
+		break;
+	case KF_F16:
+		((uint16_t *)base)[i] = kf_float_to_half((float)v);
+		break;
+	case KF_BF16:
+		((uint16_t *)base)[i] = kf_float_to_bf16((float)v);
+		break;
+	case KF_I32:
+		((int32_t *)base)[i] = (int32_t)v;
+		break;
+	default:
+		((int64_t *)base)[i] = (int64_t)v;
+		break;
+	}
+}

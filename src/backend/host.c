@@ -1,0 +1,342 @@
+/*
+ * host.c: the host backend: candidates are C functions on this CPU, buffers
+ * are host memory, and the cache flush walks a buffer twice the size of the
+ * last-level cache. CI runs the whole pipeline through it.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <kforge/backend.h>
+
+struct host {
+	unsigned char *flush_buf;
+	size_t flush_bytes;
+	size_t llc_bytes;
+	volatile unsigned long sink;
+};
+
+/* The size of the largest cache of cpu0, from sysfs; 0 when unknown. */
+static size_t llc_bytes(void)
+{
+	size_t best = 0;
+	for (int i = 0; i < 8; i++) {
+		char path[96], buf[64];
+		snprintf(path, sizeof(path),
+			 "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+		FILE *f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fgets(buf, sizeof(buf), f)) {
+			char *end;
+			unsigned long v = strtoul(buf, &end, 10);
+			if (*end == 'K')
+				v <<= 10;
+			else if (*end == 'M')
+				v <<= 20;
+			if (v > best)
+				best = v;
+		}
+		fclose(f);
+	}
+	return best;
+}
+
+static int host_init(void **ctx, struct kf_err *err)
+{
+	(void)err;
+	struct host *h = kf_xcalloc(1, sizeof(*h));
+	h->llc_bytes = llc_bytes();
+	size_t b = 2 * (h->llc_bytes ? h->llc_bytes : (32u << 20));
+	if (b < (8u << 20))
+		b = 8u << 20;
+	if (b > (512u << 20))
+		b = 512u << 20;
+	h->flush_bytes = b;
+	h->flush_buf = kf_xmalloc(b);
+	memset(h->flush_buf, 1, b);
+	*ctx = h;
+	return 0;
+}
+
+static void host_fini(void *ctx)
+{
+	struct host *h = ctx;
+	if (!h)
+		return;
+	free(h->flush_buf);
+	free(h);
+}
+
+static char *cpu_model(void)
+{
+	FILE *f = fopen("/proc/cpuinfo", "r");
+	char line[512];
+	char *model = NULL;
+	while (f && fgets(line, sizeof(line), f)) {
+		if (!strncmp(line, "model name", 10)) {
+			char *colon = strchr(line, ':');
+			if (colon) {
+				colon += 2;
+				colon[strcspn(colon, "\n")] = '\0';
+				model = kf_xstrdup(colon);
+			}
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return model ? model : kf_xstrdup("unknown CPU");
+}
+
+static cJSON *host_describe(void *ctx)
+{
+	struct host *h = ctx;
+	cJSON *d = cJSON_CreateObject();
+	char *model = cpu_model();
+	cJSON_AddStringToObject(d, "kind", "cpu");
+	cJSON_AddStringToObject(d, "name", model);
+	cJSON_AddNumberToObject(d, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	cJSON_AddNumberToObject(d, "llc_bytes", (double)h->llc_bytes);
+	cJSON_AddNumberToObject(d, "flush_bytes", (double)h->flush_bytes);
+	cJSON_AddNumberToObject(d, "memory_bytes",
+				(double)sysconf(_SC_PHYS_PAGES) *
+					(double)sysconf(_SC_PAGESIZE));
+	free(model);
+	return d;
+}
+
+static void *host_stream(void *ctx)
+{
+	(void)ctx;
+	return NULL;
+}
+
+static int host_alloc(void *ctx, size_t bytes, void **ptr, struct kf_err *err)
+{
+	(void)ctx;
+	/* 64-byte aligned, rounded up so that aligned_alloc accepts it. */
+	size_t n = (bytes + 63) & ~(size_t)63;
+	void *p = aligned_alloc(64, n ? n : 64);
+	if (!p)
+		return kf_err_set(err, KF_ERANGE,
+				  "cannot allocate %zu bytes of host memory",
+				  bytes);
+	*ptr = p;
+	return 0;
+}
+
+static void host_free(void *ctx, void *ptr)
+{
+	(void)ctx;
+	free(ptr);
+}
+
+static int host_copy(void *ctx, void *dst, const void *src, size_t bytes,
+		     struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	memcpy(dst, src, bytes);
+	return 0;
+}
+
+static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
+		     const struct kf_fill *f, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	for (int64_t i = 0; i < n; i++)
+		kf_store_from_double(ptr, dt, i, kf_rng_value(f, (uint64_t)i));
+	return 0;
+}
+
+static int host_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
+		       struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	uint64_t bits;
+	size_t w = kf_dtype_bytes(dt);
+	kf_poison_bits(dt, &bits);
+	unsigned char *p = ptr;
+	for (int64_t i = 0; i < n; i++)
+		memcpy(p + (size_t)i * w, &bits, w); /* little-endian */
+	return 0;
+}
+
+/* How far outside the tolerance an element is: <= 1 inside, > 1 outside,
+ * INFINITY for a NaN or infinity where the other side differs. */
+static double badness(double got, double want, struct kf_tolerance tol)
+{
+	if (isnan(want) || isnan(got))
+		return isnan(want) && isnan(got) ? 0 : INFINITY;
+	if (isinf(want) || isinf(got))
+		return got == want ? 0 : INFINITY;
+	double lim = tol.atol + tol.rtol * fabs(want);
+	double d = fabs(got - want);
+	if (lim == 0)
+		return d == 0 ? 0 : INFINITY;
+	return d / lim;
+}
+
+static int host_compare(void *ctx, const void *got, const void *want,
+			enum kf_dtype dt, int64_t n, struct kf_tolerance tol,
+			struct kf_cmp *c, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	uint64_t pbits;
+	size_t w = kf_dtype_bytes(dt);
+	kf_poison_bits(dt, &pbits);
+	memset(c, 0, sizeof(*c));
+	c->n = n;
+	c->worst_index = n ? 0 : -1;
+	c->want_min = INFINITY;
+	c->want_max = -INFINITY;
+	double worst = -1, sum = 0, sumsq = 0;
+	int64_t finite = 0;
+	for (int64_t i = 0; i < n; i++) {
+		double g = kf_load_as_double(got, dt, i);
+		double v = kf_load_as_double(want, dt, i);
+		const unsigned char *gb = (const unsigned char *)got + i * w;
+		const unsigned char *vb = (const unsigned char *)want + i * w;
+		if (!memcmp(gb, &pbits, w) && memcmp(vb, &pbits, w))
+			c->unwritten++;
+		c->nan_got += isnan(g);
+		c->inf_got += isinf(g);
+		c->nan_want += isnan(v);
+		c->inf_want += isinf(v);
+		if (isfinite(v)) {
+			finite++;
+			sum += v;
+			sumsq += v * v;
+			if (v < c->want_min)
+				c->want_min = v;
+			if (v > c->want_max)
+				c->want_max = v;
+		}
+		if (isfinite(g) && isfinite(v)) {
+			double d = fabs(g - v);
+			if (d > c->max_abs)
+				c->max_abs = d;
+			if (v != 0 && d / fabs(v) > c->max_rel)
+				c->max_rel = d / fabs(v);
+		}
+		double b = badness(g, v, tol);
+		if (b > 1)
+			c->mismatches++;
+		if (b > worst) {
+			worst = b;
+			c->worst_index = i;
+			c->worst_got = g;
+			c->worst_want = v;
+		}
+	}
+	if (finite) {
+		c->want_mean = sum / (double)finite;
+		double var = sumsq / (double)finite - c->want_mean * c->want_mean;
+		c->want_std = var > 0 ? sqrt(var) : 0;
+	} else {
+		c->want_min = c->want_max = 0;
+	}
+	return 0;
+}
+
+static int host_checksum(void *ctx, const void *ptr, size_t bytes,
+			 uint64_t *out, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	*out = kf_fnv1a64(ptr, bytes, 0);
+	return 0;
+}
+
+static int host_flush(void *ctx, struct kf_err *err)
+{
+	(void)err;
+	struct host *h = ctx;
+	/* Write every line (evicting whatever the last call left), then read
+	 * them back so the compiler cannot drop the writes. */
+	unsigned long s = 0;
+	for (size_t i = 0; i < h->flush_bytes; i += 64)
+		h->flush_buf[i]++;
+	for (size_t i = 0; i < h->flush_bytes; i += 64)
+		s += h->flush_buf[i];
+	h->sink = s;
+	return 0;
+}
+
+static int host_sync(void *ctx, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	return 0;
+}
+
+static int host_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
+			  int n_in, DLTensor *out, int n_out, double *ns,
+			  int *rc, double *clock_mhz, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	uint64_t t0 = kf_now_ns();
+	*rc = fn(in, n_in, out, n_out, NULL);
+	uint64_t t1 = kf_now_ns();
+	*ns = (double)(t1 - t0);
+	*clock_mhz = 0;
+	return 0;
+}
+
+/* The roofline probe, compiled with the candidates' flags: one core's
+ * FMA throughput and copy bandwidth, the best of several runs. */
+static const char host_probe[] =
+	"#include <stdlib.h>\n"
+	"#include <string.h>\n"
+	"#include <time.h>\n"
+	"static double now(void) { struct timespec t;\n"
+	"  clock_gettime(CLOCK_MONOTONIC, &t);\n"
+	"  return t.tv_sec + t.tv_nsec * 1e-9; }\n"
+	"int kf_probe(double *flops_per_s, double *bytes_per_s) {\n"
+	"  float acc[64]; volatile float seed = 1.0f; float a = 0.999999f,\n"
+	"  b = 1e-7f; for (int j = 0; j < 64; j++) acc[j] = seed * j;\n"
+	"  double best = 0; long iters = 4000000;\n"
+	"  for (int r = 0; r < 5; r++) { double t0 = now();\n"
+	"    for (long i = 0; i < iters; i++)\n"
+	"      for (int j = 0; j < 64; j++) acc[j] = acc[j] * a + b;\n"
+	"    double t = now() - t0; double f = 2.0 * 64 * iters / t;\n"
+	"    if (f > best) best = f; }\n"
+	"  float s = 0; for (int j = 0; j < 64; j++) s += acc[j];\n"
+	"  seed = s; *flops_per_s = best;\n"
+	"  size_t n = (size_t)256 << 20; char *x = malloc(n), *y = malloc(n);\n"
+	"  if (!x || !y) { free(x); free(y); return 1; }\n"
+	"  memset(x, 1, n); memset(y, 2, n); best = 0;\n"
+	"  for (int r = 0; r < 5; r++) { double t0 = now(); memcpy(y, x, n);\n"
+	"    double t = now() - t0; if (2.0 * n / t > best) best = 2.0 * n / t;\n"
+	"    x[r] = y[n - 1 - r]; }\n"
+	"  free(x); free(y); *bytes_per_s = best; return 0; }\n";
+
+const struct kf_backend_ops kf_backend_host = {
+	.version = KF_BACKEND_VERSION,
+	.name = "host",
+	.device_type = kDLCPU,
+	.init = host_init,
+	.fini = host_fini,
+	.describe = host_describe,
+	.stream = host_stream,
+	.alloc = host_alloc,
+	.free = host_free,
+	.copy = host_copy,
+	.read = host_copy,
+	.fill = host_fill,
+	.poison = host_poison,
+	.compare = host_compare,
+	.checksum = host_checksum,
+	.flush = host_flush,
+	.sync = host_sync,
+	.time_call = host_time_call,
+	.probe_source = host_probe,
+	.probe_ext = ".c",
+};

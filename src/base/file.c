@@ -1,0 +1,167 @@
+/* file.c: whole-file reads with a cap, atomic writes, directories and the
+ * cache location. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <kforge/base.h>
+
+int kf_file_read(const char *path, size_t cap_bytes, char **out,
+		 size_t *out_bytes, struct kf_err *err)
+{
+	int rc = 0;
+	char *buf = NULL;
+	size_t len = 0, alloc = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return kf_err_set(err, errno == ENOENT ? KF_ENOENT : KF_EIO,
+				  "%s: cannot open: %s", path,
+				  strerror(errno));
+	for (;;) {
+		if (len + 4096 + 1 > alloc) {
+			alloc = alloc ? alloc * 2 : 8192;
+			buf = kf_xrealloc(buf, alloc);
+		}
+		ssize_t n = read(fd, buf + len, alloc - len - 1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = kf_err_set(err, KF_EIO, "%s: cannot read: %s",
+					path, strerror(errno));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+		if (len > cap_bytes) {
+			rc = kf_err_set(err, KF_ERANGE,
+					"%s: larger than the limit of %zu bytes",
+					path, cap_bytes);
+			goto out;
+		}
+	}
+	if (!buf)
+		buf = kf_xmalloc(1);
+	buf[len] = '\0';
+	*out = buf;
+	buf = NULL;
+	if (out_bytes)
+		*out_bytes = len;
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+int kf_file_write_atomic(const char *path, const void *data, size_t bytes,
+			 struct kf_err *err)
+{
+	int rc = 0;
+	char *tmp = kf_xasprintf("%s.tmp.%d", path, (int)getpid());
+	int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = kf_err_set(err, KF_EIO, "%s: cannot create: %s", tmp,
+				strerror(errno));
+		goto out;
+	}
+	const char *p = data;
+	size_t left = bytes;
+	while (left) {
+		ssize_t n = write(fd, p, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			rc = kf_err_set(err, KF_EIO, "%s: cannot write: %s",
+					tmp, strerror(errno));
+			close(fd);
+			unlink(tmp);
+			goto out;
+		}
+		p += n;
+		left -= (size_t)n;
+	}
+	if (close(fd) != 0 || rename(tmp, path) != 0) {
+		rc = kf_err_set(err, KF_EIO, "%s: cannot write: %s", path,
+				strerror(errno));
+		unlink(tmp);
+	}
+out:
+	free(tmp);
+	return rc;
+}
+
+int kf_mkdir_p(const char *path, struct kf_err *err)
+{
+	char buf[PATH_MAX];
+	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
+		return kf_err_set(err, KF_ERANGE, "%s: path too long", path);
+	for (char *p = buf + 1;; p++) {
+		if (*p != '/' && *p != '\0')
+			continue;
+		char c = *p;
+		*p = '\0';
+		if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+			return kf_err_set(err, KF_EIO,
+					  "%s: cannot create directory: %s",
+					  buf, strerror(errno));
+		*p = c;
+		if (!c)
+			break;
+	}
+	return 0;
+}
+
+int kf_file_exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+const char *kf_cache_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (dir[0])
+		return dir;
+	const char *k = getenv("KFORGE_CACHE");
+	const char *x = getenv("XDG_CACHE_HOME");
+	const char *h = getenv("HOME");
+	if (k && *k)
+		snprintf(dir, sizeof(dir), "%s", k);
+	else if (x && *x)
+		snprintf(dir, sizeof(dir), "%s/kforge", x);
+	else if (h && *h)
+		snprintf(dir, sizeof(dir), "%s/.cache/kforge", h);
+	else
+		snprintf(dir, sizeof(dir), "/tmp/kforge-cache");
+	return dir;
+}
+
+char *kf_path_join(const char *a, const char *b)
+{
+	size_t n = strlen(a);
+	if (n && a[n - 1] == '/')
+		return kf_xasprintf("%s%s", a, b);
+	return kf_xasprintf("%s/%s", a, b);
+}
+
+const char *kf_exe_dir(void)
+{
+	static char dir[PATH_MAX];
+	if (dir[0])
+		return dir;
+	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
+	if (n <= 0) {
+		snprintf(dir, sizeof(dir), ".");
+		return dir;
+	}
+	dir[n] = '\0';
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir)
+		*slash = '\0';
+	return dir;
+}

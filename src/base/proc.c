@@ -1,0 +1,290 @@
+/*
+ * proc.c: child processes: the sandboxed worker (pipes, rlimits) and tools
+ * run to completion with a deadline and a cap on what they print.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/base.h>
+
+static void set_limit(int res, uint64_t v)
+{
+	struct rlimit rl = {(rlim_t)v, (rlim_t)v};
+	setrlimit(res, &rl);
+}
+
+static void apply_limits(const struct kf_limits *lim)
+{
+	if (!lim)
+		return;
+	if (lim->no_core)
+		set_limit(RLIMIT_CORE, 0);
+	if (lim->cpu_s > 0) {
+		/* The soft limit sends SIGXCPU, the hard one SIGKILL a second
+		 * later, so a candidate that ignores SIGXCPU still ends. */
+		struct rlimit rl = {(rlim_t)(lim->cpu_s + 0.999),
+				    (rlim_t)(lim->cpu_s + 1.999)};
+		setrlimit(RLIMIT_CPU, &rl);
+	}
+	if (lim->as_bytes)
+		set_limit(RLIMIT_AS, lim->as_bytes);
+	if (lim->fsize_bytes)
+		set_limit(RLIMIT_FSIZE, lim->fsize_bytes);
+	if (lim->nproc)
+		set_limit(RLIMIT_NPROC, lim->nproc);
+}
+
+int kf_proc_spawn(struct kf_proc *p, char *const argv[],
+		  const struct kf_limits *lim, int stderr_fd,
+		  struct kf_err *err)
+{
+	int in[2] = {-1, -1}, out[2] = {-1, -1}, ex[2] = {-1, -1};
+	if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) ||
+	    pipe2(ex, O_CLOEXEC)) {
+		kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
+		goto fail;
+	}
+	pid_t pid = fork();
+	if (pid < 0) {
+		kf_err_set(err, KF_ECHILD, "fork: %s", strerror(errno));
+		goto fail;
+	}
+	if (pid == 0) {
+		/* The child: only async-signal-safe calls until exec. */
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		if (stderr_fd >= 0) {
+			dup2(stderr_fd, 2);
+		} else {
+			int nul = open("/dev/null", O_WRONLY);
+			if (nul >= 0)
+				dup2(nul, 2);
+		}
+		setpgid(0, 0);
+		apply_limits(lim);
+		execv(argv[0], argv);
+		int e = errno;
+		ssize_t w = write(ex[1], &e, sizeof(e));
+		(void)w;
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	close(ex[1]);
+	int child_errno = 0;
+	ssize_t n;
+	while ((n = read(ex[0], &child_errno, sizeof(child_errno))) < 0 &&
+	       errno == EINTR)
+		;
+	close(ex[0]);
+	if (n == (ssize_t)sizeof(child_errno)) {
+		waitpid(pid, NULL, 0);
+		close(in[1]);
+		close(out[0]);
+		return kf_err_set(err, KF_ECHILD, "%s: cannot run: %s",
+				  argv[0], strerror(child_errno));
+	}
+	p->pid = pid;
+	p->to_child = in[1];
+	p->from_child = out[0];
+	return 0;
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+		if (ex[i] >= 0)
+			close(ex[i]);
+	}
+	return err ? err->code : KF_EIO;
+}
+
+static void close_pipes(struct kf_proc *p)
+{
+	if (p->to_child >= 0)
+		close(p->to_child);
+	if (p->from_child >= 0)
+		close(p->from_child);
+	p->to_child = p->from_child = -1;
+}
+
+static int reap(pid_t pid, int options, int *status, long *maxrss_kib)
+{
+	struct rusage ru;
+	int st = 0;
+	pid_t r;
+	while ((r = wait4(pid, &st, options, &ru)) < 0 && errno == EINTR)
+		;
+	if (r == pid) {
+		if (status)
+			*status = st;
+		if (maxrss_kib)
+			*maxrss_kib = ru.ru_maxrss;
+	}
+	return r == pid;
+}
+
+void kf_proc_kill(struct kf_proc *p, int *status)
+{
+	close_pipes(p);
+	if (p->pid <= 0)
+		return;
+	kill(-p->pid, SIGKILL); /* the whole group: no grandchild survives */
+	kill(p->pid, SIGKILL);
+	reap(p->pid, 0, status, NULL);
+	p->pid = 0;
+}
+
+int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
+		 long *maxrss_kib)
+{
+	close_pipes(p);
+	if (p->pid <= 0)
+		return 0;
+	uint64_t end = kf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	for (;;) {
+		if (reap(p->pid, WNOHANG, status, maxrss_kib)) {
+			kill(-p->pid, SIGKILL);
+			p->pid = 0;
+			return 0;
+		}
+		if (kf_now_ns() >= end)
+			break;
+		usleep(1000);
+	}
+	kill(-p->pid, SIGKILL);
+	kill(p->pid, SIGKILL);
+	reap(p->pid, 0, status, maxrss_kib);
+	p->pid = 0;
+	return KF_ETIMEDOUT;
+}
+
+char *kf_wait_describe(int status)
+{
+	if (WIFEXITED(status))
+		return kf_xasprintf("exited with code %d", WEXITSTATUS(status));
+	if (WIFSIGNALED(status)) {
+		int sig = WTERMSIG(status);
+		const char *abbrev = sigabbrev_np(sig);
+		return kf_xasprintf("killed by signal %d (SIG%s: %s)", sig,
+				    abbrev ? abbrev : "?", strsignal(sig));
+	}
+	return kf_xasprintf("ended with wait status 0x%x", status);
+}
+
+int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
+		struct kf_strbuf *out, int *status, struct kf_err *err)
+{
+	int pfd[2];
+	if (pipe2(pfd, O_CLOEXEC))
+		return kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
+	struct kf_proc p = KF_PROC_INIT;
+	int rc = kf_proc_spawn(&p, argv, NULL, pfd[1], err);
+	close(pfd[1]);
+	if (rc) {
+		close(pfd[0]);
+		return rc;
+	}
+	/* stdout joins stderr in pfd: the child's stdout is p.from_child;
+	 * read both. */
+	close(p.to_child);
+	p.to_child = -1;
+	uint64_t end = kf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
+	struct pollfd fds[2] = {{p.from_child, POLLIN, 0}, {pfd[0], POLLIN, 0}};
+	int open_fds = 2;
+	size_t dropped = 0;
+	char buf[4096];
+	while (open_fds > 0) {
+		uint64_t now = kf_now_ns();
+		if (now >= end) {
+			close(pfd[0]);
+			kf_proc_kill(&p, status);
+			return kf_err_set(err, KF_ETIMEDOUT,
+					  "%s: no result after %d ms", argv[0],
+					  timeout_ms);
+		}
+		int r = poll(fds, 2, (int)((end - now) / 1000000ull) + 1);
+		if (r < 0 && errno == EINTR)
+			continue;
+		for (int i = 0; i < 2; i++) {
+			if (fds[i].fd < 0 || !fds[i].revents)
+				continue;
+			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+			if (n <= 0) {
+				fds[i].fd = -1;
+				open_fds--;
+				continue;
+			}
+			size_t keep = (size_t)n;
+			if (out->len + keep > cap_bytes)
+				keep = cap_bytes > out->len
+					       ? cap_bytes - out->len
+					       : 0;
+			dropped += (size_t)n - keep;
+			if (keep)
+				kf_strbuf_add(out, buf, keep);
+		}
+	}
+	close(pfd[0]);
+	if (dropped)
+		kf_strbuf_addf(out, "\n[%zu more bytes of output dropped]\n",
+			       dropped);
+	kf_proc_wait(&p, timeout_ms, status, NULL);
+	return 0;
+}
+
+char *kf_proc_first_line(char *const argv[], int timeout_ms)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	int status = 0;
+	char *line = NULL;
+	if (kf_proc_run(argv, timeout_ms, 4096, &sb, &status, NULL) == 0 &&
+	    WIFEXITED(status) && WEXITSTATUS(status) == 0 && sb.len) {
+		const char *s = kf_strbuf_str(&sb);
+		size_t n = strcspn(s, "\n");
+		line = kf_xmalloc(n + 1);
+		memcpy(line, s, n);
+		line[n] = '\0';
+	}
+	kf_strbuf_release(&sb);
+	return line;
+}
+
+int kf_is_executable(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+	       access(path, X_OK) == 0;
+}
+
+char *kf_which(const char *name)
+{
+	if (strchr(name, '/'))
+		return kf_is_executable(name) ? kf_xstrdup(name) : NULL;
+	const char *p = getenv("PATH");
+	if (!p || !*p)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	for (;;) {
+		size_t n = strcspn(p, ":");
+		char *d = n ? kf_xasprintf("%.*s", (int)n, p) : kf_xstrdup(".");
+		char *full = kf_path_join(d, name);
+		free(d);
+		if (kf_is_executable(full))
+			return full;
+		free(full);
+		if (!p[n])
+			return NULL;
+		p += n + 1;
+	}
+}

@@ -1,0 +1,617 @@
+/*
+ * compile.c: turns a kernel source into a shared object with cc (host) or
+ * nvcc (cuda), through a content-addressed cache in kf_cache_dir()/compile.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/compile.h>
+
+/* Bump when the key's inputs or the command lines change meaning. */
+#define KEY_FORMAT "kforge-compile-1"
+#define SOURCE_CAP (16u << 20)	 /* bytes of a source we accept */
+#define KERNEL_H_CAP (1u << 20)	 /* bytes of kernel.h */
+#define VERSION_CAP 8192	 /* bytes of `--version` output read */
+#define VERSION_TIMEOUT_MS 10000 /* for `--version` */
+#define DEFAULT_TIMEOUT_MS 120000
+#define DEFAULT_ARCH "sm_90"
+/* Room kept below KF_COMPILE_LOG_CAP for the notes added to a log. */
+#define LOG_NOTE_ROOM 256
+
+/* A command line: argv is NULL-terminated and owns its strings. The source,
+ * output and include arguments are left out of the key (their contents are
+ * in it), so the same bytes hit the cache from any path. */
+struct command {
+	char **argv;
+	int argc, alloc;
+	int src_i, out_i, inc_i;
+};
+
+static void cmd_add(struct command *c, char *owned)
+{
+	if (c->argc + 2 > c->alloc) {
+		c->alloc = c->alloc ? c->alloc * 2 : 32;
+		c->argv =
+		    kf_xrealloc(c->argv, (size_t)c->alloc * sizeof(char *));
+	}
+	c->argv[c->argc++] = owned;
+	c->argv[c->argc] = NULL;
+}
+
+static void cmd_release(struct command *c)
+{
+	for (int i = 0; i < c->argc; i++)
+		free(c->argv[i]);
+	free(c->argv);
+	c->argv = NULL;
+	c->argc = c->alloc = 0;
+}
+
+static int is_host(const char *backend)
+{
+	return !backend || strcmp(backend, "host") == 0;
+}
+
+/*
+ * The compiler of a backend. host: $KFORGE_CC (a path or a name on PATH;
+ * tests point it at a stand-in), else cc on PATH. cuda: $KFORGE_NVCC, else
+ * /usr/local/cuda/bin/nvcc, else nvcc on PATH. NULL with err set when
+ * missing; caller frees.
+ */
+static char *find_compiler(const char *backend, struct kf_err *err)
+{
+	const char *env = is_host(backend) ? "KFORGE_CC" : "KFORGE_NVCC";
+	const char *name = is_host(backend) ? "cc" : "nvcc";
+	const char *set = getenv(env);
+	char *path = NULL;
+	if (set && *set) {
+		path = kf_which(set);
+		if (!path)
+			kf_err_set(err, KF_ENOENT,
+				   "%s not found: %s=%s is not an executable",
+				   name, env, set);
+		return path;
+	}
+	if (!is_host(backend) && kf_is_executable("/usr/local/cuda/bin/nvcc"))
+		return kf_xstrdup("/usr/local/cuda/bin/nvcc");
+	path = kf_which(name);
+	if (!path)
+		kf_err_set(err, KF_ENOENT,
+			   "%s not found on PATH (set %s to its path%s)", name,
+			   env, is_host(backend) ? "" : " or install CUDA");
+	return path;
+}
+
+/* A line of the output of `compiler --version`: the first for cc; for nvcc
+ * the last that starts with "Build" or "Cuda compilation tools". NULL when
+ * the compiler does not answer; caller frees. */
+static char *version_line(const char *backend, const char *compiler)
+{
+	char *argv[] = {kf_xstrdup(compiler), kf_xstrdup("--version"), NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	char *line = NULL;
+	int status = 0;
+	if (kf_proc_run(argv, VERSION_TIMEOUT_MS, VERSION_CAP, &out, &status,
+			NULL) != 0 ||
+	    !WIFEXITED(status) || WEXITSTATUS(status) != 0)
+		goto out;
+	for (const char *s = kf_strbuf_str(&out); *s;) {
+		size_t n = strcspn(s, "\r\n");
+		int want =
+		    is_host(backend)
+			? n > 0
+			: strncmp(s, "Build", 5) == 0 ||
+			      strncmp(s, "Cuda compilation tools", 22) == 0;
+		if (want && n < VERSION_CAP) {
+			free(line);
+			line = kf_xasprintf("%.*s", (int)n, s);
+			if (is_host(backend))
+				break;
+		}
+		s += n;
+		s += strspn(s, "\r\n");
+	}
+out:
+	kf_strbuf_release(&out);
+	free(argv[0]);
+	free(argv[1]);
+	return line;
+}
+
+char *kf_compile_toolchain(const char *backend)
+{
+	if (!is_host(backend) && strcmp(backend, "cuda") != 0)
+		return NULL;
+	char *compiler = find_compiler(backend, NULL);
+	if (!compiler)
+		return NULL;
+	char *line = version_line(backend, compiler);
+	free(compiler);
+	return line;
+}
+
+/*
+ * What -march=native depends on: the identity and features of the CPU, from
+ * the first processor of /proc/cpuinfo (x86 and Arm field names). Unlike the
+ * rest of that block, these fields are the same on every core and over time.
+ * Caller frees.
+ */
+static char *cpu_identity(void)
+{
+	static const char *const fields[] = {
+	    "vendor_id",	"cpu family",  "model",
+	    "model name",	"flags",       "CPU implementer",
+	    "CPU architecture", "CPU variant", "CPU part",
+	    "Features",
+	};
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char *line = NULL;
+	size_t cap = 0;
+	ssize_t n;
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	if (!f)
+		return kf_xstrdup("unknown");
+	while ((n = getline(&line, &cap, f)) > 0) {
+		if (line[0] == '\n' && sb.len)
+			break; /* the end of the first processor's block */
+		char *colon = strchr(line, ':');
+		if (!colon)
+			continue;
+		size_t k = (size_t)(colon - line);
+		while (k && (line[k - 1] == ' ' || line[k - 1] == '\t'))
+			k--;
+		for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+			if (strlen(fields[i]) == k &&
+			    memcmp(line, fields[i], k) == 0)
+				kf_strbuf_add(&sb, line, (size_t)n);
+	}
+	free(line);
+	fclose(f);
+	if (!sb.len)
+		kf_strbuf_addstr(&sb, "unknown");
+	return kf_strbuf_detach(&sb);
+}
+
+static int has_kernel_h(const char *dir)
+{
+	char *p = kf_path_join(dir, "kforge/kernel.h");
+	int yes = kf_file_exists(p);
+	free(p);
+	return yes;
+}
+
+/* The directory that holds kforge/kernel.h: given, else $KFORGE_INCLUDE,
+ * else beside the executable (build/ or build/san/), else ./include. */
+static int find_include_dir(const char *given, char **out, struct kf_err *err)
+{
+	const char *env = getenv("KFORGE_INCLUDE");
+	if (given && *given) {
+		*out = kf_xstrdup(given);
+		return 0;
+	}
+	if (env && *env) {
+		*out = kf_xstrdup(env);
+		return 0;
+	}
+	const char *const rel[] = {"../include", "../../include"};
+	for (size_t i = 0; i < 2; i++) {
+		char *d = kf_path_join(kf_exe_dir(), rel[i]);
+		if (has_kernel_h(d)) {
+			*out = d;
+			return 0;
+		}
+		free(d);
+	}
+	if (has_kernel_h("include")) {
+		*out = kf_xstrdup("include");
+		return 0;
+	}
+	return kf_err_set(err, KF_ENOENT,
+			  "kforge/kernel.h not found beside %s or in "
+			  "./include: set KFORGE_INCLUDE",
+			  kf_exe_dir());
+}
+
+/* "sm_" then digits then at most one lower-case letter ("sm_90a"). */
+static int valid_arch(const char *a)
+{
+	if (strncmp(a, "sm_", 3) != 0 || !(a[3] >= '0' && a[3] <= '9'))
+		return 0;
+	a += 3;
+	while (*a >= '0' && *a <= '9')
+		a++;
+	if (*a >= 'a' && *a <= 'z')
+		a++;
+	return *a == '\0';
+}
+
+/* A library name as -l takes it; anything else is refused, so that a task
+ * cannot pass options through its list of libraries. */
+static int valid_library(const char *l)
+{
+	if (!*l || *l == '-')
+		return 0;
+	for (; *l; l++)
+		if (!((*l >= 'a' && *l <= 'z') || (*l >= 'A' && *l <= 'Z') ||
+		      (*l >= '0' && *l <= '9') || strchr("_.+-", *l)))
+			return 0;
+	return 1;
+}
+
+/* The cuda target: opts->arch or sm_90, raised to sm_90a for a source that
+ * uses wgmma or asks for it, since those only build for sm_90a. */
+static const char *cuda_arch(const char *arch, const char *src, size_t bytes)
+{
+	static const char marker[] = "kforge: sm_90a";
+	if (!arch || strcmp(arch, "sm_90") == 0) {
+		if (memmem(src, bytes, "wgmma", 5) ||
+		    memmem(src, bytes, marker, sizeof(marker) - 1))
+			return "sm_90a";
+	}
+	return arch ? arch : DEFAULT_ARCH;
+}
+
+static int build_command(struct command *c, const char *backend,
+			 const char *compiler, const char *source_path,
+			 const char *include_dir, const char *arch,
+			 const struct kf_compile_opts *opts, struct kf_err *err)
+{
+	int n_libs = opts ? opts->n_libraries : 0;
+	for (int i = 0; i < n_libs; i++)
+		if (!opts->libraries[i] || !valid_library(opts->libraries[i]))
+			return kf_err_set(
+			    err, KF_EINVAL,
+			    "library %d: \"%s\" is not a library "
+			    "name",
+			    i,
+			    opts->libraries[i] ? opts->libraries[i] : "(null)");
+	cmd_add(c, kf_xstrdup(compiler));
+	if (is_host(backend)) {
+		const char *flags[] = {"-std=gnu11", "-O3", "-march=native",
+				       "-fPIC", "-shared"};
+		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			cmd_add(c, kf_xstrdup(flags[i]));
+	} else {
+		if (!valid_arch(arch))
+			return kf_err_set(err, KF_EINVAL,
+					  "arch \"%s\": expected sm_<digits> "
+					  "with an optional letter",
+					  arch);
+		const char *flags[] = {"-O3",	"-std=c++17", "-Xcompiler",
+				       "-fPIC", "-shared",    "-gencode"};
+		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
+			cmd_add(c, kf_xstrdup(flags[i]));
+		cmd_add(c, kf_xasprintf("arch=compute_%s,code=sm_%s", arch + 3,
+					arch + 3));
+	}
+	c->inc_i = c->argc;
+	cmd_add(c, kf_xasprintf("-I%s", include_dir));
+	c->src_i = c->argc;
+	cmd_add(c, kf_xstrdup(source_path));
+	cmd_add(c, kf_xstrdup("-o"));
+	c->out_i = c->argc;
+	cmd_add(c, kf_xstrdup("")); /* the output, set when known */
+	cmd_add(c, kf_xstrdup(is_host(backend) ? "-lm" : "-lcudart"));
+	for (int i = 0; i < n_libs; i++)
+		cmd_add(c, kf_xasprintf("-l%s", opts->libraries[i]));
+	return 0;
+}
+
+/* One input of the key: a tag, the length in decimal, then the bytes, so
+ * that no two different lists of inputs hash the same stream. */
+static void key_add(struct kf_sha256 *s, const char *tag, const void *data,
+		    size_t bytes)
+{
+	char len[32];
+	int n = snprintf(len, sizeof(len), "%zu:", bytes);
+	kf_sha256_update(s, tag, strlen(tag) + 1);
+	kf_sha256_update(s, len, (size_t)n);
+	kf_sha256_update(s, data, bytes);
+}
+
+static void command_flags(const struct command *c, struct kf_strbuf *sb)
+{
+	for (int i = 1; i < c->argc; i++) {
+		const char *a = i == c->src_i	? "<source>"
+				: i == c->out_i ? "<output>"
+				: i == c->inc_i ? "-I<include>"
+						: c->argv[i];
+		kf_strbuf_add(sb, a, strlen(a) + 1);
+	}
+}
+
+/* The command as a shell would take it, for the record. */
+static char *command_string(char *const argv[])
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	for (int i = 0; argv[i]; i++) {
+		const char *a = argv[i];
+		if (i)
+			kf_strbuf_addstr(&sb, " ");
+		if (*a && strspn(a, "abcdefghijklmnopqrstuvwxyz"
+				    "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+				    "_./=,+:@%^-") == strlen(a)) {
+			kf_strbuf_addstr(&sb, a);
+			continue;
+		}
+		kf_strbuf_addstr(&sb, "'");
+		for (; *a; a++) {
+			if (*a == '\'')
+				kf_strbuf_addstr(&sb, "'\\''");
+			else
+				kf_strbuf_add(&sb, a, 1);
+		}
+		kf_strbuf_addstr(&sb, "'");
+	}
+	return kf_strbuf_detach(&sb);
+}
+
+/* A unique empty file "<dir>/<key>.tmp-XXXXXX<suffix>"; caller frees. */
+static char *make_temp(const char *dir, const char *key, const char *suffix,
+		       struct kf_err *err)
+{
+	char *tmp = kf_xasprintf("%s/%s.tmp-XXXXXX%s", dir, key, suffix);
+	int fd = mkstemps(tmp, (int)strlen(suffix));
+	if (fd < 0) {
+		kf_err_set(err, KF_EIO, "%s: cannot create: %s", tmp,
+			   strerror(errno));
+		free(tmp);
+		return NULL;
+	}
+	close(fd);
+	return tmp;
+}
+
+/* Writes the log through a unique temporary file and rename(): threads of
+ * one process may write the same key at once. */
+static int write_log(const char *dir, const char *key, const char *path,
+		     const char *log, struct kf_err *err)
+{
+	int rc = 0;
+	char *tmp = make_temp(dir, key, ".log", err);
+	if (!tmp)
+		return err ? err->code : KF_EIO;
+	size_t n = strlen(log);
+	FILE *f = fopen(tmp, "we");
+	int ok = f && fwrite(log, 1, n, f) == n;
+	if (f && fclose(f) != 0)
+		ok = 0;
+	if (!ok || rename(tmp, path) != 0) {
+		rc = kf_err_set(err, KF_EIO, "%s: cannot write: %s", path,
+				strerror(errno));
+		unlink(tmp);
+	}
+	free(tmp);
+	return rc;
+}
+
+static off_t file_bytes(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+/* The bytes of the source still the ones hashed? Otherwise the object
+ * belongs to no key and must not enter the cache. */
+static int source_unchanged(const char *path, const char *src, size_t bytes)
+{
+	char *now = NULL;
+	size_t now_bytes = 0;
+	int same =
+	    kf_file_read(path, SOURCE_CAP, &now, &now_bytes, NULL) == 0 &&
+	    now_bytes == bytes && memcmp(now, src, bytes) == 0;
+	free(now);
+	return same;
+}
+
+/*
+ * Runs the compiler into a temporary object beside so_path, then renames it
+ * onto so_path, so that no reader ever sees half an object. A compile error
+ * or a timeout sets r and returns 0; the log is kept in either case.
+ */
+static int run_compiler(struct command *c, const char *dir,
+			const char *source_path, const char *src,
+			size_t src_bytes, int timeout_ms,
+			struct kf_compile_result *r, struct kf_err *err)
+{
+	int rc = 0, status = 0;
+	struct kf_strbuf log = KF_STRBUF_INIT;
+	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
+	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
+	char *tmp = make_temp(dir, r->key, ".so", err);
+	if (!tmp) {
+		rc = err ? err->code : KF_EIO;
+		goto out;
+	}
+	free(c->argv[c->out_i]);
+	c->argv[c->out_i] = kf_xstrdup(tmp);
+	uint64_t t0 = kf_now_ns();
+	rc =
+	    kf_proc_run(c->argv, timeout_ms, KF_COMPILE_LOG_CAP - LOG_NOTE_ROOM,
+			&log, &status, err);
+	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
+	if (rc == KF_ETIMEDOUT) {
+		rc = 0;
+		r->timed_out = true;
+		kf_strbuf_addf(&log, "%scompiler killed after %d ms\n",
+			       log.len && log.buf[log.len - 1] != '\n' ? "\n"
+								       : "",
+			       timeout_ms);
+	} else if (rc) {
+		goto out;
+	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+		if (!WIFEXITED(status) || !log.len) {
+			char *why = kf_wait_describe(status);
+			kf_strbuf_addf(&log, "\ncompiler %s\n", why);
+			free(why);
+		}
+	} else if (file_bytes(tmp) <= 0) {
+		kf_strbuf_addstr(&log, "\ncompiler succeeded but wrote no "
+				       "object\n");
+	} else {
+		r->ok = true;
+	}
+	/* kf_proc_run kept LOG_NOTE_ROOM free for the notes; cut anyway. */
+	if (log.len > KF_COMPILE_LOG_CAP) {
+		log.len = KF_COMPILE_LOG_CAP;
+		log.buf[log.len] = '\0';
+	}
+	r->log = kf_xstrdup(kf_strbuf_str(&log));
+	rc = write_log(dir, r->key, log_path, r->log, err);
+	if (rc || !r->ok)
+		goto out;
+	if (!source_unchanged(source_path, src, src_bytes)) {
+		r->ok = false;
+		rc = kf_err_set(err, KF_EIO,
+				"%s: changed while it was being compiled",
+				source_path);
+		goto out;
+	}
+	if (rename(tmp, so_path) != 0) {
+		r->ok = false;
+		rc = kf_err_set(err, KF_EIO, "%s: cannot rename onto %s: %s",
+				tmp, so_path, strerror(errno));
+		goto out;
+	}
+	r->so_path = so_path;
+	so_path = NULL;
+out:
+	if (tmp && (!r->ok || rc))
+		unlink(tmp);
+	kf_strbuf_release(&log);
+	free(tmp);
+	free(so_path);
+	free(log_path);
+	return rc;
+}
+
+/* Fills r from the cache when the object is there; returns whether it was. */
+static int cache_hit(const char *dir, struct kf_compile_result *r)
+{
+	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
+	if (!kf_file_exists(so_path)) {
+		free(so_path);
+		return 0;
+	}
+	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
+	char *log = NULL;
+	if (kf_file_read(log_path, KF_COMPILE_LOG_CAP, &log, NULL, NULL) != 0)
+		log = kf_xstrdup("");
+	free(log_path);
+	r->ok = true;
+	r->cached = true;
+	r->seconds = 0;
+	r->so_path = so_path;
+	r->log = log;
+	return 1;
+}
+
+int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
+	       struct kf_compile_result *r, struct kf_err *err)
+{
+	static const struct kf_compile_opts defaults = {0};
+	int rc = 0;
+	char *src = NULL, *kernel_h = NULL, *kernel_h_path = NULL;
+	char *include_dir = NULL, *compiler = NULL, *cpu = NULL, *dir = NULL;
+	size_t src_bytes = 0, kernel_h_bytes = 0;
+	struct command cmd = {NULL, 0, 0, -1, -1, -1};
+	struct kf_strbuf flags = KF_STRBUF_INIT;
+	struct kf_sha256 sha;
+	char key[65];
+
+	memset(r, 0, sizeof(*r));
+	if (!opts)
+		opts = &defaults;
+	const char *backend = opts->backend ? opts->backend : "host";
+	if (!is_host(backend) && strcmp(backend, "cuda") != 0) {
+		rc = kf_err_set(err, KF_EINVAL,
+				"backend \"%s\": expected host or cuda",
+				backend);
+		goto out;
+	}
+	rc = kf_file_read(source_path, SOURCE_CAP, &src, &src_bytes, err);
+	if (rc)
+		goto out;
+	rc = find_include_dir(opts->include_dir, &include_dir, err);
+	if (rc)
+		goto out;
+	kernel_h_path = kf_path_join(include_dir, "kforge/kernel.h");
+	rc = kf_file_read(kernel_h_path, KERNEL_H_CAP, &kernel_h,
+			  &kernel_h_bytes, err);
+	if (rc)
+		goto out;
+	compiler = find_compiler(backend, err);
+	if (!compiler) {
+		rc = err ? err->code : KF_ENOENT;
+		goto out;
+	}
+	r->toolchain = version_line(backend, compiler);
+	if (!r->toolchain) {
+		rc = kf_err_set(err, KF_ENOENT,
+				"%s: no version from `%s --version`: not a "
+				"working compiler",
+				compiler, compiler);
+		goto out;
+	}
+	rc = build_command(&cmd, backend, compiler, source_path, include_dir,
+			   cuda_arch(opts->arch, src, src_bytes), opts, err);
+	if (rc)
+		goto out;
+
+	kf_sha256_init(&sha);
+	key_add(&sha, "format", KEY_FORMAT, strlen(KEY_FORMAT));
+	key_add(&sha, "backend", backend, strlen(backend));
+	key_add(&sha, "toolchain", r->toolchain, strlen(r->toolchain));
+	command_flags(&cmd, &flags);
+	key_add(&sha, "flags", flags.buf, flags.len);
+	key_add(&sha, "source", src, src_bytes);
+	key_add(&sha, "kernel.h", kernel_h, kernel_h_bytes);
+	if (is_host(backend)) {
+		cpu = cpu_identity();
+		key_add(&sha, "cpu", cpu, strlen(cpu));
+	}
+	kf_sha256_final_hex(&sha, key);
+	r->key = kf_xstrdup(key);
+
+	dir = kf_path_join(kf_cache_dir(), "compile");
+	rc = kf_mkdir_p(dir, err);
+	if (rc)
+		goto out;
+	free(cmd.argv[cmd.out_i]);
+	cmd.argv[cmd.out_i] = kf_xasprintf("%s/%s.so", dir, key);
+	r->command = command_string(cmd.argv);
+	if (!opts->no_cache && cache_hit(dir, r))
+		goto out;
+	rc = run_compiler(&cmd, dir, source_path, src, src_bytes,
+			  opts->timeout_ms > 0 ? opts->timeout_ms
+					       : DEFAULT_TIMEOUT_MS,
+			  r, err);
+out:
+	cmd_release(&cmd);
+	kf_strbuf_release(&flags);
+	free(src);
+	free(kernel_h);
+	free(kernel_h_path);
+	free(include_dir);
+	free(compiler);
+	free(cpu);
+	free(dir);
+	return rc;
+}
+
+void kf_compile_result_release(struct kf_compile_result *r)
+{
+	if (!r)
+		return;
+	free(r->so_path);
+	free(r->log);
+	free(r->key);
+	free(r->command);
+	free(r->toolchain);
+	memset(r, 0, sizeof(*r));
+}

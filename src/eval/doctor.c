@@ -1,0 +1,95 @@
+/* doctor.c: what this machine offers kforge: CPU, GPUs (or plainly none),
+ * compilers, driver, and a Python with torch for KernelBench tasks. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+
+#include <kforge/backend.h>
+#include <kforge/compile.h>
+#include <kforge/eval.h>
+
+static void add_or_null(cJSON *o, const char *key, char *value)
+{
+	if (value)
+		cJSON_AddStringToObject(o, key, value);
+	else
+		cJSON_AddNullToObject(o, key);
+	free(value);
+}
+
+/* Counts CUDA devices through the driver library, opened at run time. */
+static cJSON *gpus(void)
+{
+	cJSON *g = cJSON_CreateObject();
+	void *cuda = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (!cuda) {
+		cJSON_AddNumberToObject(g, "count", 0);
+		cJSON_AddStringToObject(g, "why",
+					"no NVIDIA driver (libcuda.so.1 not "
+					"found)");
+		return g;
+	}
+	int (*init)(unsigned) = (int (*)(unsigned))dlsym(cuda, "cuInit");
+	int (*count)(int *) = (int (*)(int *))dlsym(cuda, "cuDeviceGetCount");
+	int n = 0, rc = init ? init(0) : -1;
+	if (rc == 0 && count)
+		rc = count(&n);
+	cJSON_AddNumberToObject(g, "count", rc == 0 ? n : 0);
+	if (rc != 0) {
+		char *why = kf_xasprintf("the CUDA driver is present but "
+					 "cuInit failed (error %d)",
+					 rc);
+		cJSON_AddStringToObject(g, "why", why);
+		free(why);
+	}
+	dlclose(cuda);
+	return g;
+}
+
+static char *driver_version(void)
+{
+	char *text = NULL;
+	if (kf_file_read("/proc/driver/nvidia/version", 1 << 16, &text, NULL,
+			 NULL))
+		return NULL;
+	text[strcspn(text, "\n")] = '\0';
+	return text;
+}
+
+cJSON *kf_doctor(void)
+{
+	cJSON *d = cJSON_CreateObject();
+	struct kf_err err = KF_ERR_INIT;
+	struct utsname u;
+	cJSON_AddStringToObject(d, "kforge", KF_VERSION);
+	if (uname(&u) == 0) {
+		char *os = kf_xasprintf("%s %s %s", u.sysname, u.release,
+					u.machine);
+		cJSON_AddStringToObject(d, "os", os);
+		free(os);
+	}
+	const struct kf_backend_ops *host = kf_backend_find("host");
+	void *ctx = NULL;
+	if (host->init(&ctx, &err) == 0) {
+		cJSON_AddItemToObject(d, "cpu", host->describe(ctx));
+		host->fini(ctx);
+	}
+	cJSON_AddItemToObject(d, "gpus", gpus());
+	add_or_null(d, "nvidia_driver", driver_version());
+	add_or_null(d, "cc", kf_compile_toolchain("host"));
+	add_or_null(d, "nvcc", kf_compile_toolchain("cuda"));
+	char *python = kf_which("python3");
+	char *py[] = {python ? python : "python3", "-c",
+		      "import torch; print('torch', torch.__version__, "
+		      "'cuda', torch.version.cuda)",
+		      NULL};
+	char *pyv[] = {py[0], "--version", NULL};
+	add_or_null(d, "python",
+		    python ? kf_proc_first_line(pyv, 10000) : NULL);
+	add_or_null(d, "torch", python ? kf_proc_first_line(py, 30000) : NULL);
+	free(python);
+	cJSON_AddStringToObject(d, "cache", kf_cache_dir());
+	return d;
+}

@@ -1,0 +1,751 @@
+/*
+ * eval.c: one evaluation, supervised. Compiles, spawns a fresh worker under
+ * rlimits, drives it phase by phase with a wall-clock deadline on each, hands
+ * every frame to the judge, and assembles the result JSON. Whatever the
+ * candidate does (crash, hang, exit) ends as a status in the result.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/backend.h>
+#include <kforge/compile.h>
+#include <kforge/eval.h>
+#include <kforge/task.h>
+
+#include "eval_int.h"
+
+#define LOG_TAIL_BYTES 4096
+
+struct session {
+	const struct kf_eval_opts *o;
+	struct kf_task *task;
+	const char *cand_path;
+	cJSON *res;
+	struct kf_proc proc;
+	int log_fd;
+	double call_ms;
+	bool done; /* a final status is set */
+};
+
+static void finish(struct session *s, enum kf_status st, const char *check,
+		   const char *reason)
+{
+	cJSON_ReplaceItemInObject(s->res, "status",
+				  cJSON_CreateString(kf_status_name(st)));
+	if (check)
+		cJSON_AddStringToObject(s->res, "check", check);
+	cJSON_ReplaceItemInObject(s->res, "reason",
+				  reason ? cJSON_CreateString(reason)
+					 : cJSON_CreateNull());
+	s->done = true;
+}
+
+static char *file_sha256(const char *path)
+{
+	char *buf = NULL, hex[65];
+	size_t n = 0;
+	struct kf_sha256 h;
+	if (kf_file_read(path, 64u << 20, &buf, &n, NULL))
+		return NULL;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, buf, n);
+	kf_sha256_final_hex(&h, hex);
+	free(buf);
+	return kf_xstrdup(hex);
+}
+
+static cJSON *dims_json(const struct kf_task *t, int s)
+{
+	cJSON *d = cJSON_CreateObject();
+	const int64_t *v = kf_task_dims(t, s);
+	for (int i = 0; i < t->n_dims; i++)
+		cJSON_AddNumberToObject(d, t->dim_names[i], (double)v[i]);
+	return d;
+}
+
+/* The last bytes of the worker's stderr (what the candidate printed). */
+static char *log_tail(int fd)
+{
+	if (fd < 0)
+		return kf_xstrdup("");
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t start = end > LOG_TAIL_BYTES ? end - LOG_TAIL_BYTES : 0;
+	char *buf = kf_xmalloc(LOG_TAIL_BYTES + 1);
+	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
+	buf[n > 0 ? n : 0] = '\0';
+	/* JSON strings must be valid UTF-8-ish text: drop control bytes. */
+	for (ssize_t i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\n' &&
+		    buf[i] != '\t')
+			buf[i] = '?';
+	return buf;
+}
+
+static void compile_json(cJSON *parent, const char *key,
+			 const struct kf_compile_result *r, bool with_log)
+{
+	cJSON *c = cJSON_AddObjectToObject(parent, key);
+	cJSON_AddBoolToObject(c, "ok", r->ok);
+	cJSON_AddBoolToObject(c, "cached", r->cached);
+	cJSON_AddNumberToObject(c, "seconds", r->seconds);
+	cJSON_AddStringToObject(c, "key", r->key ? r->key : "");
+	cJSON_AddStringToObject(c, "command", r->command ? r->command : "");
+	if (with_log)
+		cJSON_AddStringToObject(c, "log", r->log ? r->log : "");
+}
+
+static const char *toolchain_of(const cJSON *res)
+{
+	return kf_json_str(res, "toolchain");
+}
+
+static int compile_one(struct session *s, const char *path,
+		       struct kf_compile_result *r, struct kf_err *err)
+{
+	struct kf_compile_opts co = {0};
+	co.backend = s->o->backend;
+	co.include_dir = s->o->include_dir;
+	co.libraries = (const char *const *)s->task->libraries;
+	co.n_libraries = s->task->n_libraries;
+	co.no_cache = s->o->no_cache;
+	return kf_compile(path, &co, r, err);
+}
+
+/* First line of a compiler log that says "error", for the one-line reason. */
+static char *first_error_line(const char *log)
+{
+	const char *p = log;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (memmem(p, n, "error", 5)) {
+			char *line = kf_xmalloc(n + 1);
+			memcpy(line, p, n);
+			line[n] = '\0';
+			return line;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	return kf_xstrdup(log && *log ? log : "the compiler failed");
+}
+
+static int spawn_worker(struct session *s, struct kf_err *err)
+{
+	char *path = s->o->worker_path
+			     ? kf_xstrdup(s->o->worker_path)
+			     : kf_path_join(kf_exe_dir(), "kforge-worker");
+	char *argv[] = {path, NULL};
+	struct kf_limits lim = {0};
+	lim.no_core = 1;
+	lim.fsize_bytes = 64u << 20;
+	/* Host kernels are single-threaded: the worker may not create
+	 * processes or threads (not enforced for root; see docs). */
+	if (!strcmp(s->o->backend, "host"))
+		lim.nproc = 1;
+	double checks_s = s->o->trials * 3.0 * s->call_ms / 1000.0;
+	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + 120;
+#if defined(__SANITIZE_ADDRESS__)
+	/* ASan reserves terabytes of address space: cap the resident size
+	 * through ASan itself instead. */
+	setenv("ASAN_OPTIONS",
+	       "hard_rss_limit_mb=3072:detect_leaks=0:allocator_may_return_null=1",
+	       1);
+#else
+	lim.as_bytes = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
+					     : (8ull << 30);
+#endif
+	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	int rc = kf_proc_spawn(&s->proc, argv, &lim, s->log_fd, err);
+	free(path);
+	return rc;
+}
+
+/* Sends a request and reads the reply within timeout_ms. On a dead or late
+ * worker it sets the final status (phase names where) and returns NULL. */
+static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
+		       const char *phase)
+{
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *reply = NULL;
+	int rc = kf_frame_write(s->proc.to_child, req, &err);
+	cJSON_Delete(req);
+	if (!rc)
+		rc = kf_frame_read(s->proc.from_child,
+				   kf_now_ns() + (uint64_t)(timeout_ms * 1e6),
+				   &reply, &err);
+	if (!rc)
+		return reply;
+	int status = 0;
+	long rss = 0;
+	char *why;
+	if (rc == KF_ETIMEDOUT) {
+		kf_proc_kill(&s->proc, &status);
+		why = kf_xasprintf("%s: no answer within %.1f s; the worker "
+				   "was killed",
+				   phase, timeout_ms / 1000.0);
+		finish(s, KF_STATUS_TIMEOUT, "deadline", why);
+	} else {
+		kf_proc_wait(&s->proc, 5000, &status, &rss);
+		char *d = kf_wait_describe(status);
+		bool cpu = WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
+						   WTERMSIG(status) == SIGKILL);
+		if (cpu && WTERMSIG(status) == SIGXCPU) {
+			why = kf_xasprintf("%s: the worker ran out of CPU time "
+					   "(%s)",
+					   phase, d);
+			finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
+		} else if (rc == KF_EPROTO) {
+			why = kf_xasprintf("%s: %s", phase, err.msg);
+			finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
+		} else {
+			why = kf_xasprintf("%s: the worker died: %s", phase,
+					   d);
+			finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
+		}
+		free(d);
+	}
+	free(why);
+	return NULL;
+}
+
+static cJSON *request(const char *op)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "op", op);
+	return r;
+}
+
+static void add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	cJSON_AddStringToObject(o, key, buf);
+}
+
+/* Peak rates of this device, measured once and cached by device name. */
+static cJSON *peaks(struct session *s, const cJSON *device)
+{
+	struct kf_err err = KF_ERR_INIT;
+	const char *name = kf_json_str(device, "name");
+	struct kf_sha256 h;
+	char hex[65], *path, *text = NULL;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, s->o->backend, strlen(s->o->backend));
+	kf_sha256_update(&h, name ? name : "?", strlen(name ? name : "?"));
+	kf_sha256_final_hex(&h, hex);
+	hex[16] = '\0';
+	char *dir = kf_path_join(kf_cache_dir(), "peaks");
+	char *file = kf_xasprintf("%s-%s.json", s->o->backend, hex);
+	path = kf_path_join(dir, file);
+	free(file);
+	cJSON *p = NULL;
+	if (!kf_file_read(path, 1u << 16, &text, NULL, NULL)) {
+		p = cJSON_Parse(text);
+		free(text);
+		if (p && kf_json_num(p, "flops_per_s", 0) > 0)
+			goto out;
+		cJSON_Delete(p);
+		p = NULL;
+	}
+	const struct kf_backend_ops *ops = kf_backend_find(s->o->backend);
+	if (!ops || !ops->probe_source || kf_mkdir_p(dir, &err))
+		goto out;
+	char *src_name = kf_xasprintf("probe-%s%s", ops->name, ops->probe_ext);
+	char *src = kf_path_join(dir, src_name);
+	free(src_name);
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_opts co = {0};
+	co.backend = s->o->backend;
+	co.include_dir = s->o->include_dir;
+	if (!kf_file_write_atomic(src, ops->probe_source,
+				  strlen(ops->probe_source), &err) &&
+	    !kf_compile(src, &co, &r, &err) && r.ok) {
+		cJSON *req = request("peaks");
+		cJSON_AddStringToObject(req, "probe", r.so_path);
+		cJSON *rep = exchange(s, req, 120000, "measuring peaks");
+		if (rep && !strcmp(kf_json_str(rep, "ev"), "peaks")) {
+			p = cJSON_CreateObject();
+			cJSON_AddNumberToObject(
+				p, "flops_per_s",
+				kf_json_num(rep, "flops_per_s", 0));
+			cJSON_AddNumberToObject(
+				p, "bytes_per_s",
+				kf_json_num(rep, "bytes_per_s", 0));
+			cJSON_AddStringToObject(p, "device", name ? name : "");
+			char *when = kf_utc_iso8601();
+			cJSON_AddStringToObject(p, "measured_at", when);
+			free(when);
+			char *out = cJSON_Print(p);
+			kf_file_write_atomic(path, out, strlen(out), &err);
+			free(out);
+		}
+		cJSON_Delete(rep);
+	}
+	kf_compile_result_release(&r);
+	free(src);
+out:
+	free(dir);
+	free(path);
+	return p;
+}
+
+static void plan_trials(const struct session *s, struct trial_plan *plans)
+{
+	const struct kf_task *t = s->task;
+	for (int k = 0; k < s->o->trials; k++) {
+		struct trial_plan *p = &plans[k];
+		memset(p, 0, sizeof(*p));
+		p->index = k;
+		p->seed = s->o->seed + (uint64_t)k;
+		/* Every dim set in turn; the distributions rotate against
+		 * them so that more combinations are covered. */
+		p->dimset = k % t->n_dimsets;
+		for (int i = 0; i < t->n_inputs; i++)
+			p->dists[i] = (k + k / t->n_dimsets) % t->inputs[i].n_dists;
+	}
+}
+
+static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
+			 const cJSON *frame)
+{
+	cJSON *j = cJSON_CreateObject();
+	cJSON_AddNumberToObject(j, "index", p->index);
+	add_u64(j, "seed", p->seed);
+	cJSON_AddBoolToObject(j, "hidden", p->dimset != 0);
+	cJSON_AddItemToObject(j, "dims", dims_json(t, p->dimset));
+	cJSON *d = cJSON_AddObjectToObject(j, "dists");
+	for (int i = 0; i < t->n_inputs; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
+		cJSON_AddStringToObject(
+			d, sp->name,
+			kf_dist_name(sp->dists[p->dists[i] % sp->n_dists].kind));
+	}
+	cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
+	const cJSON *fo;
+	cJSON_ArrayForEach(fo, cJSON_GetObjectItem(frame, "outputs"))
+	{
+		cJSON *o = cJSON_CreateObject();
+		static const char *const keys[] = {
+			"n",	   "mismatches", "unwritten", "nan_got",
+			"inf_got", "max_abs",	 "max_rel"};
+		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			cJSON_AddNumberToObject(o, keys[k],
+						kf_json_num(fo, keys[k], 0));
+		cJSON_AddItemToArray(outs, o);
+	}
+	cJSON_AddNumberToObject(j, "ref_ms", kf_json_num(frame, "ref_ns", 0) / 1e6);
+	cJSON_AddNumberToObject(j, "cand_ms",
+				kf_json_num(frame, "cand_ns", 0) / 1e6);
+	return j;
+}
+
+static void run_trials(struct session *s, cJSON *frames,
+		       struct trial_plan *plans)
+{
+	const struct kf_task *t = s->task;
+	cJSON *trials = cJSON_AddArrayToObject(s->res, "trials");
+	plan_trials(s, plans);
+	for (int k = 0; k < s->o->trials && !s->done; k++) {
+		struct trial_plan *p = &plans[k];
+		cJSON *req = request("trial");
+		cJSON_AddNumberToObject(req, "index", k);
+		add_u64(req, "seed", p->seed);
+		cJSON_AddNumberToObject(req, "dimset", p->dimset);
+		cJSON *d = cJSON_AddArrayToObject(req, "dists");
+		for (int i = 0; i < t->n_inputs; i++)
+			cJSON_AddItemToArray(d, cJSON_CreateNumber(p->dists[i]));
+		char *label = kf_judge_trial_label(t, p);
+		/* Three calls (reference, candidate twice) plus generating,
+		 * comparing and hashing. */
+		cJSON *rep = exchange(s, req, 3 * s->call_ms + 30000, label);
+		free(label);
+		if (!rep)
+			return;
+		const char *ev = kf_json_str(rep, "ev");
+		if (!ev || strcmp(ev, "trial")) {
+			finish(s, KF_STATUS_INFRA_ERROR, "worker",
+			       kf_json_str(rep, "message"));
+			cJSON_Delete(rep);
+			return;
+		}
+		struct verdict v = {0};
+		kf_judge_trial(t, p, rep, &v);
+		cJSON *tj = trial_json(t, p, rep);
+		cJSON_AddBoolToObject(tj, "passed", v.status == KF_STATUS_OK);
+		cJSON_AddItemToArray(trials, tj);
+		cJSON_AddItemToArray(frames, rep);
+		if (v.status != KF_STATUS_OK) {
+			if (v.failure) {
+				cJSON_AddItemToObject(v.failure, "dims",
+						      dims_json(t, p->dimset));
+				add_u64(v.failure, "seed", p->seed);
+				cJSON_AddItemToObject(s->res, "failure",
+						      v.failure);
+			}
+			finish(s, v.status, v.check, v.reason);
+		}
+	}
+}
+
+static void summary_json(cJSON *parent, const char *key, const double *x,
+			 int n, double scale)
+{
+	struct kf_summary m;
+	kf_summarize(x, n, &m);
+	cJSON *o = cJSON_AddObjectToObject(parent, key);
+	cJSON_AddNumberToObject(o, "n", n);
+	cJSON_AddNumberToObject(o, "median", m.median * scale);
+	cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_lo * scale));
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_hi * scale));
+	cJSON_AddNumberToObject(o, "iqr", (m.q3 - m.q1) * scale);
+	cJSON_AddNumberToObject(o, "min", m.min * scale);
+	cJSON_AddNumberToObject(o, "max", m.max * scale);
+	cJSON_AddNumberToObject(o, "mean", m.mean * scale);
+}
+
+static double half_width(const double *x, int n)
+{
+	struct kf_summary m;
+	kf_summarize(x, n, &m);
+	if (m.median <= 0)
+		return INFINITY;
+	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
+}
+
+static void append(double **arr, int *n, int *cap, const cJSON *src)
+{
+	const cJSON *v;
+	cJSON_ArrayForEach(v, src)
+	{
+		if (*n == *cap) {
+			*cap = *cap ? *cap * 2 : 64;
+			*arr = kf_xrealloc(*arr, sizeof(double) * (size_t)*cap);
+		}
+		(*arr)[(*n)++] = v->valuedouble;
+	}
+}
+
+static void run_timing(struct session *s, const cJSON *peak)
+{
+	double *c = NULL, *r = NULL;
+	int nc = 0, nr = 0, capc = 0, capr = 0;
+	int batch = 10, warmup = 3;
+	bool met = false;
+	uint64_t t0 = kf_now_ns();
+	double elapsed = 0;
+	while (!s->done) {
+		cJSON *req = request("time");
+		add_u64(req, "seed", s->o->seed + 1000003u);
+		cJSON_AddNumberToObject(req, "pairs", batch);
+		cJSON_AddNumberToObject(req, "warmup", warmup);
+		uint64_t b0 = kf_now_ns();
+		cJSON *rep = exchange(s, req,
+				      (batch + warmup) * 2 * s->call_ms + 30000,
+				      "timing");
+		if (!rep)
+			break;
+		if (strcmp(kf_json_str(rep, "ev") ? kf_json_str(rep, "ev") : "",
+			   "samples")) {
+			finish(s, KF_STATUS_INFRA_ERROR, "worker",
+			       kf_json_str(rep, "message"));
+			cJSON_Delete(rep);
+			break;
+		}
+		struct verdict v = {0};
+		kf_judge_samples(rep, &v);
+		if (v.status != KF_STATUS_OK) {
+			finish(s, v.status, v.check, v.reason);
+			cJSON_Delete(rep);
+			break;
+		}
+		append(&c, &nc, &capc, cJSON_GetObjectItem(rep, "cand_ns"));
+		append(&r, &nr, &capr, cJSON_GetObjectItem(rep, "ref_ns"));
+		cJSON_Delete(rep);
+		double batch_s = (double)(kf_now_ns() - b0) / 1e9;
+		elapsed = (double)(kf_now_ns() - t0) / 1e9;
+		warmup = 0;
+		if (nc >= s->o->min_pairs &&
+		    half_width(c, nc) <= s->o->ci_target &&
+		    half_width(r, nr) <= s->o->ci_target) {
+			met = true;
+			break;
+		}
+		if (elapsed >= s->o->time_cap_s || nc >= s->o->max_pairs)
+			break;
+		/* Aim the next batch at about a quarter of a second. */
+		double per_pair = batch_s / batch;
+		batch = per_pair > 0 ? (int)(0.25 / per_pair) : 50;
+		if (batch < 2)
+			batch = 2;
+		if (batch > 200)
+			batch = 200;
+		if (nc + batch > s->o->max_pairs)
+			batch = s->o->max_pairs - nc;
+	}
+	if (s->done || nc == 0)
+		goto out;
+	cJSON *tm = cJSON_AddObjectToObject(s->res, "timing");
+	cJSON_AddStringToObject(tm, "protocol", "kforge");
+	cJSON_AddStringToObject(tm, "unit", "ms");
+	cJSON_AddNumberToObject(tm, "pairs", nc);
+	cJSON_AddNumberToObject(tm, "seconds", elapsed);
+	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
+	cJSON_AddBoolToObject(tm, "ci_target_met", met);
+	summary_json(tm, "reference", r, nr, 1e-6);
+	summary_json(tm, "candidate", c, nc, 1e-6);
+	/* The speedup of each interleaved pair, so that drifts common to
+	 * both (clock, other load) cancel. */
+	double *ratio = kf_xmalloc(sizeof(double) * (size_t)nc);
+	for (int i = 0; i < nc; i++)
+		ratio[i] = c[i] > 0 ? r[i] / c[i] : 0;
+	summary_json(tm, "speedup", ratio, nc, 1.0);
+	free(ratio);
+
+	struct kf_summary cm, rm;
+	kf_summarize(c, nc, &cm);
+	kf_summarize(r, nr, &rm);
+	double flops = kf_task_flops(s->task, 0), bytes = kf_task_bytes(s->task, 0);
+	cJSON *rf = cJSON_AddObjectToObject(s->res, "roofline");
+	cJSON_AddNumberToObject(rf, "flops", flops);
+	cJSON_AddNumberToObject(rf, "bytes", bytes);
+	double pf = kf_json_num(peak, "flops_per_s", 0);
+	double pb = kf_json_num(peak, "bytes_per_s", 0);
+	cJSON_AddNumberToObject(rf, "peak_flops_per_s", pf);
+	cJSON_AddNumberToObject(rf, "peak_bytes_per_s", pb);
+	double sec = cm.median * 1e-9;
+	cJSON_AddNumberToObject(rf, "flops_per_s", sec > 0 ? flops / sec : 0);
+	cJSON_AddNumberToObject(rf, "bytes_per_s", sec > 0 ? bytes / sec : 0);
+	if (pf > 0 && pb > 0 && sec > 0) {
+		double tf = flops / pf, tb = bytes / pb;
+		cJSON_AddStringToObject(rf, "bound",
+					tf >= tb ? "compute" : "memory");
+		cJSON_AddNumberToObject(rf, "bound_ms", fmax(tf, tb) * 1e3);
+		cJSON_AddNumberToObject(rf, "fraction", fmax(tf, tb) / sec);
+		cJSON_AddNumberToObject(rf, "reference_fraction",
+					fmax(tf, tb) / (rm.median * 1e-9));
+	} else {
+		cJSON_AddNullToObject(rf, "bound");
+	}
+out:
+	free(c);
+	free(r);
+}
+
+static cJSON *environment(const struct session *s, const cJSON *device)
+{
+	cJSON *e = cJSON_CreateObject();
+	struct utsname u;
+	cJSON_AddStringToObject(e, "kforge", KF_VERSION);
+	if (uname(&u) == 0) {
+		char *os = kf_xasprintf("%s %s %s", u.sysname, u.release,
+					u.machine);
+		cJSON_AddStringToObject(e, "os", os);
+		cJSON_AddStringToObject(e, "host", u.nodename);
+		free(os);
+	}
+	cJSON_AddItemToObject(e, "device",
+			      device ? cJSON_Duplicate(device, 1)
+				     : cJSON_CreateNull());
+	const char *tc = toolchain_of(s->res);
+	cJSON_AddStringToObject(e, "compiler", tc ? tc : "");
+	return e;
+}
+
+static void close_worker(struct session *s)
+{
+	int status = 0;
+	long rss = 0;
+	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
+	if (s->proc.pid > 0) {
+		if (!s->done || s->proc.to_child >= 0) {
+			cJSON *q = request("quit");
+			struct kf_err err = KF_ERR_INIT;
+			kf_frame_write(s->proc.to_child, q, &err);
+			cJSON_Delete(q);
+		}
+		kf_proc_wait(&s->proc, 5000, &status, &rss);
+		char *d = kf_wait_describe(status);
+		cJSON_AddStringToObject(w, "exit", d);
+		free(d);
+	}
+	cJSON_AddNumberToObject(w, "maxrss_kib", (double)rss);
+	char *tail = log_tail(s->log_fd);
+	cJSON_AddStringToObject(w, "log", tail);
+	free(tail);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+	s->log_fd = -1;
+}
+
+int kf_eval(const char *task_path, const char *candidate_path,
+	    const struct kf_eval_opts *opts, cJSON **result,
+	    struct kf_err *err)
+{
+	struct kf_eval_opts defaults = KF_EVAL_OPTS_INIT;
+	struct session s;
+	memset(&s, 0, sizeof(s));
+	s.o = opts ? opts : &defaults;
+	s.log_fd = -1;
+	s.proc = (struct kf_proc)KF_PROC_INIT;
+	s.cand_path = candidate_path;
+	uint64_t start = kf_now_ns();
+	struct kf_compile_result rr = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result cr = KF_COMPILE_RESULT_INIT;
+	struct trial_plan *plans = NULL;
+	cJSON *frames = NULL, *device = NULL, *peak = NULL;
+	char *ref_path = NULL;
+	int rc;
+
+	if (s.o->trials < 5)
+		return kf_err_set(err, KF_EINVAL,
+				  "--trials: at least 5 trials are needed "
+				  "(got %d)",
+				  s.o->trials);
+	if (!kf_backend_find(s.o->backend))
+		return kf_err_set(err, KF_EINVAL,
+				  "--backend: unknown backend '%s' (expected "
+				  "host or cuda)",
+				  s.o->backend);
+	rc = kf_task_load(task_path, &s.task, err);
+	if (rc)
+		return rc;
+	if (!kf_file_exists(candidate_path)) {
+		rc = kf_err_set(err, KF_ENOENT, "%s: no such file",
+				candidate_path);
+		goto fail;
+	}
+	ref_path = kf_task_reference(s.task, s.o->backend, err);
+	if (!ref_path) {
+		rc = err->code ? err->code : KF_ENOENT;
+		goto fail;
+	}
+	s.call_ms = s.o->call_timeout_ms > 0 ? s.o->call_timeout_ms
+					     : s.task->call_timeout_ms;
+
+	s.res = cJSON_CreateObject();
+	cJSON_AddStringToObject(s.res, "kforge", KF_VERSION);
+	char *when = kf_utc_iso8601();
+	cJSON_AddStringToObject(s.res, "created_at", when);
+	free(when);
+	cJSON_AddStringToObject(s.res, "status", "ok");
+	cJSON_AddNullToObject(s.res, "reason");
+	cJSON_AddStringToObject(s.res, "backend", s.o->backend);
+	cJSON *tj = cJSON_AddObjectToObject(s.res, "task");
+	cJSON_AddStringToObject(tj, "id", s.task->id);
+	cJSON_AddStringToObject(tj, "path", s.task->path);
+	cJSON_AddItemToObject(tj, "dims", dims_json(s.task, 0));
+	cJSON_AddNumberToObject(tj, "flops", kf_task_flops(s.task, 0));
+	cJSON_AddNumberToObject(tj, "bytes", kf_task_bytes(s.task, 0));
+	cJSON *cj = cJSON_AddObjectToObject(s.res, "candidate");
+	cJSON_AddStringToObject(cj, "path", candidate_path);
+	char *sha = file_sha256(candidate_path);
+	cJSON_AddStringToObject(cj, "sha256", sha ? sha : "");
+	free(sha);
+	add_u64(s.res, "seed", s.o->seed);
+
+	rc = compile_one(&s, ref_path, &rr, err);
+	if (!rc && !rr.ok)
+		rc = kf_err_set(err, KF_EINVAL,
+				"%s: the reference does not compile: %s",
+				ref_path, rr.log ? rr.log : "");
+	if (rc)
+		goto fail;
+	rc = compile_one(&s, candidate_path, &cr, err);
+	if (rc)
+		goto fail;
+	cJSON *comp = cJSON_AddObjectToObject(s.res, "compile");
+	compile_json(comp, "candidate", &cr, !cr.ok);
+	compile_json(comp, "reference", &rr, false);
+	cJSON_AddStringToObject(s.res, "toolchain",
+				cr.toolchain ? cr.toolchain : "");
+	if (!cr.ok) {
+		char *line = first_error_line(cr.log);
+		char *why = cr.timed_out
+				    ? kf_xasprintf("%s: the compiler did not "
+						   "finish in time",
+						   candidate_path)
+				    : kf_xstrdup(line);
+		finish(&s, KF_STATUS_COMPILE_ERROR, "compile", why);
+		free(why);
+		free(line);
+		goto done;
+	}
+
+	if (spawn_worker(&s, err)) {
+		finish(&s, KF_STATUS_INFRA_ERROR, "spawn", err->msg);
+		goto done;
+	}
+	cJSON *req = request("load");
+	cJSON_AddStringToObject(req, "backend", s.o->backend);
+	cJSON_AddStringToObject(req, "task", s.task->path);
+	cJSON_AddStringToObject(req, "reference", rr.so_path);
+	cJSON_AddStringToObject(req, "candidate", cr.so_path);
+	cJSON *rep = exchange(&s, req, 60000, "loading");
+	if (!rep)
+		goto done;
+	const char *ev = kf_json_str(rep, "ev");
+	if (ev && !strcmp(ev, "load_error")) {
+		const char *what = kf_json_str(rep, "what");
+		bool cand = what && !strcmp(what, "candidate");
+		char *why = kf_xasprintf("%s: %s",
+					 cand ? candidate_path : what,
+					 kf_json_str(rep, "message"));
+		finish(&s, cand ? KF_STATUS_LOAD_ERROR : KF_STATUS_INFRA_ERROR,
+		       "load", why);
+		free(why);
+		cJSON_Delete(rep);
+		goto done;
+	}
+	device = cJSON_DetachItemFromObject(rep, "device");
+	cJSON_Delete(rep);
+
+	frames = cJSON_CreateArray();
+	plans = kf_xcalloc((size_t)s.o->trials, sizeof(*plans));
+	run_trials(&s, frames, plans);
+	if (s.done)
+		goto done;
+	kf_judge_degenerate(s.task, plans, frames, s.res);
+	if (!s.o->no_timing) {
+		peak = peaks(&s, device);
+		if (!s.done)
+			run_timing(&s, peak);
+	}
+done:
+	close_worker(&s);
+	cJSON_AddItemToObject(s.res, "environment", environment(&s, device));
+	cJSON_AddNumberToObject(s.res, "seconds",
+				(double)(kf_now_ns() - start) / 1e9);
+	*result = s.res;
+	s.res = NULL;
+	rc = 0;
+fail:
+	cJSON_Delete(s.res);
+	cJSON_Delete(frames);
+	cJSON_Delete(device);
+	cJSON_Delete(peak);
+	free(plans);
+	free(ref_path);
+	kf_compile_result_release(&rr);
+	kf_compile_result_release(&cr);
+	kf_task_free(s.task);
+	return rc;
+}
+
+enum kf_status kf_result_status(const cJSON *result)
+{
+	const char *s = kf_json_str(result, "status");
+	for (int i = 0; s && i <= KF_STATUS_INFRA_ERROR; i++)
+		if (!strcmp(s, kf_status_name((enum kf_status)i)))
+			return (enum kf_status)i;
+	return KF_STATUS_INFRA_ERROR;
+}

@@ -1,0 +1,39 @@
+/*
+ * eval_int.h: shared inside the supervisor: the judge's verdicts over the
+ * worker's raw frames, and the pieces of the result JSON.
+ */
+#ifndef KFORGE_EVAL_INT_H
+#define KFORGE_EVAL_INT_H
+
+#include <kforge/eval.h>
+#include <kforge/task.h>
+
+/* What the judge concluded from one frame; status OK means "go on". */
+struct verdict {
+	enum kf_status status;
+	char check[32];	 /* which check failed: "mismatch", "unwritten"... */
+	char reason[1024];
+	cJSON *failure; /* owned; details of the failing element, or NULL */
+};
+
+/* The plan of one correctness trial, chosen by the supervisor. */
+struct trial_plan {
+	int index;
+	uint64_t seed;
+	int dimset;
+	int dists[KF_MAX_TENSORS]; /* index into each input's dist list */
+};
+
+/* "trial 2 (seed 3, dims N=1000, dists x=uniform)"; caller frees. */
+char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p);
+/* Judges a "trial" frame. */
+void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
+		    const cJSON *frame, struct verdict *v);
+/* Judges the "check" of a "samples" frame. */
+void kf_judge_samples(const cJSON *frame, struct verdict *v);
+/* Adds "degenerate" to the result from the trial frames (an array). */
+void kf_judge_degenerate(const struct kf_task *t,
+			 const struct trial_plan *plans, const cJSON *frames,
+			 cJSON *result);
+
+#endif

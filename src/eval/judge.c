@@ -1,0 +1,324 @@
+/*
+ * judge.c: verdicts from raw measurements. The worker reports what it saw;
+ * these functions decide, in a fixed order, which check a candidate failed
+ * and say so in one line that names the trial, dims, tensor and element.
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "eval_int.h"
+
+const char *kf_status_name(enum kf_status s)
+{
+	static const char *const names[] = {
+		"ok",	       "compile_error", "load_error", "runtime_error",
+		"timeout",     "wrong_answer",	"rejected",   "infra_error",
+	};
+	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s]
+							     : "unknown";
+}
+
+char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char *dims = kf_task_dims_str(t, p->dimset);
+	kf_strbuf_addf(&sb, "trial %d (seed %llu, %s dims %s, dists", p->index,
+		       (unsigned long long)p->seed,
+		       p->dimset ? "hidden" : "timing", dims);
+	for (int i = 0; i < t->n_inputs; i++) {
+		const struct kf_tensor_spec *s = &t->inputs[i];
+		kf_strbuf_addf(&sb, " %s=%s", s->name,
+			       kf_dist_name(s->dists[p->dists[i] % s->n_dists]
+						    .kind));
+	}
+	kf_strbuf_addstr(&sb, ")");
+	free(dims);
+	return kf_strbuf_detach(&sb);
+}
+
+static void set(struct verdict *v, enum kf_status s, const char *check,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+
+static void set(struct verdict *v, enum kf_status s, const char *check,
+		const char *fmt, ...)
+{
+	va_list ap;
+	v->status = s;
+	snprintf(v->check, sizeof(v->check), "%s", check);
+	va_start(ap, fmt);
+	vsnprintf(v->reason, sizeof(v->reason), fmt, ap);
+	va_end(ap);
+}
+
+static const char *hexfield(const cJSON *o, const char *key)
+{
+	const char *s = kf_json_str(o, key);
+	return s ? s : "";
+}
+
+/* A worst value as the worker sent it: a number, or "nan"/"inf". */
+static double worst_value(const cJSON *o, const char *key)
+{
+	const cJSON *v = cJSON_GetObjectItem(o, key);
+	if (cJSON_IsNumber(v))
+		return v->valuedouble;
+	if (cJSON_IsString(v))
+		return strtod(v->valuestring, NULL);
+	return NAN;
+}
+
+/* "[2, 999]" for a flat index into the tensor's shape under a dim set. */
+static void multi_index(const struct kf_task *t, const struct kf_tensor_spec *s,
+			int dimset, int64_t flat, cJSON *failure, char *buf,
+			size_t cap)
+{
+	int64_t shape[KF_MAX_NDIM], idx[KF_MAX_NDIM];
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *arr = cJSON_AddArrayToObject(failure, "index");
+	if (kf_task_shape(t, s, dimset, shape, &err) < 0 || s->ndim == 0) {
+		snprintf(buf, cap, "[%lld]", (long long)flat);
+		return;
+	}
+	for (int d = s->ndim - 1; d >= 0; d--) {
+		idx[d] = flat % shape[d];
+		flat /= shape[d];
+	}
+	size_t len = 0;
+	len += (size_t)snprintf(buf + len, cap - len, "[");
+	for (int d = 0; d < s->ndim && len < cap; d++) {
+		cJSON_AddItemToArray(arr, cJSON_CreateNumber((double)idx[d]));
+		len += (size_t)snprintf(buf + len, cap - len, "%s%lld",
+					d ? ", " : "", (long long)idx[d]);
+	}
+	if (len < cap)
+		snprintf(buf + len, cap - len, "]");
+}
+
+static void mismatch(const struct kf_task *t, const struct trial_plan *p,
+		     const struct kf_tensor_spec *s, const cJSON *o,
+		     const char *label, struct verdict *v)
+{
+	struct kf_tolerance tol = t->tol[s->dtype];
+	double got = worst_value(o, "worst_got");
+	double want = worst_value(o, "worst_want");
+	int64_t flat = (int64_t)kf_json_num(o, "worst_index", 0);
+	char where[160];
+	cJSON *f = cJSON_CreateObject();
+	cJSON_AddNumberToObject(f, "trial", p->index);
+	cJSON_AddStringToObject(f, "output", s->name);
+	cJSON_AddNumberToObject(f, "flat_index", (double)flat);
+	multi_index(t, s, p->dimset, flat, f, where, sizeof(where));
+	/* JSON has no NaN: such values travel as strings. */
+	char gs[32], ws[32];
+	snprintf(gs, sizeof(gs), "%.9g", got);
+	snprintf(ws, sizeof(ws), "%.9g", want);
+	if (isfinite(got))
+		cJSON_AddNumberToObject(f, "got", got);
+	else
+		cJSON_AddStringToObject(f, "got", gs);
+	if (isfinite(want))
+		cJSON_AddNumberToObject(f, "want", want);
+	else
+		cJSON_AddStringToObject(f, "want", ws);
+	double abs_err = fabs(got - want);
+	double allowed = tol.atol + tol.rtol * fabs(want);
+	if (isfinite(abs_err))
+		cJSON_AddNumberToObject(f, "abs_err", abs_err);
+	cJSON_AddNumberToObject(f, "allowed", allowed);
+	cJSON_AddNumberToObject(f, "mismatches",
+				kf_json_num(o, "mismatches", 0));
+	cJSON_AddNumberToObject(f, "n", kf_json_num(o, "n", 0));
+	v->failure = f;
+	set(v, KF_STATUS_WRONG_ANSWER, "mismatch",
+	    "%s: output '%s': %.0f of %.0f elements outside the tolerance "
+	    "(atol %g, rtol %g); worst at %s: got %s, want %s (abs err %.3g, "
+	    "allowed %.3g); max abs err %.3g, max rel err %.3g",
+	    label, s->name, kf_json_num(o, "mismatches", 0),
+	    kf_json_num(o, "n", 0), tol.atol, tol.rtol, where, gs, ws, abs_err,
+	    allowed, kf_json_num(o, "max_abs", 0),
+	    kf_json_num(o, "max_rel", 0));
+}
+
+void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
+		    const cJSON *frame, struct verdict *v)
+{
+	char *label = kf_judge_trial_label(t, p);
+	const cJSON *outs = cJSON_GetObjectItem(frame, "outputs");
+	const cJSON *ins = cJSON_GetObjectItem(frame, "inputs");
+	int ref_rc = (int)kf_json_num(frame, "ref_rc", 0);
+	int rc = (int)kf_json_num(frame, "cand_rc", 0);
+	v->status = KF_STATUS_OK;
+	if (ref_rc) {
+		set(v, KF_STATUS_INFRA_ERROR, "reference",
+		    "%s: the reference returned %d", label, ref_rc);
+		goto out;
+	}
+	if (rc) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+		    "%s: kf_entry returned %d (0 means success)", label, rc);
+		goto out;
+	}
+	if (cJSON_GetArraySize(outs) != t->n_outputs ||
+	    cJSON_GetArraySize(ins) != t->n_inputs) {
+		set(v, KF_STATUS_INFRA_ERROR, "protocol",
+		    "%s: the worker's report is incomplete", label);
+		goto out;
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		const cJSON *o = cJSON_GetArrayItem(outs, j);
+		double unw = kf_json_num(o, "unwritten", 0);
+		if (unw > 0) {
+			set(v, KF_STATUS_WRONG_ANSWER, "unwritten",
+			    "%s: output '%s': %.0f of %.0f elements were not "
+			    "written (they still hold the poison value)",
+			    label, t->outputs[j].name, unw,
+			    kf_json_num(o, "n", 0));
+			goto out;
+		}
+	}
+	for (int i = 0; i < t->n_inputs; i++) {
+		const cJSON *o = cJSON_GetArrayItem(ins, i);
+		if (strcmp(hexfield(o, "before"), hexfield(o, "after"))) {
+			set(v, KF_STATUS_REJECTED, "input_mutation",
+			    "%s: input '%s' was modified by the candidate "
+			    "(inputs are read-only)",
+			    label, t->inputs[i].name);
+			goto out;
+		}
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		const cJSON *o = cJSON_GetArrayItem(outs, j);
+		if (kf_json_num(o, "mismatches", 0) > 0) {
+			mismatch(t, p, &t->outputs[j], o, label, v);
+			goto out;
+		}
+	}
+	rc = (int)kf_json_num(frame, "cand_rc_2", 0);
+	if (rc) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+		    "%s: the second call of kf_entry on the same inputs "
+		    "returned %d",
+		    label, rc);
+		goto out;
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		const cJSON *o = cJSON_GetArrayItem(outs, j);
+		if (!strcmp(hexfield(o, "checksum_1"),
+			    hexfield(o, "checksum_2")))
+			continue;
+		double m2 = kf_json_num(o, "mismatches_2", 0);
+		if (t->determinism_bitwise || m2 > 0) {
+			set(v, KF_STATUS_REJECTED, "nondeterministic",
+			    "%s: output '%s' differs between two calls on the "
+			    "same inputs (%s; the second call has %.0f "
+			    "elements outside the tolerance)",
+			    label, t->outputs[j].name,
+			    t->determinism_bitwise
+				    ? "the task requires identical bits"
+				    : "beyond the tolerance",
+			    m2);
+			goto out;
+		}
+	}
+out:
+	free(label);
+}
+
+void kf_judge_samples(const cJSON *frame, struct verdict *v)
+{
+	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
+	v->status = KF_STATUS_OK;
+	if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+		    "timing: kf_entry returned nonzero in %.0f timed calls",
+		    kf_json_num(frame, "cand_rc_nonzero", 0));
+	} else if (!cJSON_IsTrue(cJSON_GetObjectItem(chk, "inputs_intact"))) {
+		set(v, KF_STATUS_REJECTED, "input_mutation",
+		    "timing: the inputs changed during the timed calls");
+	} else if (kf_json_num(chk, "unwritten", 0) > 0 ||
+		   kf_json_num(chk, "mismatches", 0) > 0) {
+		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
+		    "timing: the output of a timed call differs from the "
+		    "reference (%.0f elements outside the tolerance, %.0f not "
+		    "written): the candidate behaves differently when timed",
+		    kf_json_num(chk, "mismatches", 0),
+		    kf_json_num(chk, "unwritten", 0));
+	}
+}
+
+/* True when a and b agree to about six digits. */
+static bool close6(double a, double b)
+{
+	double s = fmax(fabs(a), fabs(b));
+	return fabs(a - b) <= 1e-6 * s || s < 1e-300;
+}
+
+void kf_judge_degenerate(const struct kf_task *t,
+			 const struct trial_plan *plans, const cJSON *frames,
+			 cJSON *result)
+{
+	int n = cJSON_GetArraySize(frames);
+	cJSON *d = cJSON_AddObjectToObject(result, "degenerate");
+	cJSON *names = cJSON_CreateArray();
+	struct kf_strbuf why = KF_STRBUF_INIT;
+	for (int j = 0; j < t->n_outputs && n > 0; j++) {
+		bool constant = true, independent = true, compared = false;
+		const cJSON *o0 = cJSON_GetArrayItem(
+			cJSON_GetObjectItem(cJSON_GetArrayItem(frames, 0),
+					    "outputs"),
+			j);
+		for (int k = 0; k < n; k++) {
+			const cJSON *o = cJSON_GetArrayItem(
+				cJSON_GetObjectItem(
+					cJSON_GetArrayItem(frames, k),
+					"outputs"),
+				j);
+			double lo = kf_json_num(o, "want_min", 0);
+			double hi = kf_json_num(o, "want_max", 0);
+			if (!close6(lo, hi) ||
+			    !close6(kf_json_num(o, "want_mean", 0),
+				    kf_json_num(o0, "want_mean", 0)))
+				constant = false;
+			/* Same dims, other seed: the reference should change. */
+			for (int m = 0; m < k; m++) {
+				if (plans[m].dimset != plans[k].dimset ||
+				    plans[m].seed == plans[k].seed)
+					continue;
+				const cJSON *om = cJSON_GetArrayItem(
+					cJSON_GetObjectItem(
+						cJSON_GetArrayItem(frames, m),
+						"outputs"),
+					j);
+				compared = true;
+				if (strcmp(hexfield(o, "checksum_ref"),
+					   hexfield(om, "checksum_ref")))
+					independent = false;
+			}
+		}
+		if (!compared)
+			independent = false;
+		if (constant || independent) {
+			cJSON_AddItemToArray(
+				names, cJSON_CreateString(t->outputs[j].name));
+			kf_strbuf_addf(
+				&why, "%soutput '%s' %s", why.len ? "; " : "",
+				t->outputs[j].name,
+				constant ? "is the same constant in every trial"
+					 : "does not change when the input "
+					   "values change");
+		}
+	}
+	bool flag = cJSON_GetArraySize(names) > 0;
+	cJSON_AddBoolToObject(d, "flag", flag);
+	cJSON_AddItemToObject(d, "outputs", names);
+	if (flag) {
+		kf_strbuf_addstr(&why, ": a candidate that ignores its inputs "
+				       "would pass these checks");
+		cJSON_AddStringToObject(d, "why", kf_strbuf_str(&why));
+	} else {
+		cJSON_AddNullToObject(d, "why");
+	}
+	kf_strbuf_release(&why);
+}

@@ -1,0 +1,124 @@
+/* result.c: the human-readable report of a result JSON (`kforge eval`
+ * without --json). Every figure comes from the JSON, so both agree. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <kforge/eval.h>
+
+static const cJSON *get(const cJSON *o, const char *path)
+{
+	char key[64];
+	while (o && *path) {
+		size_t n = strcspn(path, ".");
+		if (n >= sizeof(key))
+			return NULL;
+		memcpy(key, path, n);
+		key[n] = '\0';
+		o = cJSON_GetObjectItem(o, key);
+		path += n + (path[n] == '.');
+	}
+	return o;
+}
+
+static double num(const cJSON *o, const char *path)
+{
+	const cJSON *v = get(o, path);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static const char *str(const cJSON *o, const char *path)
+{
+	const cJSON *v = get(o, path);
+	return cJSON_IsString(v) ? v->valuestring : "";
+}
+
+static void timing_line(struct kf_strbuf *out, const char *label,
+			const cJSON *s)
+{
+	const cJSON *ci = cJSON_GetObjectItem(s, "ci95");
+	kf_strbuf_addf(out,
+		       "%-10s %10.4f ms  [%.4f, %.4f] 95%% CI, IQR %.4f ms, "
+		       "n=%.0f\n",
+		       label, num(s, "median"),
+		       cJSON_GetArrayItem(ci, 0)->valuedouble,
+		       cJSON_GetArrayItem(ci, 1)->valuedouble, num(s, "iqr"),
+		       num(s, "n"));
+}
+
+void kf_result_print(const cJSON *r, struct kf_strbuf *out)
+{
+	kf_strbuf_addf(out, "%-10s %s (%s)\n", "task", str(r, "task.id"),
+		       str(r, "backend"));
+	kf_strbuf_addf(out, "%-10s %s\n", "candidate", str(r, "candidate.path"));
+	const char *check = str(r, "check");
+	kf_strbuf_addf(out, "%-10s %s%s%s%s\n", "status", str(r, "status"),
+		       *check ? " (" : "", check, *check ? ")" : "");
+	if (cJSON_IsString(get(r, "reason")))
+		kf_strbuf_addf(out, "%-10s %s\n", "reason", str(r, "reason"));
+	if (!strcmp(str(r, "status"), "compile_error"))
+		kf_strbuf_addf(out, "%-10s\n%s\n", "log",
+			       str(r, "compile.candidate.log"));
+	const cJSON *trials = get(r, "trials");
+	int n = cJSON_GetArraySize(trials), passed = 0, hidden = 0;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, trials)
+	{
+		passed += cJSON_IsTrue(cJSON_GetObjectItem(t, "passed"));
+		hidden += cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden"));
+	}
+	if (n && passed == n)
+		kf_strbuf_addf(out,
+			       "%-10s %d of %d trials passed (%d on hidden "
+			       "dims); every output element written, inputs "
+			       "unchanged, two calls identical\n",
+			       "checks", passed, n, hidden);
+	else if (n)
+		kf_strbuf_addf(out, "%-10s %d of %d trials run passed\n",
+			       "checks", passed, n);
+	if (cJSON_IsTrue(get(r, "degenerate.flag")))
+		kf_strbuf_addf(out, "%-10s degenerate task: %s\n", "warning",
+			       str(r, "degenerate.why"));
+	const cJSON *tm = get(r, "timing");
+	if (tm) {
+		timing_line(out, "reference", get(tm, "reference"));
+		timing_line(out, "candidate", get(tm, "candidate"));
+		const cJSON *ci = get(tm, "speedup.ci95");
+		kf_strbuf_addf(out,
+			       "%-10s %.3fx  [%.3f, %.3f] 95%% CI over %.0f "
+			       "interleaved pairs (target +-%.1f%% %s)\n",
+			       "speedup", num(tm, "speedup.median"),
+			       cJSON_GetArrayItem(ci, 0)->valuedouble,
+			       cJSON_GetArrayItem(ci, 1)->valuedouble,
+			       num(tm, "pairs"), 100 * num(tm, "ci_target"),
+			       cJSON_IsTrue(get(tm, "ci_target_met"))
+				       ? "met"
+				       : "not met within the time cap");
+	}
+	const cJSON *rf = get(r, "roofline");
+	if (rf && cJSON_IsString(get(rf, "bound")))
+		kf_strbuf_addf(out,
+			       "%-10s %s-bound: %.2f GFLOP/s, %.2f GB/s; "
+			       "candidate at %.1f%% of the bound, reference "
+			       "at %.1f%%\n",
+			       "roofline", str(rf, "bound"),
+			       num(rf, "flops_per_s") / 1e9,
+			       num(rf, "bytes_per_s") / 1e9,
+			       100 * num(rf, "fraction"),
+			       100 * num(rf, "reference_fraction"));
+	if (get(r, "compile.candidate"))
+		kf_strbuf_addf(out,
+			       "%-10s candidate %.2f s%s, reference %.2f s%s\n",
+			       "compile", num(r, "compile.candidate.seconds"),
+			       cJSON_IsTrue(get(r, "compile.candidate.cached"))
+				       ? " (cached)"
+				       : "",
+			       num(r, "compile.reference.seconds"),
+			       cJSON_IsTrue(get(r, "compile.reference.cached"))
+				       ? " (cached)"
+				       : "");
+	const char *log = str(r, "worker.log");
+	if (*log && strcmp(str(r, "status"), "ok"))
+		kf_strbuf_addf(out, "%-10s\n%s\n", "worker log", log);
+	kf_strbuf_addf(out, "%-10s %.2f s\n", "took", num(r, "seconds"));
+}

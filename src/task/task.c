@@ -1,0 +1,1254 @@
+/*
+ * task.c: loads and validates a native task (task.json, see docs/tasks.md)
+ * so that every later stage can trust it; a malformed spec is rejected here
+ * with "<file>: <field>: <why>". Also finds tasks and their references.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include <kforge/task.h>
+
+#include "task_int.h"
+
+#define TASK_JSON_CAP (1u << 20) /* bytes */
+#define MAX_NAME_LEN 64
+#define MAX_DIMS 32
+#define MAX_DIMSETS 64 /* "dims" and the hidden sets together */
+#define MAX_DISTS 16
+#define MAX_LIBRARIES 32
+#define MAX_CALL_TIMEOUT_MS 3600000.0
+/* Dimensions and integer parameters are kept exactly in doubles. */
+#define MAX_EXACT 9007199254740992.0 /* 2^53 */
+
+static const char *const dtype_list =
+	"float32, float64, float16, bfloat16, int32, int64";
+
+struct loader {
+	const char *path; /* task.json as the caller named it, for messages */
+	struct kf_task *t;
+	struct kf_err *err;
+};
+
+/* Fails with "<path>: <field>: <why>". */
+static int bad(struct loader *ld, const char *field, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+static int bad(struct loader *ld, const char *field, const char *fmt, ...)
+{
+	char why[900];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	return kf_err_set(ld->err, KF_EINVAL, "%s: %s: %s", ld->path, field,
+			  why);
+}
+
+static const char *json_type(const cJSON *j)
+{
+	if (cJSON_IsObject(j))
+		return "object";
+	if (cJSON_IsArray(j))
+		return "array";
+	if (cJSON_IsString(j))
+		return "string";
+	if (cJSON_IsNumber(j))
+		return "number";
+	if (cJSON_IsBool(j))
+		return "boolean";
+	if (cJSON_IsNull(j))
+		return "null";
+	return "invalid";
+}
+
+/* "prefix.key", or "key" at the top level. */
+static void field_key(char *buf, size_t n, const char *prefix,
+		      const char *key)
+{
+	if (*prefix)
+		snprintf(buf, n, "%s.%s", prefix, key);
+	else
+		snprintf(buf, n, "%s", key);
+}
+
+static bool is_pos_int(double v)
+{
+	return v >= 1 && v <= MAX_EXACT && v == floor(v);
+}
+
+static bool is_int(double v)
+{
+	return fabs(v) <= MAX_EXACT && v == floor(v);
+}
+
+static bool is_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > MAX_NAME_LEN)
+		return false;
+	if (!(s[0] == '_' || (s[0] >= 'a' && s[0] <= 'z') ||
+	      (s[0] >= 'A' && s[0] <= 'Z')))
+		return false;
+	for (size_t i = 1; i < n; i++) {
+		char c = s[i];
+		if (!(c == '_' || (c >= 'a' && c <= 'z') ||
+		      (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Rejects keys of obj that are not in allowed (NULL-terminated), and keys
+ * given twice: cJSON keeps both and a reader would silently take the first.
+ */
+static int check_keys(struct loader *ld, const cJSON *obj, const char *prefix,
+		      const char *const *allowed, const char *expected)
+{
+	char field[256];
+	for (const cJSON *c = obj->child; c; c = c->next) {
+		bool ok = false;
+		for (const char *const *a = allowed; *a; a++)
+			if (strcmp(c->string, *a) == 0)
+				ok = true;
+		field_key(field, sizeof(field), prefix, c->string);
+		if (!ok)
+			return bad(ld, field, "unknown key (expected %s)",
+				   expected);
+		for (const cJSON *p = obj->child; p != c; p = p->next)
+			if (strcmp(p->string, c->string) == 0)
+				return bad(ld, field, "duplicate key");
+	}
+	return 0;
+}
+
+static const cJSON *get(const cJSON *obj, const char *key)
+{
+	return cJSON_GetObjectItemCaseSensitive(obj, key);
+}
+
+static int missing(struct loader *ld, const char *field)
+{
+	return bad(ld, field, "required field is missing");
+}
+
+/* v for a message: printf's "%g" would show 0/0 as "-nan". */
+static const char *fmt_num(double v, char *buf, size_t n)
+{
+	if (isnan(v))
+		return "NaN";
+	if (isinf(v))
+		return v > 0 ? "inf" : "-inf";
+	snprintf(buf, n, "%g", v);
+	return buf;
+}
+
+/* "dims" for set 0, "hidden_dims[k]" for the others. */
+static void set_label(int s, char *buf, size_t n)
+{
+	if (s == 0)
+		snprintf(buf, n, "dims");
+	else
+		snprintf(buf, n, "hidden_dims[%d]", s - 1);
+}
+
+/* " under hidden_dims[0] (N=7)", or "" for an expression without names. */
+static void where(const struct kf_task *t, const struct kf_expr *e, int s,
+		  char *buf, size_t n)
+{
+	if (kf_expr_is_const(e)) {
+		buf[0] = 0;
+		return;
+	}
+	char label[32];
+	set_label(s, label, sizeof(label));
+	char *dims = kf_task_dims_str(t, s);
+	snprintf(buf, n, " under %s (%s)", label, dims);
+	free(dims);
+}
+
+/*
+ * An expression field: a string is parsed over the dims, a number becomes
+ * a constant. It must be finite in every dimension set, and >= 0 when
+ * nonneg is set, so that no later stage meets a NaN.
+ */
+static int parse_expr_field(struct loader *ld, const cJSON *j,
+			    const char *field, bool nonneg,
+			    struct kf_expr **out)
+{
+	struct kf_task *t = ld->t;
+	struct kf_expr *e = NULL;
+	*out = NULL;
+	if (cJSON_IsNumber(j)) {
+		if (!isfinite(j->valuedouble))
+			return bad(ld, field, "number out of range");
+		e = kf_expr_const(j->valuedouble);
+	} else if (cJSON_IsString(j)) {
+		struct kf_err e2 = KF_ERR_INIT;
+		if (kf_expr_parse(j->valuestring,
+				  (const char *const *)t->dim_names,
+				  t->n_dims, &e, &e2))
+			return bad(ld, field, "%s", e2.msg);
+	} else {
+		return bad(ld, field,
+			   "must be a number or an expression string, got %s",
+			   json_type(j));
+	}
+	for (int s = 0; s < t->n_dimsets; s++) {
+		double v = kf_expr_eval(e, kf_task_dims(t, s));
+		char at[300], num[32];
+		if (isfinite(v) && (!nonneg || v >= 0))
+			continue;
+		where(t, e, s, at, sizeof(at));
+		int rc = bad(ld, field, "'%s' is %s%s; %s", kf_expr_src(e),
+			     fmt_num(v, num, sizeof(num)), at,
+			     isfinite(v) ? "it must not be negative"
+					 : "it must be a finite number");
+		kf_expr_free(e);
+		return rc;
+	}
+	*out = e;
+	return 0;
+}
+
+static int parse_dims(struct loader *ld, const cJSON *j)
+{
+	struct kf_task *t = ld->t;
+	char field[256];
+	if (!j)
+		return missing(ld, "dims");
+	if (!cJSON_IsObject(j))
+		return bad(ld, "dims", "must be an object, got %s",
+			   json_type(j));
+	int n = cJSON_GetArraySize(j);
+	if (n < 1)
+		return bad(ld, "dims",
+			   "must name at least one dimension (hidden sets "
+			   "must differ from it)");
+	if (n > MAX_DIMS)
+		return bad(ld, "dims", "%d dimensions, at most %d", n,
+			   MAX_DIMS);
+	t->dim_names = kf_xcalloc((size_t)n, sizeof(*t->dim_names));
+	/* Room for every set the spec may give, so that sets are filled in
+	 * place; n_dimsets counts the filled ones. */
+	t->dimsets = kf_xcalloc((size_t)n * MAX_DIMSETS, sizeof(int64_t));
+	for (const cJSON *c = j->child; c; c = c->next) {
+		field_key(field, sizeof(field), "dims", c->string);
+		if (!is_name(c->string))
+			return bad(ld, field,
+				   "'%s' is not a valid dimension name "
+				   "(letters, digits and '_', not starting "
+				   "with a digit, at most %d characters)",
+				   c->string, MAX_NAME_LEN);
+		if (!strcmp(c->string, "min") || !strcmp(c->string, "max") ||
+		    !strcmp(c->string, "cdiv"))
+			return bad(ld, field,
+				   "'%s' is the name of a function of "
+				   "expressions",
+				   c->string);
+		for (int i = 0; i < t->n_dims; i++)
+			if (!strcmp(t->dim_names[i], c->string))
+				return bad(ld, field, "duplicate key");
+		if (!cJSON_IsNumber(c) || !is_pos_int(c->valuedouble)) {
+			if (cJSON_IsNumber(c))
+				return bad(ld, field,
+					   "must be a positive integer, got "
+					   "%g",
+					   c->valuedouble);
+			return bad(ld, field,
+				   "must be a positive integer, got %s",
+				   json_type(c));
+		}
+		t->dimsets[t->n_dims] = (int64_t)c->valuedouble;
+		t->dim_names[t->n_dims++] = kf_xstrdup(c->string);
+	}
+	t->n_dimsets = 1;
+	return 0;
+}
+
+static int parse_hidden_dims(struct loader *ld, const cJSON *j)
+{
+	struct kf_task *t = ld->t;
+	char field[256], item[64];
+	if (!j)
+		return missing(ld, "hidden_dims");
+	if (!cJSON_IsArray(j))
+		return bad(ld, "hidden_dims", "must be an array, got %s",
+			   json_type(j));
+	int n = cJSON_GetArraySize(j);
+	if (n < 2)
+		return bad(ld, "hidden_dims",
+			   "%d set%s given, at least 2 are required", n,
+			   n == 1 ? "" : "s");
+	if (n + 1 > MAX_DIMSETS)
+		return bad(ld, "hidden_dims", "%d sets, at most %d", n,
+			   MAX_DIMSETS - 1);
+	int k = 0;
+	for (const cJSON *h = j->child; h; h = h->next, k++) {
+		snprintf(item, sizeof(item), "hidden_dims[%d]", k);
+		if (!cJSON_IsObject(h))
+			return bad(ld, item, "must be an object, got %s",
+				   json_type(h));
+		int64_t *v = t->dimsets + (size_t)(k + 1) * t->n_dims;
+		for (const cJSON *c = h->child; c; c = c->next) {
+			field_key(field, sizeof(field), item, c->string);
+			int d = 0;
+			while (d < t->n_dims && strcmp(t->dim_names[d],
+						       c->string) != 0)
+				d++;
+			if (d == t->n_dims) {
+				struct kf_strbuf sb = KF_STRBUF_INIT;
+				for (int i = 0; i < t->n_dims; i++)
+					kf_strbuf_addf(&sb, "%s%s",
+						       i ? ", " : "",
+						       t->dim_names[i]);
+				int rc = bad(ld, field,
+					     "not a dimension of dims (%s)",
+					     kf_strbuf_str(&sb));
+				kf_strbuf_release(&sb);
+				return rc;
+			}
+			for (const cJSON *p = h->child; p != c; p = p->next)
+				if (!strcmp(p->string, c->string))
+					return bad(ld, field, "duplicate key");
+			if (!cJSON_IsNumber(c))
+				return bad(ld, field,
+					   "must be a positive integer, got "
+					   "%s",
+					   json_type(c));
+			if (!is_pos_int(c->valuedouble))
+				return bad(ld, field,
+					   "must be a positive integer, got "
+					   "%g",
+					   c->valuedouble);
+			v[d] = (int64_t)c->valuedouble;
+		}
+		for (int d = 0; d < t->n_dims; d++)
+			if (!get(h, t->dim_names[d]))
+				return bad(ld, item,
+					   "dimension '%s' is missing (each "
+					   "set gives every dimension of dims)",
+					   t->dim_names[d]);
+		if (!memcmp(v, t->dimsets, (size_t)t->n_dims * sizeof(*v)))
+			return bad(ld, item,
+				   "the same as dims; a hidden set must "
+				   "differ from the timing dims, so that a "
+				   "candidate that hard-codes them fails");
+		t->n_dimsets++;
+	}
+	return 0;
+}
+
+/* In the order of enum kf_dist_kind, so that a kind indexes it. */
+static const struct dist_info {
+	const char *name;
+	enum kf_dist_kind kind;
+	const char *param[2];
+	double dflt[2];
+	bool required[2];
+	const char *expected; /* the keys an object may hold */
+} dist_infos[] = {
+	{"normal", KF_DIST_NORMAL, {"mean", "std"}, {0, 1}, {0, 0},
+	 "kind, mean, std"},
+	{"uniform", KF_DIST_UNIFORM, {"low", "high"}, {-1, 1}, {0, 0},
+	 "kind, low, high"},
+	{"heavy", KF_DIST_HEAVY, {"scale", "clip"}, {1, 1000}, {0, 0},
+	 "kind, scale, clip"},
+	{"wide", KF_DIST_WIDE, {"min_exp", "max_exp"}, {-4, 4}, {0, 0},
+	 "kind, min_exp, max_exp"},
+	{"int", KF_DIST_INT, {"low", "high"}, {0, 0}, {0, 1},
+	 "kind, low, high"},
+	{"const", KF_DIST_CONST, {"value", NULL}, {0, 0}, {1, 0},
+	 "kind, value"},
+};
+#define N_DIST_INFOS (int)(sizeof(dist_infos) / sizeof(dist_infos[0]))
+
+static const struct dist_info *dist_lookup(const char *name)
+{
+	for (int i = 0; i < N_DIST_INFOS; i++)
+		if (!strcmp(dist_infos[i].name, name))
+			return &dist_infos[i];
+	return NULL;
+}
+
+static int unknown_dist(struct loader *ld, const char *field,
+			const char *name)
+{
+	return bad(ld, field,
+		   "unknown distribution '%s' (expected normal, uniform, "
+		   "heavy, wide, int, const)",
+		   name);
+}
+
+/*
+ * The parameters of d must make sense in every dimension set: a range that
+ * is empty, a negative spread or an integer range that the dtype cannot
+ * hold would make the worker's inputs meaningless.
+ */
+static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
+		      const struct kf_dist *d, const char *field)
+{
+	struct kf_task *t = ld->t;
+	for (int s = 0; s < t->n_dimsets; s++) {
+		double p[2];
+		char at[300] = "";
+		kf_dist_params(t, d, s, p);
+		for (int i = 0; i < 2; i++)
+			if (d->p_expr[i] && !kf_expr_is_const(d->p_expr[i]))
+				where(t, d->p_expr[i], s, at, sizeof(at));
+		const struct dist_info *di = &dist_infos[d->kind];
+		switch (d->kind) {
+		case KF_DIST_UNIFORM:
+		case KF_DIST_INT:
+			if (!(p[0] < p[1]))
+				return bad(ld, field,
+					   "low (%g) must be below high "
+					   "(%g)%s",
+					   p[0], p[1], at);
+			break;
+		case KF_DIST_NORMAL:
+			if (p[1] < 0)
+				return bad(ld, field,
+					   "std (%g) must not be negative%s",
+					   p[1], at);
+			break;
+		case KF_DIST_HEAVY:
+			if (!(p[0] > 0 && p[1] > 0))
+				return bad(ld, field,
+					   "scale (%g) and clip (%g) must be "
+					   "positive%s",
+					   p[0], p[1], at);
+			break;
+		case KF_DIST_WIDE:
+			if (!(p[0] <= p[1]))
+				return bad(ld, field,
+					   "min_exp (%g) must not exceed "
+					   "max_exp (%g)%s",
+					   p[0], p[1], at);
+			break;
+		case KF_DIST_CONST:
+			break;
+		}
+		bool fills_ints = d->kind == KF_DIST_INT ||
+				  !kf_dtype_is_float(ts->dtype);
+		int np = d->kind == KF_DIST_CONST ? 1 : 2;
+		for (int i = 0; fills_ints && i < np; i++)
+			if (!is_int(p[i]))
+				return bad(ld, field,
+					   "%s (%g) must be an integer%s",
+					   di->param[i], p[i], at);
+		if (ts->dtype == KF_I32) {
+			/* high is exclusive, so it may be one past the top. */
+			double lo = p[0];
+			double hi = d->kind == KF_DIST_INT ? p[1] - 1 : p[0];
+			if (lo < INT32_MIN || hi > INT32_MAX)
+				return bad(ld, field,
+					   "values [%g, %g] do not fit in "
+					   "int32%s",
+					   lo, hi, at);
+		}
+	}
+	return 0;
+}
+
+static int parse_dist(struct loader *ld, const cJSON *j, const char *field,
+		      struct kf_tensor_spec *ts, struct kf_dist *d)
+{
+	char sub[300];
+	const struct dist_info *di;
+	int rc;
+	if (cJSON_IsString(j)) {
+		di = dist_lookup(j->valuestring);
+		if (!di)
+			return unknown_dist(ld, field, j->valuestring);
+	} else if (cJSON_IsObject(j)) {
+		const cJSON *k = get(j, "kind");
+		field_key(sub, sizeof(sub), field, "kind");
+		if (!k)
+			return missing(ld, sub);
+		if (!cJSON_IsString(k))
+			return bad(ld, sub, "must be a string, got %s",
+				   json_type(k));
+		di = dist_lookup(k->valuestring);
+		if (!di)
+			return unknown_dist(ld, sub, k->valuestring);
+		const char *allowed[] = {"kind", di->param[0], di->param[1],
+					 NULL};
+		if ((rc = check_keys(ld, j, field, allowed, di->expected)))
+			return rc;
+	} else {
+		return bad(ld, field,
+			   "must be a string or an object, got %s",
+			   json_type(j));
+	}
+	d->kind = di->kind;
+	for (int i = 0; i < 2; i++) {
+		d->p_default[i] = di->dflt[i];
+		if (!di->param[i])
+			continue;
+		const cJSON *p = cJSON_IsObject(j) ? get(j, di->param[i])
+						   : NULL;
+		field_key(sub, sizeof(sub), field, di->param[i]);
+		if (!p && di->required[i])
+			return bad(ld, field,
+				   "kind %s needs the parameter '%s' (write "
+				   "{\"kind\": \"%s\", \"%s\": ...})",
+				   di->name, di->param[i], di->name,
+				   di->param[i]);
+		if (p && (rc = parse_expr_field(ld, p, sub, false,
+						&d->p_expr[i])))
+			return rc;
+	}
+	if (!kf_dtype_is_float(ts->dtype) && d->kind != KF_DIST_INT &&
+	    d->kind != KF_DIST_CONST) {
+		field_key(sub, sizeof(sub), field, "kind");
+		return bad(ld, cJSON_IsObject(j) ? sub : field,
+			   "'%s' cannot fill an integer tensor (use int or "
+			   "const)",
+			   di->name);
+	}
+	return check_dist(ld, ts, d, field);
+}
+
+static int parse_dists(struct loader *ld, const cJSON *j, const char *prefix,
+		       struct kf_tensor_spec *ts)
+{
+	char field[300];
+	int rc;
+	field_key(field, sizeof(field), prefix, "dist");
+	if (!j) {
+		if (!kf_dtype_is_float(ts->dtype))
+			return bad(ld, field,
+				   "required for an integer input (a dist "
+				   "of kind int or const)");
+		/* Default: typical values, a bounded range, heavy tails. */
+		static const enum kf_dist_kind dflt[] = {
+			KF_DIST_NORMAL, KF_DIST_UNIFORM, KF_DIST_HEAVY};
+		ts->dists = kf_xcalloc(3, sizeof(*ts->dists));
+		for (int i = 0; i < 3; i++) {
+			ts->dists[i].kind = dflt[i];
+			ts->dists[i].p_default[0] = dist_infos[dflt[i]].dflt[0];
+			ts->dists[i].p_default[1] = dist_infos[dflt[i]].dflt[1];
+		}
+		ts->n_dists = 3;
+		return 0;
+	}
+	if (!cJSON_IsArray(j)) {
+		ts->dists = kf_xcalloc(1, sizeof(*ts->dists));
+		ts->n_dists = 1;
+		return parse_dist(ld, j, field, ts, &ts->dists[0]);
+	}
+	int n = cJSON_GetArraySize(j);
+	if (n < 1)
+		return bad(ld, field, "empty list");
+	if (n > MAX_DISTS)
+		return bad(ld, field, "%d entries, at most %d", n, MAX_DISTS);
+	ts->dists = kf_xcalloc((size_t)n, sizeof(*ts->dists));
+	int i = 0;
+	for (const cJSON *c = j->child; c; c = c->next, i++) {
+		char item[320];
+		snprintf(item, sizeof(item), "%s[%d]", field, i);
+		ts->n_dists = i + 1;
+		if ((rc = parse_dist(ld, c, item, ts, &ts->dists[i])))
+			return rc;
+	}
+	return 0;
+}
+
+/* "inputs[2]" or "outputs[0]" for a tensor of t; "tensor 'x'" otherwise. */
+static void tensor_label(const struct kf_task *t,
+			 const struct kf_tensor_spec *ts, char *buf, size_t n)
+{
+	if (ts >= t->inputs && ts < t->inputs + KF_MAX_TENSORS)
+		snprintf(buf, n, "inputs[%d]", (int)(ts - t->inputs));
+	else if (ts >= t->outputs && ts < t->outputs + KF_MAX_TENSORS)
+		snprintf(buf, n, "outputs[%d]", (int)(ts - t->outputs));
+	else
+		snprintf(buf, n, "tensor '%s'", ts->name ? ts->name : "?");
+}
+
+static int parse_tensor(struct loader *ld, const cJSON *j, const char *item,
+			bool is_input, struct kf_tensor_spec *ts)
+{
+	struct kf_task *t = ld->t;
+	char field[300];
+	int rc;
+	if (!cJSON_IsObject(j))
+		return bad(ld, item, "must be an object, got %s",
+			   json_type(j));
+	static const char *const in_keys[] = {"name", "dtype", "shape", "dist",
+					      NULL};
+	static const char *const out_keys[] = {"name", "dtype", "shape",
+					       NULL};
+	if ((rc = check_keys(ld, j, item, is_input ? in_keys : out_keys,
+			     is_input ? "name, dtype, shape, dist"
+				      : "name, dtype, shape; outputs have no "
+					"dist")))
+		return rc;
+
+	const cJSON *name = get(j, "name");
+	field_key(field, sizeof(field), item, "name");
+	if (!name)
+		return missing(ld, field);
+	if (!cJSON_IsString(name))
+		return bad(ld, field, "must be a string, got %s",
+			   json_type(name));
+	if (!is_name(name->valuestring))
+		return bad(ld, field,
+			   "'%s' is not a valid tensor name (letters, digits "
+			   "and '_', not starting with a digit, at most %d "
+			   "characters)",
+			   name->valuestring, MAX_NAME_LEN);
+	/* Inputs and outputs share one namespace: prompts and results name
+	 * tensors without saying which side they are on. */
+	for (int side = 0; side < 2; side++) {
+		const struct kf_tensor_spec *v = side ? t->outputs : t->inputs;
+		int n = side ? t->n_outputs : t->n_inputs;
+		for (int i = 0; i < n; i++) {
+			if (&v[i] == ts || !v[i].name ||
+			    strcmp(v[i].name, name->valuestring) != 0)
+				continue;
+			return bad(ld, field,
+				   "duplicate tensor name '%s' (also %s[%d])",
+				   name->valuestring,
+				   side ? "outputs" : "inputs", i);
+		}
+	}
+	ts->name = kf_xstrdup(name->valuestring);
+
+	const cJSON *dt = get(j, "dtype");
+	field_key(field, sizeof(field), item, "dtype");
+	if (!dt)
+		return missing(ld, field);
+	if (!cJSON_IsString(dt))
+		return bad(ld, field, "must be a string, got %s",
+			   json_type(dt));
+	if (kf_dtype_parse(dt->valuestring, &ts->dtype))
+		return bad(ld, field, "unknown dtype '%s' (expected %s)",
+			   dt->valuestring, dtype_list);
+
+	const cJSON *shape = get(j, "shape");
+	field_key(field, sizeof(field), item, "shape");
+	if (!shape)
+		return missing(ld, field);
+	if (!cJSON_IsArray(shape))
+		return bad(ld, field, "must be an array, got %s",
+			   json_type(shape));
+	int nd = cJSON_GetArraySize(shape);
+	if (nd > KF_MAX_NDIM)
+		return bad(ld, field, "%d dimensions, at most %d", nd,
+			   KF_MAX_NDIM);
+	int i = 0;
+	for (const cJSON *c = shape->child; c; c = c->next, i++) {
+		char dim[320];
+		snprintf(dim, sizeof(dim), "%s[%d]", field, i);
+		if (cJSON_IsNumber(c) && !is_pos_int(c->valuedouble))
+			return bad(ld, dim,
+				   "must be a positive integer or an "
+				   "expression string, got %g",
+				   c->valuedouble);
+		if (!cJSON_IsNumber(c) && !cJSON_IsString(c))
+			return bad(ld, dim,
+				   "must be a positive integer or an "
+				   "expression string, got %s",
+				   json_type(c));
+		if ((rc = parse_expr_field(ld, c, dim, false, &ts->shape[i])))
+			return rc;
+		ts->ndim = i + 1;
+	}
+	/* Every dimension of every set, now rather than in a worker. */
+	for (int s = 0; s < t->n_dimsets; s++) {
+		int64_t sh[KF_MAX_NDIM];
+		int64_t n = kf_task_shape(t, ts, s, sh, ld->err);
+		if (n < 0)
+			return (int)n;
+		if (n > INT64_MAX / (int64_t)kf_dtype_bytes(ts->dtype)) {
+			char label[32];
+			set_label(s, label, sizeof(label));
+			return bad(ld, field, "%lld elements under %s: too "
+					      "large",
+				   (long long)n, label);
+		}
+	}
+
+	if (is_input)
+		return parse_dists(ld, get(j, "dist"), item, ts);
+	return 0;
+}
+
+static int parse_tensors(struct loader *ld, const cJSON *j, bool is_input)
+{
+	struct kf_task *t = ld->t;
+	const char *key = is_input ? "inputs" : "outputs";
+	struct kf_tensor_spec *v = is_input ? t->inputs : t->outputs;
+	int *n_out = is_input ? &t->n_inputs : &t->n_outputs;
+	int rc;
+	if (!j)
+		return missing(ld, key);
+	if (!cJSON_IsArray(j))
+		return bad(ld, key, "must be an array, got %s", json_type(j));
+	int n = cJSON_GetArraySize(j);
+	if (n < 1 || n > KF_MAX_TENSORS)
+		return bad(ld, key, "%d tensors, expected 1 to %d", n,
+			   KF_MAX_TENSORS);
+	int i = 0;
+	for (const cJSON *c = j->child; c; c = c->next, i++) {
+		char item[32];
+		snprintf(item, sizeof(item), "%s[%d]", key, i);
+		*n_out = i + 1; /* so that kf_task_free sees it */
+		if ((rc = parse_tensor(ld, c, item, is_input, &v[i])))
+			return rc;
+	}
+	return 0;
+}
+
+static const struct kf_tolerance tol_defaults[KF_DTYPE_COUNT] = {
+	[KF_F32] = {1e-4, 1e-4},  [KF_F64] = {1e-9, 1e-9},
+	[KF_F16] = {1e-2, 1e-2},  [KF_BF16] = {2e-2, 2e-2},
+	[KF_I32] = {0, 0},	  [KF_I64] = {0, 0},
+};
+
+static int parse_tolerance(struct loader *ld, const cJSON *j)
+{
+	struct kf_task *t = ld->t;
+	char field[300];
+	int rc;
+	memcpy(t->tol, tol_defaults, sizeof(t->tol));
+	if (!j)
+		return 0;
+	if (!cJSON_IsObject(j))
+		return bad(ld, "tolerance", "must be an object, got %s",
+			   json_type(j));
+	for (const cJSON *c = j->child; c; c = c->next) {
+		enum kf_dtype d;
+		field_key(field, sizeof(field), "tolerance", c->string);
+		if (kf_dtype_parse(c->string, &d))
+			return bad(ld, field,
+				   "unknown dtype '%s' (expected %s)",
+				   c->string, dtype_list);
+		for (const cJSON *p = j->child; p != c; p = p->next)
+			if (!strcmp(p->string, c->string))
+				return bad(ld, field, "duplicate key");
+		if (!cJSON_IsObject(c))
+			return bad(ld, field, "must be an object, got %s",
+				   json_type(c));
+		static const char *const keys[] = {"atol", "rtol", NULL};
+		if ((rc = check_keys(ld, c, field, keys, "atol, rtol")))
+			return rc;
+		for (const cJSON *v = c->child; v; v = v->next) {
+			char f2[340];
+			field_key(f2, sizeof(f2), field, v->string);
+			if (!cJSON_IsNumber(v))
+				return bad(ld, f2,
+					   "must be a number, got %s",
+					   json_type(v));
+			if (!isfinite(v->valuedouble) || v->valuedouble < 0)
+				return bad(ld, f2,
+					   "must be a finite number >= 0, "
+					   "got %g",
+					   v->valuedouble);
+			if (!strcmp(v->string, "atol"))
+				t->tol[d].atol = v->valuedouble;
+			else
+				t->tol[d].rtol = v->valuedouble;
+		}
+	}
+	return 0;
+}
+
+/* A -l name goes onto a compiler's command line: letters, digits, _.+- */
+static bool is_lib_name(const char *s)
+{
+	size_t n = strlen(s);
+	if (n == 0 || n > MAX_NAME_LEN || s[0] == '-' || s[0] == '.')
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (!(strchr("_.+-", s[i]) || (s[i] >= 'a' && s[i] <= 'z') ||
+		      (s[i] >= 'A' && s[i] <= 'Z') ||
+		      (s[i] >= '0' && s[i] <= '9')))
+			return false;
+	return true;
+}
+
+static int parse_libraries(struct loader *ld, const cJSON *j)
+{
+	struct kf_task *t = ld->t;
+	if (!j)
+		return 0;
+	if (!cJSON_IsArray(j))
+		return bad(ld, "libraries", "must be an array, got %s",
+			   json_type(j));
+	int n = cJSON_GetArraySize(j);
+	if (n > MAX_LIBRARIES)
+		return bad(ld, "libraries", "%d entries, at most %d", n,
+			   MAX_LIBRARIES);
+	t->libraries = kf_xcalloc((size_t)n + 1, sizeof(*t->libraries));
+	int i = 0;
+	for (const cJSON *c = j->child; c; c = c->next, i++) {
+		char field[32];
+		snprintf(field, sizeof(field), "libraries[%d]", i);
+		if (!cJSON_IsString(c))
+			return bad(ld, field, "must be a string, got %s",
+				   json_type(c));
+		if (!is_lib_name(c->valuestring))
+			return bad(ld, field,
+				   "'%s' is not a library name (as given to "
+				   "-l: letters, digits and _.+-)",
+				   c->valuestring);
+		t->libraries[t->n_libraries++] = kf_xstrdup(c->valuestring);
+	}
+	return 0;
+}
+
+/* The last path component of p (no trailing '/'); a pointer into p. */
+static const char *last_component(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* "<suite>/<name>" from the last two components of the real directory. */
+static char *make_id(const char *real)
+{
+	const char *name = last_component(real);
+	const char *s = name;
+	if (s > real)
+		s--; /* the '/' before name */
+	while (s > real && s[-1] != '/')
+		s--;
+	if (*s == '/') /* only one component, below the root */
+		s++;
+	return kf_xstrdup(*s ? s : real);
+}
+
+static int parse_spec(struct loader *ld, const cJSON *root,
+		      const char *dirname)
+{
+	struct kf_task *t = ld->t;
+	int rc;
+	static const char *const keys[] = {
+		"name",	     "description", "dims",	"hidden_dims",
+		"inputs",    "outputs",	    "tolerance", "flops",
+		"bytes",     "libraries",   "determinism",
+		"call_timeout_ms", NULL,
+	};
+	if ((rc = check_keys(ld, root, "", keys,
+			     "name, description, dims, hidden_dims, inputs, "
+			     "outputs, tolerance, flops, bytes, libraries, "
+			     "determinism, call_timeout_ms")))
+		return rc;
+
+	const cJSON *j = get(root, "name");
+	if (j && !cJSON_IsString(j))
+		return bad(ld, "name", "must be a string, got %s",
+			   json_type(j));
+	if (j && strcmp(j->valuestring, dirname) != 0)
+		return bad(ld, "name",
+			   "'%s' does not match the directory name '%s'",
+			   j->valuestring, dirname);
+	t->name = kf_xstrdup(dirname);
+
+	j = get(root, "description");
+	if (!j)
+		return missing(ld, "description");
+	if (!cJSON_IsString(j))
+		return bad(ld, "description", "must be a string, got %s",
+			   json_type(j));
+	if (!*j->valuestring)
+		return bad(ld, "description", "must not be empty");
+	t->description = kf_xstrdup(j->valuestring);
+
+	if ((rc = parse_dims(ld, get(root, "dims"))))
+		return rc;
+	if ((rc = parse_hidden_dims(ld, get(root, "hidden_dims"))))
+		return rc;
+	if ((rc = parse_tensors(ld, get(root, "inputs"), true)))
+		return rc;
+	if ((rc = parse_tensors(ld, get(root, "outputs"), false)))
+		return rc;
+	if ((rc = parse_tolerance(ld, get(root, "tolerance"))))
+		return rc;
+
+	j = get(root, "flops");
+	if (!j)
+		return missing(ld, "flops");
+	if ((rc = parse_expr_field(ld, j, "flops", true, &t->flops)))
+		return rc;
+	j = get(root, "bytes");
+	if (!j)
+		return missing(ld, "bytes");
+	if ((rc = parse_expr_field(ld, j, "bytes", true, &t->bytes)))
+		return rc;
+
+	if ((rc = parse_libraries(ld, get(root, "libraries"))))
+		return rc;
+
+	t->determinism_bitwise = true;
+	j = get(root, "determinism");
+	if (j && !cJSON_IsString(j))
+		return bad(ld, "determinism", "must be a string, got %s",
+			   json_type(j));
+	if (j && !strcmp(j->valuestring, "tolerance"))
+		t->determinism_bitwise = false;
+	else if (j && strcmp(j->valuestring, "bitwise") != 0)
+		return bad(ld, "determinism",
+			   "unknown value '%s' (expected bitwise, tolerance)",
+			   j->valuestring);
+
+	t->call_timeout_ms = 2000;
+	j = get(root, "call_timeout_ms");
+	if (j && !cJSON_IsNumber(j))
+		return bad(ld, "call_timeout_ms", "must be a number, got %s",
+			   json_type(j));
+	if (j && !(j->valuedouble > 0 &&
+		   j->valuedouble <= MAX_CALL_TIMEOUT_MS))
+		return bad(ld, "call_timeout_ms",
+			   "must be above 0 and at most %.0f, got %g",
+			   MAX_CALL_TIMEOUT_MS, j->valuedouble);
+	if (j)
+		t->call_timeout_ms = j->valuedouble;
+	return 0;
+}
+
+/* path without trailing slashes ("/" stays "/"); caller frees. */
+static char *strip_slashes(const char *path)
+{
+	char *s = kf_xstrdup(path);
+	size_t n = strlen(s);
+	while (n > 1 && s[n - 1] == '/')
+		s[--n] = 0;
+	return s;
+}
+
+/* "line 3, column 7" of the byte at pos in text. */
+static void text_position(const char *text, const char *pos, char *buf,
+			  size_t n)
+{
+	int line = 1, col = 1;
+	for (const char *p = text; p < pos && *p; p++) {
+		if (*p == '\n') {
+			line++;
+			col = 1;
+		} else {
+			col++;
+		}
+	}
+	snprintf(buf, n, "line %d, column %d", line, col);
+}
+
+int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
+{
+	struct kf_task *t = NULL;
+	char *text = NULL, *real = NULL;
+	cJSON *root = NULL;
+	size_t len = 0;
+	struct stat st;
+	int rc = 0;
+	*out = NULL;
+	if (stat(path, &st) != 0) {
+		rc = kf_err_set(err, errno == ENOENT ? KF_ENOENT : KF_EIO,
+				"%s: %s", path, strerror(errno));
+		goto out;
+	}
+	t = kf_xcalloc(1, sizeof(*t));
+	if (S_ISDIR(st.st_mode)) {
+		t->dir = strip_slashes(path);
+		t->path = !strcmp(t->dir, "/")
+				  ? kf_xstrdup("/task.json")
+				  : kf_xasprintf("%s/task.json", t->dir);
+		if (stat(t->path, &st) != 0) {
+			rc = kf_err_set(err,
+					errno == ENOENT ? KF_ENOENT : KF_EIO,
+					"%s: %s (not a task directory)",
+					t->path, strerror(errno));
+			goto out;
+		}
+	} else {
+		t->path = kf_xstrdup(path);
+		const char *slash = strrchr(path, '/');
+		if (!slash)
+			t->dir = kf_xstrdup(".");
+		else if (slash == path)
+			t->dir = kf_xstrdup("/");
+		else
+			t->dir = kf_xasprintf("%.*s", (int)(slash - path),
+					      path);
+	}
+	if (!S_ISREG(st.st_mode)) {
+		rc = kf_err_set(err, KF_EINVAL, "%s: not a regular file",
+				t->path);
+		goto out;
+	}
+	if (st.st_size > (off_t)TASK_JSON_CAP) {
+		rc = kf_err_set(err, KF_ERANGE,
+				"%s: %lld bytes, larger than the cap of "
+				"1 MiB for task.json",
+				t->path, (long long)st.st_size);
+		goto out;
+	}
+	if ((rc = kf_file_read(t->path, TASK_JSON_CAP, &text, &len, err)))
+		goto out;
+	const char *end = NULL;
+	root = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	if (!root) {
+		char at[64];
+		text_position(text, end ? end : text, at, sizeof(at));
+		rc = kf_err_set(err, KF_EINVAL, "%s: invalid JSON at %s",
+				t->path, at);
+		goto out;
+	}
+	if (!cJSON_IsObject(root)) {
+		rc = kf_err_set(err, KF_EINVAL,
+				"%s: must hold a JSON object, got %s",
+				t->path, json_type(root));
+		goto out;
+	}
+	real = realpath(t->dir, NULL);
+	const char *canon = real ? real : t->dir;
+	t->id = make_id(canon);
+	struct loader ld = {.path = t->path, .t = t, .err = err};
+	if ((rc = parse_spec(&ld, root, last_component(canon))))
+		goto out;
+	*out = t;
+	t = NULL;
+out:
+	kf_task_free(t);
+	cJSON_Delete(root);
+	free(text);
+	free(real);
+	return rc;
+}
+
+static void tensor_release(struct kf_tensor_spec *ts)
+{
+	free(ts->name);
+	for (int i = 0; i < KF_MAX_NDIM; i++)
+		kf_expr_free(ts->shape[i]);
+	for (int i = 0; i < ts->n_dists; i++) {
+		kf_expr_free(ts->dists[i].p_expr[0]);
+		kf_expr_free(ts->dists[i].p_expr[1]);
+	}
+	free(ts->dists);
+}
+
+void kf_task_free(struct kf_task *t)
+{
+	if (!t)
+		return;
+	free(t->dir);
+	free(t->path);
+	free(t->id);
+	free(t->name);
+	free(t->description);
+	for (int i = 0; i < t->n_dims; i++)
+		free(t->dim_names[i]);
+	free(t->dim_names);
+	free(t->dimsets);
+	for (int i = 0; i < t->n_inputs; i++)
+		tensor_release(&t->inputs[i]);
+	for (int i = 0; i < t->n_outputs; i++)
+		tensor_release(&t->outputs[i]);
+	kf_expr_free(t->flops);
+	kf_expr_free(t->bytes);
+	for (int i = 0; i < t->n_libraries; i++)
+		free(t->libraries[i]);
+	free(t->libraries);
+	free(t);
+}
+
+const int64_t *kf_task_dims(const struct kf_task *t, int s)
+{
+	KF_ASSERT(s >= 0 && s < t->n_dimsets);
+	return t->dimsets + (size_t)s * t->n_dims;
+}
+
+int64_t kf_task_shape(const struct kf_task *t, const struct kf_tensor_spec *ts,
+		      int s, int64_t shape[KF_MAX_NDIM], struct kf_err *err)
+{
+	const int64_t *v = kf_task_dims(t, s);
+	int64_t n = 1;
+	for (int i = 0; i < ts->ndim; i++) {
+		double d = kf_expr_eval(ts->shape[i], v);
+		char label[32], at[300], num[32];
+		if (!is_pos_int(d)) {
+			tensor_label(t, ts, label, sizeof(label));
+			where(t, ts->shape[i], s, at, sizeof(at));
+			return kf_err_set(err, KF_EINVAL,
+					  "%s: %s.shape[%d]: '%s' is %s%s; "
+					  "dimension %d of tensor '%s' must "
+					  "be a positive integer",
+					  t->path, label, i,
+					  kf_expr_src(ts->shape[i]),
+					  fmt_num(d, num, sizeof(num)), at, i,
+					  ts->name);
+		}
+		shape[i] = (int64_t)d;
+		if (__builtin_mul_overflow(n, shape[i], &n)) {
+			tensor_label(t, ts, label, sizeof(label));
+			set_label(s, at, sizeof(at));
+			return kf_err_set(err, KF_ERANGE,
+					  "%s: %s.shape: the element count "
+					  "of tensor '%s' overflows under %s",
+					  t->path, label, ts->name, at);
+		}
+	}
+	return n;
+}
+
+char *kf_task_dims_str(const struct kf_task *t, int s)
+{
+	const int64_t *v = kf_task_dims(t, s);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	for (int i = 0; i < t->n_dims; i++)
+		kf_strbuf_addf(&sb, "%s%s=%lld", i ? " " : "", t->dim_names[i],
+			       (long long)v[i]);
+	if (!sb.buf)
+		return kf_xstrdup("");
+	return kf_strbuf_detach(&sb);
+}
+
+double kf_task_flops(const struct kf_task *t, int s)
+{
+	return t->flops ? kf_expr_eval(t->flops, kf_task_dims(t, s)) : 0;
+}
+
+double kf_task_bytes(const struct kf_task *t, int s)
+{
+	return t->bytes ? kf_expr_eval(t->bytes, kf_task_dims(t, s)) : 0;
+}
+
+void kf_dist_params(const struct kf_task *t, const struct kf_dist *d, int s,
+		    double p[2])
+{
+	const int64_t *v = kf_task_dims(t, s);
+	for (int i = 0; i < 2; i++)
+		p[i] = d->p_expr[i] ? kf_expr_eval(d->p_expr[i], v)
+				    : d->p_default[i];
+}
+
+char *kf_task_reference(const struct kf_task *t, const char *backend,
+			struct kf_err *err)
+{
+	const char *file;
+	if (!strcmp(backend, "host"))
+		file = "reference.c";
+	else if (!strcmp(backend, "cuda"))
+		file = "reference.cu";
+	else {
+		kf_err_set(err, KF_EINVAL,
+			   "unknown backend '%s' (expected host, cuda)",
+			   backend);
+		return NULL;
+	}
+	char *p = kf_xasprintf("%s/%s", t->dir, file);
+	struct stat st;
+	if (stat(p, &st) != 0 || !S_ISREG(st.st_mode)) {
+		kf_err_set(err, KF_ENOENT,
+			   "%s: missing: task %s has no reference for the %s "
+			   "backend",
+			   p, t->id, backend);
+		free(p);
+		return NULL;
+	}
+	return p;
+}
+
+struct name_list {
+	char **v;
+	int n, cap;
+};
+
+static void list_add(struct name_list *l, char *s)
+{
+	if (l->n == l->cap) {
+		l->cap = l->cap ? 2 * l->cap : 16;
+		l->v = kf_xrealloc(l->v, (size_t)l->cap * sizeof(*l->v));
+	}
+	l->v[l->n++] = s;
+}
+
+static void list_release(struct name_list *l)
+{
+	for (int i = 0; i < l->n; i++)
+		free(l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = l->cap = 0;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The subdirectories of dir, sorted, dot-entries left out. */
+static int list_dirs(const char *dir, struct name_list *out,
+		     struct kf_err *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return kf_err_set(err, errno == ENOENT ? KF_ENOENT : KF_EIO,
+				  "%s: cannot open directory: %s", dir,
+				  strerror(errno));
+	struct dirent *e;
+	while ((e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = kf_xasprintf("%s/%s", dir, e->d_name);
+		struct stat st;
+		/* stat, not d_type: a suite may be a symbolic link. */
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode))
+			list_add(out, kf_xstrdup(e->d_name));
+		free(p);
+	}
+	closedir(d);
+	if (out->n > 1) /* qsort must not see the NULL of an empty list */
+		qsort(out->v, (size_t)out->n, sizeof(*out->v), cmp_str);
+	return 0;
+}
+
+int kf_task_find(const char *root, char ***out, int *n, struct kf_err *err)
+{
+	struct name_list suites = {0}, names = {0}, found = {0};
+	char *top = strip_slashes(root);
+	char *sdir = NULL;
+	int rc;
+	*out = NULL;
+	*n = 0;
+	if ((rc = list_dirs(top, &suites, err)))
+		goto out;
+	for (int i = 0; i < suites.n; i++) {
+		free(sdir);
+		sdir = kf_xasprintf("%s/%s", top, suites.v[i]);
+		list_release(&names);
+		if ((rc = list_dirs(sdir, &names, err)))
+			goto out;
+		for (int k = 0; k < names.n; k++) {
+			char *dir = kf_xasprintf("%s/%s", sdir, names.v[k]);
+			char *spec = kf_xasprintf("%s/task.json", dir);
+			struct stat st;
+			if (stat(spec, &st) == 0 && S_ISREG(st.st_mode))
+				list_add(&found, dir);
+			else
+				free(dir);
+			free(spec);
+		}
+	}
+	*out = found.v;
+	*n = found.n;
+	found.v = NULL;
+	found.n = 0;
+out:
+	list_release(&found);
+	list_release(&names);
+	list_release(&suites);
+	free(sdir);
+	free(top);
+	return rc;
+}

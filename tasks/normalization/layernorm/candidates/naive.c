@@ -1,0 +1,35 @@
+/*
+ * Naive candidate for normalization/layernorm: the two-pass formula with
+ * float accumulators and a division per element.
+ */
+#include <math.h>
+
+#include <kforge/kernel.h>
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	(void)stream;
+	const float *x = in[0].data, *w = in[1].data, *bias = in[2].data;
+	float *y = out[0].data;
+	int64_t rows = in[0].shape[0], n = in[0].shape[1];
+
+	for (int64_t b = 0; b < rows; b++) {
+		float mean = 0.0f, var = 0.0f;
+		for (int64_t j = 0; j < n; j++)
+			mean += x[b * n + j];
+		mean /= (float)n;
+		for (int64_t j = 0; j < n; j++) {
+			float d = x[b * n + j] - mean;
+			var += d * d;
+		}
+		var /= (float)n;
+		for (int64_t j = 0; j < n; j++)
+			y[b * n + j] = (x[b * n + j] - mean) /
+					       sqrtf(var + 1e-5f) * w[j] +
+				       bias[j];
+	}
+	return 0;
+}

@@ -1,0 +1,6 @@
+/* base_test.c: tests of the base module. */
+#include "harness.h"
+
+KF_TESTS(base) = {
+	KF_TESTS_END,
+};

@@ -1,0 +1,419 @@
+/* compile_test.c: tests of the compile module: host and cuda builds, the
+ * content-addressed cache, compile errors, deadlines and the log cap. */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <kforge/compile.h>
+#include <kforge/kernel.h>
+
+#include "harness.h"
+
+static const char good_c[] =
+    "#include <kforge/kernel.h>\n"
+    "int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,\n"
+    "\t     void *stream)\n"
+    "{\n"
+    "\t(void)n_in; (void)n_out; (void)stream;\n"
+    "\tconst float *x = in[0].data;\n"
+    "\tfloat *y = out[0].data;\n"
+    "\tfor (int64_t i = 0; i < kf_numel(&in[0]); i++)\n"
+    "\t\ty[i] = 2.0f * x[i] + 1.0f;\n"
+    "\treturn 0;\n"
+    "}\n";
+
+/* Points the cache at this case's directory; call first in every case. */
+static void use_tmp_cache(void)
+{
+	char *dir = kf_path_join(kf_test_tmpdir(), "cache");
+	CHECK(setenv("KFORGE_CACHE", dir, 1) == 0);
+	free(dir);
+}
+
+/* Writes text to <tmpdir>/name; returns the path (caller frees). */
+static char *write_tmp(const char *name, const char *text)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *path = kf_path_join(kf_test_tmpdir(), name);
+	CHECK_MSG(kf_file_write_atomic(path, text, strlen(text), &err) == 0,
+		  "%s", err.msg);
+	return path;
+}
+
+static struct kf_compile_opts host_opts(void)
+{
+	struct kf_compile_opts o = {0};
+	o.backend = "host";
+	o.include_dir = "include";
+	return o;
+}
+
+/* Compiles and checks that the engine could try; prints the log when the
+ * outcome differs from want_ok. */
+static void compile_ok(const char *path, const struct kf_compile_opts *o,
+		       struct kf_compile_result *r, int want_ok)
+{
+	struct kf_err err = KF_ERR_INIT;
+	int rc = kf_compile(path, o, r, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK_MSG(r->ok == (want_ok != 0), "log: %s", r->log ? r->log : "");
+	CHECK(r->key && strlen(r->key) == 64);
+	CHECK(r->command && r->toolchain && r->log);
+}
+
+static void test_compile_host_exports_kf_entry(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 1);
+	CHECK(!r.cached && !r.timed_out && r.seconds > 0);
+	CHECK(r.so_path && kf_file_exists(r.so_path));
+	CHECK_CONTAINS(r.so_path, r.key);
+	CHECK_CONTAINS(r.so_path, kf_test_tmpdir());
+	CHECK_CONTAINS(r.command, "-march=native");
+	CHECK_CONTAINS(r.command, "good.c");
+
+	void *h = dlopen(r.so_path, RTLD_NOW | RTLD_LOCAL);
+	CHECK_MSG(h, "%s", dlerror());
+	int (*entry)(const DLTensor *, int, DLTensor *, int, void *);
+	*(void **)&entry = dlsym(h, "kf_entry");
+	CHECK_MSG(entry, "%s", dlerror());
+	float x[3] = {1.0f, -2.0f, 0.5f}, y[3] = {0};
+	int64_t shape[1] = {3};
+	DLTensor in = {0}, out = {0};
+	in.data = x;
+	in.device.device_type = kDLCPU;
+	in.ndim = 1;
+	in.dtype.code = kDLFloat;
+	in.dtype.bits = 32;
+	in.dtype.lanes = 1;
+	in.shape = shape;
+	out = in;
+	out.data = y;
+	CHECK(entry(&in, 1, &out, 1, NULL) == 0);
+	CHECK(y[0] == 3.0f && y[1] == -3.0f && y[2] == 2.0f);
+	dlclose(h);
+	kf_compile_result_release(&r);
+	free(src);
+}
+
+static void test_compile_second_compile_is_cache_hit(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result a = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result b = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result c = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &a, 1);
+	CHECK(!a.cached);
+	compile_ok(src, &o, &b, 1);
+	CHECK(b.cached && b.seconds == 0);
+	CHECK_STR(b.so_path, a.so_path);
+	CHECK_STR(b.key, a.key);
+	CHECK_STR(b.log, a.log);
+	CHECK_STR(b.command, a.command);
+
+	/* The same bytes under another name are the same object. */
+	char *copy = write_tmp("copy.c", good_c);
+	struct kf_compile_result d = KF_COMPILE_RESULT_INIT;
+	compile_ok(copy, &o, &d, 1);
+	CHECK(d.cached);
+	CHECK_STR(d.so_path, a.so_path);
+
+	o.no_cache = true;
+	compile_ok(src, &o, &c, 1);
+	CHECK(!c.cached && c.seconds > 0);
+	CHECK_STR(c.so_path, a.so_path);
+	CHECK(kf_file_exists(c.so_path));
+	kf_compile_result_release(&a);
+	kf_compile_result_release(&b);
+	kf_compile_result_release(&c);
+	kf_compile_result_release(&d);
+	free(src);
+	free(copy);
+}
+
+static void test_compile_key_covers_source_and_flags(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result a = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result b = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result c = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &a, 1);
+
+	char *edited = kf_xstrdup(good_c);
+	char *two = strstr(edited, "2.0f");
+	CHECK(two);
+	two[0] = '3'; /* one byte */
+	free(src);
+	src = write_tmp("good.c", edited);
+	compile_ok(src, &o, &b, 1);
+	CHECK(!b.cached);
+	CHECK(strcmp(a.key, b.key) != 0);
+	CHECK(strcmp(a.so_path, b.so_path) != 0);
+
+	free(src);
+	src = write_tmp("good.c", good_c);
+	const char *libs[] = {"m"};
+	o.libraries = libs;
+	o.n_libraries = 1;
+	compile_ok(src, &o, &c, 1);
+	CHECK(!c.cached);
+	CHECK(strcmp(a.key, c.key) != 0 && strcmp(b.key, c.key) != 0);
+	CHECK_CONTAINS(c.command, "-lm -lm");
+	kf_compile_result_release(&a);
+	kf_compile_result_release(&b);
+	kf_compile_result_release(&c);
+	free(edited);
+	free(src);
+}
+
+static void test_compile_rejects_option_as_library(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	const char *libs[] = {"-o/tmp/x"};
+	o.libraries = libs;
+	o.n_libraries = 1;
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile(src, &o, &r, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "-o/tmp/x");
+	kf_compile_result_release(&r);
+	free(src);
+}
+
+static void test_compile_syntax_error_names_file_and_line(void)
+{
+	use_tmp_cache();
+	char *src =
+	    write_tmp("bad.c", "#include <kforge/kernel.h>\n"
+			       "int kf_entry(const DLTensor *in, int n_in,"
+			       " DLTensor *out, int n_out, void *s)\n"
+			       "{\n"
+			       "\treturn 0 +;\n"
+			       "}\n");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 0);
+	CHECK(!r.timed_out && !r.cached && !r.so_path);
+	CHECK_CONTAINS(r.log, "bad.c:4");
+	CHECK_CONTAINS(r.log, "error");
+
+	/* A failure is not cached: the next try compiles again. */
+	struct kf_compile_result again = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &again, 0);
+	CHECK(!again.cached && !again.so_path);
+	CHECK_STR(again.key, r.key);
+	char *dir = kf_path_join(kf_cache_dir(), "compile");
+	char *so = kf_xasprintf("%s/%s.so", dir, r.key);
+	char *log = kf_xasprintf("%s/%s.log", dir, r.key);
+	CHECK(!kf_file_exists(so));
+	CHECK(kf_file_exists(log));
+	kf_compile_result_release(&r);
+	kf_compile_result_release(&again);
+	free(dir);
+	free(so);
+	free(log);
+	free(src);
+}
+
+/* Counts the entries of dir whose names end with suffix. */
+static int count_suffix(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	CHECK(d);
+	int n = 0;
+	struct dirent *e;
+	size_t sl = strlen(suffix);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l >= sl && strcmp(e->d_name + l - sl, suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
+static void test_compile_hung_compiler_is_killed(void)
+{
+	use_tmp_cache();
+	/* A stand-in compiler that answers --version and then hangs. */
+	char *cc = write_tmp("hang-cc", "#!/bin/sh\n"
+					"case \"$1\" in --version)\n"
+					"\techo 'hang-cc 1.0'; exit 0;;\n"
+					"esac\n"
+					"echo compiling...\n"
+					"sleep 30\n");
+	CHECK(chmod(cc, 0755) == 0);
+	CHECK(setenv("KFORGE_CC", cc, 1) == 0);
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	o.timeout_ms = 500;
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	compile_ok(src, &o, &r, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	CHECK_MSG(s < 10.0, "took %.1f s", s);
+	CHECK(r.timed_out && !r.so_path);
+	CHECK_STR(r.toolchain, "hang-cc 1.0");
+	CHECK_CONTAINS(r.log, "compiling...");
+	CHECK_CONTAINS(r.log, "compiler killed after 500 ms");
+	char *dir = kf_path_join(kf_cache_dir(), "compile");
+	CHECK(count_suffix(dir, ".so") == 0); /* no object, no temporary */
+	CHECK(count_suffix(dir, ".log") == 1);
+	kf_compile_result_release(&r);
+	free(dir);
+	free(src);
+	free(cc);
+}
+
+static void test_compile_log_is_capped(void)
+{
+	use_tmp_cache();
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	for (int i = 0; i < 3000; i++)
+		kf_strbuf_addf(&sb,
+			       "#error this line makes the compiler print a "
+			       "long complaint, number %d of many\n",
+			       i);
+	char *src = write_tmp("noisy.c", kf_strbuf_str(&sb));
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 0);
+	CHECK_MSG(strlen(r.log) <= KF_COMPILE_LOG_CAP, "%zu bytes",
+		  strlen(r.log));
+	CHECK(strlen(r.log) > KF_COMPILE_LOG_CAP / 2);
+	CHECK_CONTAINS(r.log, "noisy.c:1");
+	CHECK_CONTAINS(r.log, "dropped");
+	kf_compile_result_release(&r);
+	kf_strbuf_release(&sb);
+	free(src);
+}
+
+static void test_compile_missing_source_is_enoent(void)
+{
+	use_tmp_cache();
+	char *src = kf_path_join(kf_test_tmpdir(), "nowhere.c");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile(src, &o, &r, &err) == KF_ENOENT);
+	CHECK(err.code == KF_ENOENT);
+	CHECK_CONTAINS(err.msg, src);
+	CHECK_CONTAINS(err.msg, "cannot open");
+	CHECK(!r.ok && !r.so_path);
+	kf_compile_result_release(&r);
+	free(src);
+}
+
+static void test_compile_missing_compiler_is_enoent(void)
+{
+	use_tmp_cache();
+	CHECK(setenv("KFORGE_NVCC", "/nonexistent/nvcc", 1) == 0);
+	char *src = write_tmp("k.cu", "int x;\n");
+	struct kf_compile_opts o = host_opts();
+	o.backend = "cuda";
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile(src, &o, &r, &err) == KF_ENOENT);
+	CHECK_CONTAINS(err.msg, "nvcc not found");
+	CHECK_CONTAINS(err.msg, "/nonexistent/nvcc");
+	CHECK(kf_compile_toolchain("cuda") == NULL);
+	CHECK(kf_compile_toolchain("no-such-backend") == NULL);
+	char *host = kf_compile_toolchain("host");
+	CHECK(host && *host);
+	free(host);
+	kf_compile_result_release(&r);
+	free(src);
+}
+
+static const char trivial_cu[] =
+    "#include <kforge/kernel.h>\n"
+    "__global__ void twice(const float *x, float *y, int64_t n)\n"
+    "{\n"
+    "\tint64_t i = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n"
+    "\tif (i < n)\n"
+    "\t\ty[i] = 2.0f * x[i];\n"
+    "}\n"
+    "KF_EXTERN_C int kf_entry(const DLTensor *in, int n_in, DLTensor "
+    "*out,\n"
+    "\t\t\tint n_out, void *stream)\n"
+    "{\n"
+    "\tint64_t n = kf_numel(&in[0]);\n"
+    "\ttwice<<<(unsigned)((n + 255) / 256), 256, 0,\n"
+    "\t\t(cudaStream_t)stream>>>((const float *)in[0].data,\n"
+    "\t\t(float *)out[0].data, n);\n"
+    "\treturn cudaGetLastError() == cudaSuccess ? 0 : 1;\n"
+    "}\n";
+
+/* The cuda build of src: checks an ELF shared object came out. */
+static void compile_cuda(const char *name, const char *text,
+			 struct kf_compile_result *r)
+{
+	char *tc = kf_compile_toolchain("cuda");
+	if (!tc)
+		SKIP("nvcc not found");
+	free(tc);
+	char *src = write_tmp(name, text);
+	struct kf_compile_opts o = {0};
+	o.backend = "cuda";
+	o.include_dir = "include";
+	compile_ok(src, &o, r, 1);
+	CHECK(r->so_path && !r->cached);
+	char *obj = NULL;
+	size_t bytes = 0;
+	CHECK(kf_file_read(r->so_path, 1u << 30, &obj, &bytes, NULL) == 0);
+	CHECK(bytes > 4 && memcmp(obj, "\177ELF", 4) == 0);
+	CHECK_CONTAINS(r->toolchain, "cuda");
+	free(obj);
+	free(src);
+}
+
+static void test_compile_cuda_builds_shared_object(void)
+{
+	use_tmp_cache();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_cuda("k.cu", trivial_cu, &r);
+	CHECK_CONTAINS(r.command, "arch=compute_90,code=sm_90 ");
+	CHECK_CONTAINS(r.command, "-lcudart");
+	kf_compile_result_release(&r);
+}
+
+static void test_compile_cuda_marker_selects_sm_90a(void)
+{
+	use_tmp_cache();
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	kf_strbuf_addf(&sb, "/* kforge: sm_90a */\n%s", trivial_cu);
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_cuda("k90a.cu", kf_strbuf_str(&sb), &r);
+	CHECK_CONTAINS(r.command, "arch=compute_90a,code=sm_90a");
+	kf_compile_result_release(&r);
+	kf_strbuf_release(&sb);
+}
+
+KF_TESTS(compile) = {
+    KF_TEST(test_compile_host_exports_kf_entry),
+    KF_TEST(test_compile_second_compile_is_cache_hit),
+    KF_TEST(test_compile_key_covers_source_and_flags),
+    KF_TEST(test_compile_rejects_option_as_library),
+    KF_TEST(test_compile_syntax_error_names_file_and_line),
+    KF_TEST(test_compile_hung_compiler_is_killed),
+    KF_TEST(test_compile_log_is_capped),
+    KF_TEST(test_compile_missing_source_is_enoent),
+    KF_TEST(test_compile_missing_compiler_is_enoent),
+    KF_TEST(test_compile_cuda_builds_shared_object),
+    KF_TEST(test_compile_cuda_marker_selects_sm_90a),
+    KF_TESTS_END,
+};

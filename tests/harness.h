@@ -1,0 +1,81 @@
+/*
+ * harness.h: kforge's test harness. Each test file defines its cases and a
+ * table KF_TESTS(module); tests/main.c runs every case in its own child
+ * process, so a crash fails one case, and ends with the summary line.
+ */
+#ifndef KFORGE_TESTS_HARNESS_H
+#define KFORGE_TESTS_HARNESS_H
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct kf_test {
+	const char *name; /* test_<module>_<behaviour> */
+	void (*fn)(void);
+};
+
+#define KF_TEST(fn) {#fn, fn}
+#define KF_TESTS(module) const struct kf_test kf_tests_##module[]
+#define KF_TESTS_END {NULL, NULL}
+
+/* Exit status of a skipped case; the reason goes to stdout first. */
+#define KF_TEST_SKIP_STATUS 77
+
+/* Fails the case: prints where and why, then exits the child. */
+#define CHECK(cond)                                                            \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			printf("    %s:%d: CHECK failed: %s\n", __FILE__,      \
+			       __LINE__, #cond);                               \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+#define CHECK_MSG(cond, ...)                                                   \
+	do {                                                                   \
+		if (!(cond)) {                                                 \
+			printf("    %s:%d: CHECK failed: %s: ", __FILE__,      \
+			       __LINE__, #cond);                               \
+			printf(__VA_ARGS__);                                   \
+			printf("\n");                                          \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                        \
+	do {                                                                   \
+		const char *a_ = (a), *b_ = (b);                               \
+		if (!a_ || !b_ || strcmp(a_, b_) != 0) {                       \
+			printf("    %s:%d: \"%s\" != \"%s\"\n", __FILE__,      \
+			       __LINE__, a_ ? a_ : "(null)",                   \
+			       b_ ? b_ : "(null)");                            \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+/* True when haystack contains needle. */
+#define CHECK_CONTAINS(haystack, needle)                                       \
+	do {                                                                   \
+		const char *h_ = (haystack), *n_ = (needle);                   \
+		if (!h_ || !strstr(h_, n_)) {                                  \
+			printf("    %s:%d: \"%s\" does not contain \"%s\"\n",  \
+			       __FILE__, __LINE__, h_ ? h_ : "(null)", n_);    \
+			exit(1);                                               \
+		}                                                              \
+	} while (0)
+
+#define SKIP(...)                                                              \
+	do {                                                                   \
+		printf("    skipped: ");                                       \
+		printf(__VA_ARGS__);                                           \
+		printf("\n");                                                  \
+		exit(KF_TEST_SKIP_STATUS);                                     \
+	} while (0)
+
+/* Where the built binaries are ($KFORGE_BUILD, default "build"). */
+const char *kf_test_build_dir(void);
+/* A fresh empty directory for this case (removed by the runner). */
+const char *kf_test_tmpdir(void);
+
+#endif

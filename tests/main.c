@@ -1,0 +1,110 @@
+/*
+ * main.c: runs the test cases of every module, each in its own process, and
+ * prints "tests: N passed, N failed, N skipped". Arguments filter cases by
+ * substring of their names.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "harness.h"
+
+extern const struct kf_test kf_tests_base[];
+extern const struct kf_test kf_tests_task[];
+extern const struct kf_test kf_tests_compile[];
+extern const struct kf_test kf_tests_backend[];
+extern const struct kf_test kf_tests_eval[];
+extern const struct kf_test kf_tests_cli[];
+
+static const struct kf_test *const all_tables[] = {
+	kf_tests_base,	  kf_tests_task, kf_tests_compile,
+	kf_tests_backend, kf_tests_eval, kf_tests_cli,
+};
+
+static char tmpdir[256];
+
+const char *kf_test_build_dir(void)
+{
+	const char *b = getenv("KFORGE_BUILD");
+	return b && *b ? b : "build";
+}
+
+const char *kf_test_tmpdir(void)
+{
+	return tmpdir;
+}
+
+static int wanted(const char *name, int argc, char **argv)
+{
+	if (argc < 2)
+		return 1;
+	for (int i = 1; i < argc; i++)
+		if (strstr(name, argv[i]))
+			return 1;
+	return 0;
+}
+
+static int run_case(const struct kf_test *t)
+{
+	snprintf(tmpdir, sizeof(tmpdir), "/tmp/kforge-test-XXXXXX");
+	if (!mkdtemp(tmpdir)) {
+		printf("    cannot make a temporary directory: %s\n",
+		       strerror(errno));
+		return 1;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		t->fn();
+		fflush(stdout);
+		_exit(0);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	char cmd[300];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmpdir);
+	if (system(cmd) != 0)
+		printf("    could not remove %s\n", tmpdir);
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	printf("    killed by signal %d\n", WTERMSIG(status));
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	int passed = 0, failed = 0, skipped = 0;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (size_t k = 0; k < sizeof(all_tables) / sizeof(all_tables[0]);
+	     k++) {
+		for (const struct kf_test *t = all_tables[k]; t->name; t++) {
+			if (!wanted(t->name, argc, argv))
+				continue;
+			struct timespec a, b;
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			int rc = run_case(t);
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			double s = (double)(b.tv_sec - a.tv_sec) +
+				   (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
+			const char *word = rc == 0 ? "ok"
+					   : rc == KF_TEST_SKIP_STATUS
+						   ? "skip"
+						   : "FAIL";
+			printf("%-4s %s (%.2f s)\n", word, t->name, s);
+			if (rc == 0)
+				passed++;
+			else if (rc == KF_TEST_SKIP_STATUS)
+				skipped++;
+			else
+				failed++;
+		}
+	}
+	printf("tests: %d passed, %d failed, %d skipped\n", passed, failed,
+	       skipped);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,508 @@
+/*
+ * kforge.c: the command-line interface, a client of the public API. One
+ * table of subcommands; each takes --help. Exit codes: 0 success (status
+ * ok), 1 a verdict other than ok, 2 bad usage or an error of the engine.
+ */
+#include <dirent.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kforge/base.h>
+#include <kforge/eval.h>
+#include <kforge/task.h>
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *usage;
+};
+
+static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int die(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("kforge: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+	return 2;
+}
+
+static int parse_u64(const char *opt, const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (!*s || *end || *s == '-')
+		return die("%s: '%s' is not a non-negative integer", opt, s);
+	*out = v;
+	return 0;
+}
+
+static int parse_double(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+	if (!*s || *end || !(v > 0))
+		return die("%s: '%s' is not a positive number", opt, s);
+	*out = v;
+	return 0;
+}
+
+enum {
+	OPT_JSON = 256,
+	OPT_BACKEND,
+	OPT_SEED,
+	OPT_TRIALS,
+	OPT_NO_TIMING,
+	OPT_TIME_CAP,
+	OPT_CALL_TIMEOUT,
+	OPT_NO_CACHE,
+	OPT_ROOT,
+	OPT_TASK,
+	OPT_HELP,
+};
+
+static const struct option eval_longopts[] = {
+	{"json", no_argument, NULL, OPT_JSON},
+	{"backend", required_argument, NULL, OPT_BACKEND},
+	{"seed", required_argument, NULL, OPT_SEED},
+	{"trials", required_argument, NULL, OPT_TRIALS},
+	{"no-timing", no_argument, NULL, OPT_NO_TIMING},
+	{"time-cap", required_argument, NULL, OPT_TIME_CAP},
+	{"call-timeout-ms", required_argument, NULL, OPT_CALL_TIMEOUT},
+	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
+	{"root", required_argument, NULL, OPT_ROOT},
+	{"task", required_argument, NULL, OPT_TASK},
+	{"help", no_argument, NULL, OPT_HELP},
+	{NULL, 0, NULL, 0},
+};
+
+struct common {
+	struct kf_eval_opts eo;
+	bool json;
+	const char *root;
+	const char *task_filter;
+	bool help;
+};
+
+/* Parses the options shared by the subcommands; returns 0, or 2 on error. */
+static int parse_common(int argc, char **argv, struct common *c,
+			const char *allowed)
+{
+	struct kf_eval_opts d = KF_EVAL_OPTS_INIT;
+	c->eo = d;
+	c->json = false;
+	c->root = "tasks";
+	c->task_filter = NULL;
+	c->help = false;
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "", eval_longopts, NULL)) != -1) {
+		uint64_t u = 0;
+		const char *name = NULL;
+		for (const struct option *o = eval_longopts; o->name; o++)
+			if (o->val == ch)
+				name = o->name;
+		if (ch == '?' || ch == ':')
+			return die("%s: unknown option '%s' (see --help)",
+				   argv[0], argv[optind - 1]);
+		if (name && !strstr(allowed, name))
+			return die("%s: option --%s does not apply here",
+				   argv[0], name);
+		switch (ch) {
+		case OPT_JSON:
+			c->json = true;
+			break;
+		case OPT_BACKEND:
+			c->eo.backend = optarg;
+			break;
+		case OPT_SEED:
+			if (parse_u64("--seed", optarg, &c->eo.seed))
+				return 2;
+			break;
+		case OPT_TRIALS:
+			if (parse_u64("--trials", optarg, &u))
+				return 2;
+			if (u < 5 || u > 1000)
+				return die("--trials: %s is out of range "
+					   "(5 to 1000)",
+					   optarg);
+			c->eo.trials = (int)u;
+			break;
+		case OPT_NO_TIMING:
+			c->eo.no_timing = true;
+			break;
+		case OPT_TIME_CAP:
+			if (parse_double("--time-cap", optarg,
+					 &c->eo.time_cap_s))
+				return 2;
+			break;
+		case OPT_CALL_TIMEOUT:
+			if (parse_double("--call-timeout-ms", optarg,
+					 &c->eo.call_timeout_ms))
+				return 2;
+			break;
+		case OPT_NO_CACHE:
+			c->eo.no_cache = true;
+			break;
+		case OPT_ROOT:
+			c->root = optarg;
+			break;
+		case OPT_TASK:
+			c->task_filter = optarg;
+			break;
+		case OPT_HELP:
+			c->help = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+static const char eval_usage[] =
+	"usage: kforge eval TASK CANDIDATE [options]\n"
+	"\n"
+	"Checks CANDIDATE (a .c or .cu file defining kf_entry) against the\n"
+	"reference of TASK (a task directory or its task.json) on fresh\n"
+	"random inputs, then times both, interleaved.\n"
+	"\n"
+	"  --json               print the result JSON (docs/results.md)\n"
+	"  --backend host|cuda  where to run (default host)\n"
+	"  --seed N             base seed; trial t uses N+t (default 1)\n"
+	"  --trials N           correctness trials, 5..1000 (default 6)\n"
+	"  --no-timing          checks only\n"
+	"  --time-cap S         timing budget in seconds (default 10)\n"
+	"  --call-timeout-ms MS longest one call may take in checks\n"
+	"                       (default: the task's call_timeout_ms)\n"
+	"  --no-cache           recompile even when the object is cached\n"
+	"\n"
+	"Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
+
+static int emit(const cJSON *res, bool json)
+{
+	if (json) {
+		char *s = cJSON_Print(res);
+		puts(s);
+		free(s);
+	} else {
+		struct kf_strbuf sb = KF_STRBUF_INIT;
+		kf_result_print(res, &sb);
+		fputs(kf_strbuf_str(&sb), stdout);
+		kf_strbuf_release(&sb);
+	}
+	enum kf_status st = kf_result_status(res);
+	if (st != KF_STATUS_OK) {
+		const char *reason = kf_json_str(res, "reason");
+		fprintf(stderr, "kforge: %s: %s\n", kf_status_name(st),
+			reason ? reason : "");
+	}
+	return st == KF_STATUS_OK ? 0 : 1;
+}
+
+static int cmd_eval(int argc, char **argv)
+{
+	struct common c;
+	if (parse_common(argc, argv, &c,
+			 "json backend seed trials no-timing time-cap "
+			 "call-timeout-ms no-cache help"))
+		return 2;
+	if (c.help) {
+		fputs(eval_usage, stdout);
+		return 0;
+	}
+	if (argc - optind != 2)
+		return die("eval: expected TASK and CANDIDATE (see kforge "
+			   "eval --help)");
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *res = NULL;
+	if (kf_eval(argv[optind], argv[optind + 1], &c.eo, &res, &err))
+		return die("%s", err.msg);
+	int rc = emit(res, c.json);
+	cJSON_Delete(res);
+	return rc;
+}
+
+static const char tasks_usage[] =
+	"usage: kforge tasks [--root DIR] [--json]\n"
+	"\n"
+	"Lists the tasks under DIR (default tasks/): timing dims, hidden dim\n"
+	"sets, FLOP and byte counts of one call at the timing dims.\n";
+
+static int cmd_tasks(int argc, char **argv)
+{
+	struct common c;
+	if (parse_common(argc, argv, &c, "root json help"))
+		return 2;
+	if (c.help) {
+		fputs(tasks_usage, stdout);
+		return 0;
+	}
+	if (optind != argc)
+		return die("tasks: unexpected argument '%s'", argv[optind]);
+	struct kf_err err = KF_ERR_INIT;
+	char **paths = NULL;
+	int n = 0, rc = 0;
+	if (kf_task_find(c.root, &paths, &n, &err))
+		return die("%s", err.msg);
+	cJSON *arr = cJSON_CreateArray();
+	if (!c.json)
+		printf("%-28s %-34s %6s %10s %10s\n", "task", "timing dims",
+		       "hidden", "GFLOP", "MB");
+	for (int i = 0; i < n; i++) {
+		struct kf_task *t = NULL;
+		if (kf_task_load(paths[i], &t, &err)) {
+			fprintf(stderr, "kforge: %s\n", err.msg);
+			rc = 2;
+			continue;
+		}
+		char *dims = kf_task_dims_str(t, 0);
+		if (c.json) {
+			cJSON *o = cJSON_CreateObject();
+			cJSON_AddStringToObject(o, "id", t->id);
+			cJSON_AddStringToObject(o, "dims", dims);
+			cJSON_AddNumberToObject(o, "hidden_sets",
+						t->n_dimsets - 1);
+			cJSON_AddNumberToObject(o, "flops", kf_task_flops(t, 0));
+			cJSON_AddNumberToObject(o, "bytes", kf_task_bytes(t, 0));
+			cJSON_AddStringToObject(o, "description",
+						t->description);
+			cJSON_AddItemToArray(arr, o);
+		} else {
+			printf("%-28s %-34s %6d %10.3f %10.2f\n", t->id, dims,
+			       t->n_dimsets - 1, kf_task_flops(t, 0) / 1e9,
+			       kf_task_bytes(t, 0) / 1e6);
+		}
+		free(dims);
+		kf_task_free(t);
+	}
+	if (c.json) {
+		char *s = cJSON_Print(arr);
+		puts(s);
+		free(s);
+	}
+	cJSON_Delete(arr);
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+static const char suite_usage[] =
+	"usage: kforge suite [--root DIR] [--task SUBSTR] [--backend B]\n"
+	"                    [--json] [--no-timing] [--time-cap S]\n"
+	"\n"
+	"Evaluates every candidate under DIR/*/*/candidates/ (default\n"
+	"tasks/) and prints one row per candidate: the status it must get\n"
+	"(wrong*.c: wrong_answer; the others: ok), the status it got, the\n"
+	"speedup with its 95% interval. Exits 1 if any row differs.\n";
+
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Candidate files of a task for a backend, sorted; caller frees. */
+static char **list_candidates(const char *task_dir, const char *ext, int *n)
+{
+	char *dir = kf_path_join(task_dir, "candidates");
+	DIR *d = opendir(dir);
+	char **out = NULL;
+	*n = 0;
+	struct dirent *e;
+	while (d && (e = readdir(d))) {
+		size_t len = strlen(e->d_name), el = strlen(ext);
+		if (len <= el || strcmp(e->d_name + len - el, ext))
+			continue;
+		out = kf_xrealloc(out, sizeof(char *) * (size_t)(*n + 1));
+		out[(*n)++] = kf_path_join(dir, e->d_name);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	if (*n)
+		qsort(out, (size_t)*n, sizeof(char *), name_cmp);
+	return out;
+}
+
+static int cmd_suite(int argc, char **argv)
+{
+	struct common c;
+	if (parse_common(argc, argv, &c,
+			 "root task backend json no-timing time-cap seed "
+			 "trials no-cache help"))
+		return 2;
+	if (c.help) {
+		fputs(suite_usage, stdout);
+		return 0;
+	}
+	if (optind != argc)
+		return die("suite: unexpected argument '%s'", argv[optind]);
+	if (!c.eo.no_timing && c.eo.time_cap_s == 10.0)
+		c.eo.time_cap_s = 3.0; /* many rows: a shorter budget each */
+	struct kf_err err = KF_ERR_INIT;
+	char **paths = NULL;
+	int n = 0, bad = 0, rows = 0;
+	if (kf_task_find(c.root, &paths, &n, &err))
+		return die("%s", err.msg);
+	const char *ext = strcmp(c.eo.backend, "cuda") ? ".c" : ".cu";
+	cJSON *all = cJSON_CreateArray();
+	if (!c.json)
+		printf("%-26s %-14s %-13s %-13s %-26s %s\n", "task",
+		       "candidate", "expected", "got", "speedup [95% CI]",
+		       "reason");
+	for (int i = 0; i < n; i++) {
+		if (c.task_filter && !strstr(paths[i], c.task_filter))
+			continue;
+		int nc = 0;
+		char *tdir = kf_xstrdup(paths[i]);
+		char *slash = strrchr(tdir, '/');
+		if (slash && !strcmp(slash, "/task.json"))
+			*slash = '\0';
+		char **cands = list_candidates(tdir, ext, &nc);
+		for (int k = 0; k < nc; k++) {
+			const char *base = strrchr(cands[k], '/') + 1;
+			const char *want = strncmp(base, "wrong", 5)
+						   ? "ok"
+						   : "wrong_answer";
+			cJSON *res = NULL;
+			char tid[64];
+			snprintf(tid, sizeof(tid), "%s", tdir);
+			rows++;
+			if (kf_eval(tdir, cands[k], &c.eo, &res, &err)) {
+				printf("%-26s %-14s %-13s %-13s %s\n", tid,
+				       base, want, "error", err.msg);
+				bad++;
+				continue;
+			}
+			const char *got = kf_json_str(res, "status");
+			bool same = !strcmp(got, want);
+			bad += !same;
+			if (c.json) {
+				cJSON_AddStringToObject(res, "expected", want);
+				cJSON_AddItemToArray(all, res);
+				continue;
+			}
+			const cJSON *sp = cJSON_GetObjectItem(
+				cJSON_GetObjectItem(res, "timing"), "speedup");
+			char spd[64] = "-";
+			if (sp) {
+				const cJSON *ci = cJSON_GetObjectItem(sp, "ci95");
+				snprintf(spd, sizeof(spd), "%.2fx [%.2f, %.2f]",
+					 kf_json_num(sp, "median", 0),
+					 cJSON_GetArrayItem(ci, 0)->valuedouble,
+					 cJSON_GetArrayItem(ci, 1)->valuedouble);
+			}
+			const char *reason = kf_json_str(res, "reason");
+			const cJSON *task = cJSON_GetObjectItem(res, "task");
+			printf("%-26s %-14s %-13s %-13s %-26s %.110s%s\n",
+			       kf_json_str(task, "id"), base, want, got, spd,
+			       reason ? reason : "",
+			       same ? "" : "   <-- UNEXPECTED");
+			fflush(stdout);
+			cJSON_Delete(res);
+		}
+		for (int k = 0; k < nc; k++)
+			free(cands[k]);
+		free(cands);
+		free(tdir);
+	}
+	if (c.json) {
+		char *s = cJSON_Print(all);
+		puts(s);
+		free(s);
+	} else {
+		printf("suite: %d candidates, %d as expected, %d not\n", rows,
+		       rows - bad, bad);
+	}
+	cJSON_Delete(all);
+	for (int i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return bad ? 1 : 0;
+}
+
+static const char doctor_usage[] =
+	"usage: kforge doctor [--json]\n"
+	"\n"
+	"Reports what this machine offers: CPU, GPUs (or none), the NVIDIA\n"
+	"driver, cc and nvcc, Python and torch, the cache directory.\n";
+
+static int cmd_doctor(int argc, char **argv)
+{
+	struct common c;
+	if (parse_common(argc, argv, &c, "json help"))
+		return 2;
+	if (c.help) {
+		fputs(doctor_usage, stdout);
+		return 0;
+	}
+	if (optind != argc)
+		return die("doctor: unexpected argument '%s'", argv[optind]);
+	cJSON *d = kf_doctor();
+	if (c.json) {
+		char *s = cJSON_Print(d);
+		puts(s);
+		free(s);
+		cJSON_Delete(d);
+		return 0;
+	}
+	const cJSON *cpu = cJSON_GetObjectItem(d, "cpu");
+	const cJSON *g = cJSON_GetObjectItem(d, "gpus");
+	printf("kforge   %s\n", kf_json_str(d, "kforge"));
+	printf("os       %s\n", kf_json_str(d, "os"));
+	printf("cpu      %s, %.0f cores, last-level cache %.0f MiB\n",
+	       kf_json_str(cpu, "name"), kf_json_num(cpu, "cores", 0),
+	       kf_json_num(cpu, "llc_bytes", 0) / (1 << 20));
+	if (kf_json_num(g, "count", 0) > 0)
+		printf("gpus     %.0f\n", kf_json_num(g, "count", 0));
+	else
+		printf("gpus     none: %s\n", kf_json_str(g, "why"));
+	const char *keys[] = {"nvidia_driver", "cc", "nvcc", "python",
+			      "torch", "cache"};
+	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const char *v = kf_json_str(d, keys[i]);
+		printf("%-8s %s\n", keys[i], v ? v : "not found");
+	}
+	cJSON_Delete(d);
+	return 0;
+}
+
+static const struct command commands[] = {
+	{"eval", cmd_eval, eval_usage},
+	{"suite", cmd_suite, suite_usage},
+	{"tasks", cmd_tasks, tasks_usage},
+	{"doctor", cmd_doctor, doctor_usage},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f, "usage: kforge COMMAND [options]   (kforge COMMAND --help)\n"
+		   "\ncommands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		const char *u = commands[i].usage;
+		const char *line = strchr(u, '\n');
+		fprintf(f, "  %.*s\n", (int)(line - u) - 7, u + 7);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		usage(argc < 2 ? stderr : stdout);
+		return argc < 2 ? 2 : 0;
+	}
+	if (!strcmp(argv[1], "--version")) {
+		printf("kforge %s\n", KF_VERSION);
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (!strcmp(argv[1], commands[i].name))
+			return commands[i].run(argc - 1, argv + 1);
+	fprintf(stderr, "kforge: '%s' is not a command\n", argv[1]);
+	usage(stderr);
+	return 2;
+}
