@@ -1,6 +1,226 @@
-/* cli_test.c: tests of the cli module. */
+/*
+ * cli_test.c: the kforge command as a user runs it: exit codes, the one
+ * line on stderr for each kind of bad input, --json, and every --help.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/base.h>
+
 #include "harness.h"
 
+#define ROWSUM "tests/fixtures/rowsum"
+
+struct outcome {
+	int code;
+	char *out; /* stdout and stderr together */
+};
+
+/* Runs build/kforge with up to 5 arguments (NULL ends them). */
+static struct outcome kforge(const char *a0, const char *a1, const char *a2,
+			     const char *a3, const char *a4)
+{
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	setenv("KFORGE_CACHE", cache, 1);
+	free(cache);
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[8] = {exe};
+	const char *args[] = {a0, a1, a2, a3, a4};
+	int n = 1;
+	for (int i = 0; i < 5 && args[i]; i++)
+		argv[n++] = (char *)args[i];
+	argv[n] = NULL;
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	int status = 0;
+	int rc = kf_proc_run(argv, 120000, 1 << 20, &sb, &status, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(WIFEXITED(status));
+	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb)};
+	free(exe);
+	return o;
+}
+
+static int lines(const char *s)
+{
+	int n = 0;
+	for (; *s; s++)
+		n += *s == '\n';
+	return n;
+}
+
+static void test_cli_ok_candidate_exits_zero(void)
+{
+	struct outcome o = kforge("eval", ROWSUM, ROWSUM "/candidates/same.c",
+				  "--no-timing", NULL);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "status     ok");
+	CHECK_CONTAINS(o.out, "6 of 6 trials passed (4 on hidden dims)");
+	free(o.out);
+}
+
+static void test_cli_json_result_parses(void)
+{
+	struct outcome o = kforge("eval", "--json", "--no-timing", ROWSUM,
+				  ROWSUM "/candidates/partial.c");
+	CHECK(o.code == 1);
+	/* The JSON is on stdout, one line on stderr; the two pipes may
+	 * interleave in either order. */
+	CHECK_CONTAINS(o.out, "kforge: wrong_answer: trial 0");
+	char *start = strstr(o.out, "{\n");
+	CHECK(start != NULL);
+	char *end = strstr(start, "\n}");
+	CHECK(end != NULL);
+	end[2] = '\0';
+	cJSON *r = cJSON_Parse(start);
+	CHECK(r != NULL);
+	CHECK_STR(kf_json_str(r, "status"), "wrong_answer");
+	CHECK_STR(kf_json_str(r, "check"), "unwritten");
+	cJSON_Delete(r);
+	free(o.out);
+}
+
+static void test_cli_malformed_task_is_one_line_and_exit_2(void)
+{
+	char *dir = kf_path_join(kf_test_tmpdir(), "t");
+	char *path = kf_path_join(dir, "task.json");
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_mkdir_p(dir, &err) == 0);
+	const char *text =
+		"{\"description\": \"d\", \"dims\": {\"N\": 8},"
+		" \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
+		" \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\","
+		" \"shape\": [\"N\"]}],"
+		" \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
+		" \"shape\": [\"M\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
+	CHECK(kf_file_write_atomic(path, text, strlen(text), &err) == 0);
+	struct outcome o =
+		kforge("eval", dir, ROWSUM "/candidates/same.c", NULL, NULL);
+	CHECK(o.code == 2);
+	CHECK(lines(o.out) == 1);
+	CHECK_CONTAINS(o.out, "task.json: outputs[0].shape[0]");
+	CHECK_CONTAINS(o.out, "'M'");
+	free(o.out);
+	free(dir);
+	free(path);
+}
+
+static void test_cli_compile_error_names_the_line(void)
+{
+	struct outcome o = kforge("eval", ROWSUM,
+				  ROWSUM "/candidates/syntax.c", NULL, NULL);
+	CHECK(o.code == 1);
+	CHECK_CONTAINS(o.out, "kforge: compile_error: ");
+	CHECK_CONTAINS(o.out, "syntax.c:8");
+	free(o.out);
+}
+
+static void test_cli_missing_entry_names_the_symbol(void)
+{
+	struct outcome o = kforge("eval", ROWSUM,
+				  ROWSUM "/candidates/noentry.c", NULL, NULL);
+	CHECK(o.code == 1);
+	CHECK_CONTAINS(o.out, "kforge: load_error: ");
+	CHECK_CONTAINS(o.out, "no symbol kf_entry");
+	free(o.out);
+}
+
+static void test_cli_missing_candidate_is_exit_2(void)
+{
+	struct outcome o = kforge("eval", ROWSUM, "nope.c", NULL, NULL);
+	CHECK(o.code == 2);
+	CHECK(lines(o.out) == 1);
+	CHECK_CONTAINS(o.out, "nope.c: no such file");
+	free(o.out);
+}
+
+static void test_cli_bad_options_are_exit_2(void)
+{
+	struct outcome o = kforge("eval", "--trials", "3", ROWSUM,
+				  ROWSUM "/candidates/same.c");
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "--trials: 3 is out of range");
+	free(o.out);
+	o = kforge("eval", "--frobnicate", ROWSUM, "x.c", NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "unknown option '--frobnicate'");
+	free(o.out);
+	o = kforge("eval", "--backend", "tpu", ROWSUM,
+		   ROWSUM "/candidates/same.c");
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "unknown backend 'tpu'");
+	free(o.out);
+	o = kforge("frobnicate", NULL, NULL, NULL, NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "'frobnicate' is not a command");
+	free(o.out);
+}
+
+static void test_cli_every_command_has_help(void)
+{
+	const char *cmds[] = {"eval", "suite", "tasks", "doctor"};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		struct outcome o = kforge(cmds[i], "--help", NULL, NULL, NULL);
+		CHECK(o.code == 0);
+		char want[64];
+		snprintf(want, sizeof(want), "usage: kforge %s", cmds[i]);
+		CHECK_CONTAINS(o.out, want);
+		free(o.out);
+	}
+}
+
+static void test_cli_tasks_lists_dims_and_counts(void)
+{
+	struct outcome o =
+		kforge("tasks", "--root", "tests", NULL, NULL);
+	CHECK(o.code == 0);
+	CHECK_CONTAINS(o.out, "fixtures/rowsum");
+	CHECK_CONTAINS(o.out, "B=64 N=256");
+	CHECK_CONTAINS(o.out, "fixtures/constant");
+	free(o.out);
+}
+
+static void test_cli_doctor_reports_the_machine(void)
+{
+	struct outcome o = kforge("doctor", NULL, NULL, NULL, NULL);
+	CHECK(o.code == 0);
+	CHECK_CONTAINS(o.out, "cpu ");
+	CHECK_CONTAINS(o.out, "gpus ");
+	if (access("/dev/nvidia0", F_OK) != 0)
+		CHECK_CONTAINS(o.out, "gpus     none");
+	free(o.out);
+	o = kforge("doctor", "--json", NULL, NULL, NULL);
+	cJSON *d = cJSON_Parse(o.out);
+	CHECK(d != NULL);
+	CHECK(cJSON_GetObjectItem(d, "gpus") != NULL);
+	cJSON_Delete(d);
+	free(o.out);
+}
+
+static void test_cli_suite_compares_expected_statuses(void)
+{
+	struct outcome o = kforge("suite", "--root=tests",
+				  "--task=constant", "--no-timing", NULL);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "zeros.c");
+	CHECK_CONTAINS(o.out, "suite: 1 candidates, 1 as expected, 0 not");
+	free(o.out);
+}
+
 KF_TESTS(cli) = {
+	KF_TEST(test_cli_ok_candidate_exits_zero),
+	KF_TEST(test_cli_json_result_parses),
+	KF_TEST(test_cli_malformed_task_is_one_line_and_exit_2),
+	KF_TEST(test_cli_compile_error_names_the_line),
+	KF_TEST(test_cli_missing_entry_names_the_symbol),
+	KF_TEST(test_cli_missing_candidate_is_exit_2),
+	KF_TEST(test_cli_bad_options_are_exit_2),
+	KF_TEST(test_cli_every_command_has_help),
+	KF_TEST(test_cli_tasks_lists_dims_and_counts),
+	KF_TEST(test_cli_doctor_reports_the_machine),
+	KF_TEST(test_cli_suite_compares_expected_statuses),
 	KF_TESTS_END,
 };

@@ -1,6 +1,342 @@
-/* eval_test.c: tests of the eval module. */
+/*
+ * eval_test.c: the supervisor end to end on the host backend: each fault a
+ * candidate can commit becomes the right status with a reason a user can act
+ * on, and the next evaluation in the same process runs normally.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kforge/eval.h>
+
 #include "harness.h"
 
+#define ROWSUM "tests/fixtures/rowsum"
+#define CAND(name) ROWSUM "/candidates/" name ".c"
+
+static void use_tmp_cache(void)
+{
+	char *dir = kf_path_join(kf_test_tmpdir(), "cache");
+	setenv("KFORGE_CACHE", dir, 1);
+	free(dir);
+}
+
+static struct kf_eval_opts quick(void)
+{
+	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	o.no_timing = true;
+	o.include_dir = "include";
+	o.mem_limit_bytes = 1ull << 30;
+	return o;
+}
+
+/* Evaluates and returns the result; fails the case on an engine error. */
+static cJSON *run(const char *task, const char *cand,
+		  const struct kf_eval_opts *o)
+{
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *res = NULL;
+	int rc = kf_eval(task, cand, o, &res, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(res != NULL);
+	return res;
+}
+
+static const char *status(const cJSON *r)
+{
+	return kf_json_str(r, "status");
+}
+
+static const char *reason(const cJSON *r)
+{
+	const char *s = kf_json_str(r, "reason");
+	return s ? s : "";
+}
+
+/* Runs a faulty candidate, checks its status and reason, then checks that
+ * an honest candidate still passes in the same process. */
+static void fault(const char *cand, const char *want_status,
+		  const char *want_check, const char *want_reason)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, cand, &o);
+	CHECK_MSG(!strcmp(status(r), want_status), "status %s (%s), want %s",
+		  status(r), reason(r), want_status);
+	if (want_check)
+		CHECK_STR(kf_json_str(r, "check"), want_check);
+	CHECK_CONTAINS(reason(r), want_reason);
+	cJSON_Delete(r);
+	r = run(ROWSUM, CAND("same"), &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "after the fault: %s (%s)",
+		  status(r), reason(r));
+	cJSON_Delete(r);
+}
+
+static void test_eval_honest_candidate_passes_with_details(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "ok");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "reason")));
+	const cJSON *trials = cJSON_GetObjectItem(r, "trials");
+	CHECK(cJSON_GetArraySize(trials) == 6);
+	int hidden = 0;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, trials)
+	{
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t, "passed")));
+		hidden += cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden"));
+	}
+	CHECK(hidden == 4); /* dim sets 1 and 2, twice each */
+	CHECK(!cJSON_IsTrue(cJSON_GetObjectItem(
+		cJSON_GetObjectItem(r, "degenerate"), "flag")));
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "task"), "id"),
+		  "fixtures/rowsum");
+	cJSON_Delete(r);
+}
+
+static void test_eval_segfault_is_runtime_error(void)
+{
+	fault(CAND("segv"), "runtime_error", "crash", "SIGSEGV");
+}
+
+static void test_eval_abort_is_runtime_error(void)
+{
+	fault(CAND("abort"), "runtime_error", "crash", "SIGABRT");
+}
+
+static void test_eval_exit_in_candidate_is_runtime_error(void)
+{
+	fault(CAND("exits"), "runtime_error", "crash", "exited with code 0");
+}
+
+static void test_eval_infinite_loop_is_timeout(void)
+{
+	fault(CAND("loop"), "timeout", "deadline", "trial 0");
+}
+
+static void test_eval_memory_exhaustion_is_runtime_error(void)
+{
+	fault(CAND("oom"), "runtime_error", "crash", "the worker died");
+}
+
+static void test_eval_partial_output_is_wrong_answer(void)
+{
+	fault(CAND("partial"), "wrong_answer", "unwritten",
+	      "32 of 64 elements were not written");
+}
+
+static void test_eval_input_mutation_is_rejected(void)
+{
+	fault(CAND("mutate"), "rejected", "input_mutation",
+	      "input 'x' was modified");
+}
+
+static void test_eval_nonzero_return_is_runtime_error(void)
+{
+	fault(CAND("nonzero"), "runtime_error", "return_code",
+	      "kf_entry returned 3");
+}
+
+static void test_eval_nondeterminism_is_rejected(void)
+{
+	fault(CAND("nondet"), "rejected", "nondeterministic",
+	      "differs between two calls");
+}
+
+static void test_eval_hardcoded_shape_fails_on_hidden_dims(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("hardcode"), &o);
+	CHECK_STR(status(r), "wrong_answer");
+	CHECK_STR(kf_json_str(r, "check"), "mismatch");
+	/* Trial 0 is on the timing dims and passes; trial 1 is hidden. */
+	CHECK_CONTAINS(reason(r), "trial 1 (seed 2, hidden dims B=3 N=100");
+	CHECK_CONTAINS(reason(r), "output 'y'");
+	CHECK_CONTAINS(reason(r), "worst at [");
+	const cJSON *f = cJSON_GetObjectItem(r, "failure");
+	CHECK(f != NULL);
+	CHECK(kf_json_num(f, "trial", -1) == 1);
+	CHECK(kf_json_num(cJSON_GetObjectItem(f, "dims"), "N", 0) == 100);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(f, "index")) == 1);
+	cJSON_Delete(r);
+}
+
+static void test_eval_compile_error_names_file_and_line(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("syntax"), &o);
+	CHECK_STR(status(r), "compile_error");
+	CHECK_CONTAINS(reason(r), "syntax.c:8");
+	CHECK_CONTAINS(reason(r), "error");
+	const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "compile"),
+					     "candidate");
+	CHECK_CONTAINS(kf_json_str(c, "log"), "expected");
+	cJSON_Delete(r);
+}
+
+static void test_eval_missing_entry_is_load_error(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("noentry"), &o);
+	CHECK_STR(status(r), "load_error");
+	CHECK_CONTAINS(reason(r), "noentry.c");
+	CHECK_CONTAINS(reason(r), "no symbol kf_entry");
+	cJSON_Delete(r);
+}
+
+static void test_eval_candidate_output_does_not_break_frames(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("printer"), &o);
+	CHECK_STR(status(r), "ok");
+	cJSON_Delete(r);
+}
+
+static void test_eval_timed_calls_are_checked(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	cJSON *r = run(ROWSUM, CAND("timed_cheat"), &o);
+	CHECK_STR(status(r), "wrong_answer");
+	CHECK_STR(kf_json_str(r, "check"), "timed_output");
+	cJSON_Delete(r);
+}
+
+static void test_eval_timing_reports_speedup_and_roofline(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "ok");
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(tm != NULL);
+	const cJSON *sp = cJSON_GetObjectItem(tm, "speedup");
+	double lo = cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 0)
+			    ->valuedouble;
+	double hi = cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 1)
+			    ->valuedouble;
+	double med = kf_json_num(sp, "median", 0);
+	/* The interval brackets its own median (no claim on the value). */
+	CHECK(lo <= med && med <= hi && med > 0);
+	CHECK(kf_json_num(tm, "pairs", 0) >= 20);
+	const cJSON *rf = cJSON_GetObjectItem(r, "roofline");
+	CHECK(kf_json_num(rf, "peak_bytes_per_s", 0) > 0);
+	CHECK(kf_json_num(rf, "peak_flops_per_s", 0) > 0);
+	const char *bound = kf_json_str(rf, "bound");
+	CHECK(bound && (!strcmp(bound, "memory") || !strcmp(bound, "compute")));
+	CHECK(kf_json_num(rf, "flops", 0) == 64 * 256);
+	cJSON_Delete(r);
+}
+
+static void test_eval_degenerate_task_is_flagged(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run("tests/fixtures/constant",
+		       "tests/fixtures/constant/candidates/zeros.c", &o);
+	CHECK_STR(status(r), "ok");
+	const cJSON *d = cJSON_GetObjectItem(r, "degenerate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "flag")));
+	CHECK_CONTAINS(kf_json_str(d, "why"), "output 'y'");
+	cJSON_Delete(r);
+}
+
+static void test_eval_trials_are_reproducible_from_seed(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.seed = 12345;
+	cJSON *a = run(ROWSUM, CAND("hardcode"), &o);
+	cJSON *b = run(ROWSUM, CAND("hardcode"), &o);
+	CHECK_STR(reason(a), reason(b));
+	CHECK_CONTAINS(reason(a), "seed 12346");
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
+static void test_eval_bad_task_is_an_error_naming_the_field(void)
+{
+	use_tmp_cache();
+	char *dir = kf_path_join(kf_test_tmpdir(), "bad");
+	char *path = kf_path_join(dir, "task.json");
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_mkdir_p(dir, &err) == 0);
+	const char *text =
+		"{\"description\": \"d\", \"dims\": {\"N\": 8},"
+		" \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
+		" \"inputs\": [{\"name\": \"x\", \"dtype\": \"float33\","
+		" \"shape\": [\"N\"]}],"
+		" \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
+		" \"shape\": [\"N\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
+	CHECK(kf_file_write_atomic(path, text, strlen(text), &err) == 0);
+	struct kf_eval_opts o = quick();
+	cJSON *res = NULL;
+	int rc = kf_eval(dir, CAND("same"), &o, &res, &err);
+	CHECK(rc == KF_EINVAL);
+	CHECK(res == NULL);
+	CHECK_CONTAINS(err.msg, "task.json: inputs[0].dtype");
+	CHECK_CONTAINS(err.msg, "float33");
+	free(dir);
+	free(path);
+}
+
+static void test_eval_missing_candidate_is_an_error(void)
+{
+	struct kf_eval_opts o = quick();
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *res = NULL;
+	CHECK(kf_eval(ROWSUM, "/nonexistent/cand.c", &o, &res, &err) ==
+	      KF_ENOENT);
+	CHECK_CONTAINS(err.msg, "/nonexistent/cand.c");
+}
+
+static void test_eval_summary_median_and_interval(void)
+{
+	double x[9] = {5, 1, 9, 3, 7, 2, 8, 4, 6};
+	struct kf_summary s;
+	kf_summarize(x, 9, &s);
+	CHECK(s.median == 5);
+	CHECK(s.min == 1 && s.max == 9);
+	CHECK(s.q1 == 3 && s.q3 == 7);
+	CHECK(s.ci_lo <= 5 && s.ci_hi >= 5);
+	CHECK(s.ci_lo >= 1 && s.ci_hi <= 9);
+	double y[2] = {2, 4};
+	kf_summarize(y, 2, &s);
+	CHECK(s.median == 3);
+}
+
 KF_TESTS(eval) = {
+	KF_TEST(test_eval_honest_candidate_passes_with_details),
+	KF_TEST(test_eval_segfault_is_runtime_error),
+	KF_TEST(test_eval_abort_is_runtime_error),
+	KF_TEST(test_eval_exit_in_candidate_is_runtime_error),
+	KF_TEST(test_eval_infinite_loop_is_timeout),
+	KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
+	KF_TEST(test_eval_partial_output_is_wrong_answer),
+	KF_TEST(test_eval_input_mutation_is_rejected),
+	KF_TEST(test_eval_nonzero_return_is_runtime_error),
+	KF_TEST(test_eval_nondeterminism_is_rejected),
+	KF_TEST(test_eval_hardcoded_shape_fails_on_hidden_dims),
+	KF_TEST(test_eval_compile_error_names_file_and_line),
+	KF_TEST(test_eval_missing_entry_is_load_error),
+	KF_TEST(test_eval_candidate_output_does_not_break_frames),
+	KF_TEST(test_eval_timed_calls_are_checked),
+	KF_TEST(test_eval_timing_reports_speedup_and_roofline),
+	KF_TEST(test_eval_degenerate_task_is_flagged),
+	KF_TEST(test_eval_trials_are_reproducible_from_seed),
+	KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),
+	KF_TEST(test_eval_missing_candidate_is_an_error),
+	KF_TEST(test_eval_summary_median_and_interval),
 	KF_TESTS_END,
 };

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <kforge/task.h>
 
@@ -14,13 +15,14 @@
 
 /* Specs are written with ' for " so that they read well in C strings. */
 #define GOOD_SPEC                                                              \
-	"{'name': 'gelu', 'description': 'y = gelu(x) + b, row-wise.',"       \
+	"{'name': 'gelu', 'description': 'y = gelu(x) + b, row-wise.',"        \
 	" 'dims': {'M': 64, 'N': 1024},"                                       \
 	" 'hidden_dims': [{'M': 3, 'N': 1000}, {'N': 77, 'M': 5}],"            \
 	" 'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': ['M', 'N']},"  \
 	"  {'name': 'b', 'dtype': 'float32', 'shape': ['N'],"                  \
 	"   'dist': {'kind': 'uniform', 'low': '-N', 'high': 'N/2'}}],"        \
-	" 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['M', 'N']}]," \
+	" 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['M', "       \
+	"'N']}],"                                                              \
 	" 'flops': '8*M*N', 'bytes': '4*(2*M*N + N)'}"
 
 /* A spec without a name, to be completed with its inputs. */
@@ -28,11 +30,12 @@
 	"{'description': 'd', 'dims': {'N': 8},"                               \
 	" 'hidden_dims': [{'N': 3}, {'N': 7}], "
 #define TAIL                                                                   \
-	", 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['N']}],"   \
+	", 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['N']}],"    \
 	" 'flops': 'N', 'bytes': 'N'}"
 /* A valid spec that fits any directory. */
 #define ANON_SPEC                                                              \
-	HEAD "'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': ['N']}]" TAIL
+	HEAD "'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': "          \
+	     "['N']}]" TAIL
 
 static void mkdir_p(const char *path)
 {
@@ -91,8 +94,8 @@ static void expect_error(const char *spec, const char *needle,
 	struct kf_task *t = NULL;
 	struct kf_err err = KF_ERR_INIT;
 	int rc = kf_task_load(dir, &t, &err);
-	CHECK_MSG(rc == KF_EINVAL, "rc %d for a spec that should fail (%s)",
-		  rc, needle);
+	CHECK_MSG(rc == KF_EINVAL, "rc %d for a spec that should fail (%s)", rc,
+		  needle);
 	CHECK(t == NULL);
 	CHECK_MSG(strncmp(err.msg, path, strlen(path)) == 0,
 		  "'%s' does not start with the path", err.msg);
@@ -212,16 +215,45 @@ static void test_task_load_accepts_file_path_and_trailing_slash(void)
 	free(dir);
 }
 
+static void test_task_id_from_dot_and_symlinked_suite(void)
+{
+	char *dir = write_task("act/gelu", GOOD_SPEC);
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	/* "." names no suite: the id comes from the real path. */
+	CHECK(chdir(dir) == 0);
+	CHECK_MSG(kf_task_load(".", &t, &err) == 0, "%s", err.msg);
+	CHECK_STR(t->id, "act/gelu");
+	kf_task_free(t);
+	CHECK_MSG(kf_task_load("task.json", &t, &err) == 0, "%s", err.msg);
+	CHECK_STR(t->id, "act/gelu");
+	CHECK_STR(t->dir, ".");
+	kf_task_free(t);
+
+	/* A suite reached through a link keeps the name it was given. */
+	char *act = kf_xasprintf("%s/act", kf_test_tmpdir());
+	char *link = kf_xasprintf("%s/activations", kf_test_tmpdir());
+	CHECK(symlink(act, link) == 0);
+	char *via = kf_xasprintf("%s/gelu", link);
+	CHECK_MSG(kf_task_load(via, &t, &err) == 0, "%s", err.msg);
+	CHECK_STR(t->id, "activations/gelu");
+	kf_task_free(t);
+	free(via);
+	free(link);
+	free(act);
+	free(dir);
+}
+
 static void test_task_expr_precedence(void)
 {
 	CHECK(eval_src("1+2*3") == 7);
 	CHECK(eval_src("(1+2)*3") == 9);
-	CHECK(eval_src("2-3-4") == -5);  /* left-associative */
-	CHECK(eval_src("64/4/2") == 8);  /* left-associative */
-	CHECK(eval_src("7/2") == 3.5);   /* division is exact, not integer */
+	CHECK(eval_src("2-3-4") == -5); /* left-associative */
+	CHECK(eval_src("64/4/2") == 8); /* left-associative */
+	CHECK(eval_src("7/2") == 3.5);	/* division is exact, not integer */
 	CHECK(eval_src("N%4") == 2);
 	CHECK(eval_src("1+N%4*2") == 5); /* % binds like * */
-	CHECK(eval_src("-N+1") == -9);   /* unary minus binds tightest */
+	CHECK(eval_src("-N+1") == -9);	 /* unary minus binds tightest */
 	CHECK(eval_src("2*-3") == -6);
 	CHECK(eval_src("--M") == 6);
 	CHECK(eval_src("-(M-N)*2") == 8);
@@ -285,14 +317,13 @@ static void test_task_expr_errors(void)
 
 static void test_task_dtype_names(void)
 {
-	static const char *const names[] = {"float32", "float64", "float16",
-					    "bfloat16", "int32", "int64"};
+	static const char *const names[] = {"float32",	"float64", "float16",
+					    "bfloat16", "int32",   "int64"};
 	static const size_t bytes[] = {4, 8, 2, 2, 4, 8};
 	for (int d = 0; d < KF_DTYPE_COUNT; d++) {
 		enum kf_dtype got;
 		CHECK_STR(kf_dtype_name((enum kf_dtype)d), names[d]);
-		CHECK(kf_dtype_parse(names[d], &got) == 0 &&
-		      (int)got == d);
+		CHECK(kf_dtype_parse(names[d], &got) == 0 && (int)got == d);
 		CHECK(kf_dtype_bytes((enum kf_dtype)d) == bytes[d]);
 		CHECK(kf_dtype_is_float((enum kf_dtype)d) == (d <= KF_BF16));
 	}
@@ -312,9 +343,9 @@ static void test_task_rejects_unknown_dtype(void)
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(kf_task_load(dir, &t, &err) == KF_EINVAL);
 	char *want = kf_xasprintf(
-		"%s/task.json: inputs[0].dtype: unknown dtype 'float33' "
-		"(expected float32, float64, float16, bfloat16, int32, int64)",
-		dir);
+	    "%s/task.json: inputs[0].dtype: unknown dtype 'float33' "
+	    "(expected float32, float64, float16, bfloat16, int32, int64)",
+	    dir);
 	CHECK_STR(err.msg, want);
 	free(want);
 	free(dir);
@@ -326,20 +357,21 @@ static void test_task_rejects_unknown_keys(void)
 	static const struct {
 		const char *from, *to, *field, *why;
 	} cases[] = {
-		{"'flops'", "'flop': 1, 'flops'", "flop: ", "unknown key"},
-		{"'dtype': 'float32', 'shape': ['M', 'N']}",
-		 "'dtype': 'float32', 'shape': ['M', 'N'], 'layout': 'nc'}",
-		 "inputs[0].layout: ", "unknown key (expected name, dtype"},
-		{"'shape': ['M', 'N']}]", "'shape': ['M', 'N'], 'dist': 'normal'}]",
-		 "outputs[0].dist: ", "outputs have no dist"},
-		{"'low': '-N'", "'lo': '-N'", "inputs[1].dist.lo: ",
-		 "expected kind, low, high"},
-		{"'flops'", "'tolerance': {'float32': {'atol': 1, 'eps': 2}}, "
-			    "'flops'",
-		 "tolerance.float32.eps: ", "unknown key (expected atol, rtol)"},
-		{"'flops'", "'tolerance': {'float33': {'atol': 1}}, 'flops'",
-		 "tolerance.float33: ", "unknown dtype 'float33'"},
-		{"'flops'", "'bytes': 1, 'flops'", "bytes: ", "duplicate key"},
+	    {"'flops'", "'flop': 1, 'flops'", "flop: ", "unknown key"},
+	    {"'dtype': 'float32', 'shape': ['M', 'N']}",
+	     "'dtype': 'float32', 'shape': ['M', 'N'], 'layout': 'nc'}",
+	     "inputs[0].layout: ", "unknown key (expected name, dtype"},
+	    {"'shape': ['M', 'N']}]", "'shape': ['M', 'N'], 'dist': 'normal'}]",
+	     "outputs[0].dist: ", "outputs have no dist"},
+	    {"'low': '-N'", "'lo': '-N'",
+	     "inputs[1].dist.lo: ", "expected kind, low, high"},
+	    {"'flops'",
+	     "'tolerance': {'float32': {'atol': 1, 'eps': 2}}, "
+	     "'flops'",
+	     "tolerance.float32.eps: ", "unknown key (expected atol, rtol)"},
+	    {"'flops'", "'tolerance': {'float33': {'atol': 1}}, 'flops'",
+	     "tolerance.float33: ", "unknown dtype 'float33'"},
+	    {"'flops'", "'bytes': 1, 'flops'", "bytes: ", "duplicate key"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *spec = with(GOOD_SPEC, cases[i].from, cases[i].to);
@@ -351,8 +383,8 @@ static void test_task_rejects_unknown_keys(void)
 static void test_task_rejects_missing_fields(void)
 {
 	static const char *const required[] = {
-		"description", "dims",	"hidden_dims", "inputs",
-		"outputs",     "flops", "bytes",
+	    "description", "dims",  "hidden_dims", "inputs",
+	    "outputs",	   "flops", "bytes",
 	};
 	for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++) {
 		/* Remove the member through cJSON, so the rest stays valid. */
@@ -378,8 +410,8 @@ static void test_task_rejects_missing_fields(void)
 	expect_error(spec, "inputs[1].shape: ", "required field is missing");
 	free(spec);
 	spec = with(GOOD_SPEC, "'kind': 'uniform', ", "");
-	expect_error(spec, "inputs[1].dist.kind: ",
-		     "required field is missing");
+	expect_error(spec,
+		     "inputs[1].dist.kind: ", "required field is missing");
 	free(spec);
 }
 
@@ -388,53 +420,52 @@ static void test_task_rejects_wrong_types(void)
 	static const struct {
 		const char *from, *to, *field, *why;
 	} cases[] = {
-		{"{'M': 64, 'N': 1024}", "[64, 1024]", ": dims: ",
-		 "must be an object, got array"},
-		{"'M': 64,", "'M': '64',", "dims.M: ",
-		 "must be a positive integer, got string"},
-		{"'M': 64,", "'M': 0,", "dims.M: ",
-		 "must be a positive integer, got 0"},
-		{"'M': 64,", "'M': 6.5,", "dims.M: ",
-		 "must be a positive integer, got 6.5"},
-		{"'description': 'y = gelu(x) + b, row-wise.'",
-		 "'description': ['y']", "description: ",
-		 "must be a string, got array"},
-		{"'description': 'y = gelu(x) + b, row-wise.'",
-		 "'description': ''", "description: ", "must not be empty"},
-		{"'shape': ['N'],", "'shape': 'N',", "inputs[1].shape: ",
-		 "must be an array, got string"},
-		{"'shape': ['N'],", "'shape': [true],", "inputs[1].shape[0]: ",
-		 "must be a positive integer or an expression string, got "
-		 "boolean"},
-		{"'shape': ['N'],", "'shape': [0],", "inputs[1].shape[0]: ",
-		 "got 0"},
-		{"'flops': '8*M*N'", "'flops': false", "flops: ",
-		 "must be a number or an expression string, got boolean"},
-		{"'dtype': 'float32'", "'dtype': 32", "inputs[0].dtype: ",
-		 "must be a string, got number"},
-		{"'outputs': [", "'outputs': [3, ", "outputs[0]: ",
-		 "must be an object, got number"},
-		{"'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['M', "
-		 "'N']}]",
-		 "'outputs': []", ": outputs: ", "0 tensors, expected 1 to 16"},
-		{"{'kind': 'uniform', 'low': '-N', 'high': 'N/2'}", "7",
-		 "inputs[1].dist: ", "must be a string or an object, got number"},
-		{"'flops'", "'libraries': 'm', 'flops'", "libraries: ",
-		 "must be an array, got string"},
-		{"'flops'", "'libraries': ['m', '-o/tmp/x'], 'flops'",
-		 "libraries[1]: ", "'-o/tmp/x' is not a library name"},
-		{"'flops'", "'determinism': 'exact', 'flops'", "determinism: ",
-		 "unknown value 'exact' (expected bitwise, tolerance)"},
-		{"'flops'", "'call_timeout_ms': -1, 'flops'",
-		 "call_timeout_ms: ", "must be above 0"},
-		{"'flops'", "'call_timeout_ms': '5', 'flops'",
-		 "call_timeout_ms: ", "must be a number, got string"},
-		{"'name': 'x'", "'name': 'x y'", "inputs[0].name: ",
-		 "'x y' is not a valid tensor name"},
-		{"'M': 64,", "'min': 64,", "dims.min: ",
-		 "the name of a function"},
-		{"'shape': ['N'],", "'shape': ['N', 1, 1, 1, 1, 1, 1, 1, 1],",
-		 "inputs[1].shape: ", "9 dimensions, at most 8"},
+	    {"{'M': 64, 'N': 1024}", "[64, 1024]",
+	     ": dims: ", "must be an object, got array"},
+	    {"'M': 64,", "'M': '64',",
+	     "dims.M: ", "must be a positive integer, got string"},
+	    {"'M': 64,", "'M': 0,",
+	     "dims.M: ", "must be a positive integer, got 0"},
+	    {"'M': 64,", "'M': 6.5,",
+	     "dims.M: ", "must be a positive integer, got 6.5"},
+	    {"'description': 'y = gelu(x) + b, row-wise.'",
+	     "'description': ['y']",
+	     "description: ", "must be a string, got array"},
+	    {"'description': 'y = gelu(x) + b, row-wise.'", "'description': ''",
+	     "description: ", "must not be empty"},
+	    {"'shape': ['N'],", "'shape': 'N',",
+	     "inputs[1].shape: ", "must be an array, got string"},
+	    {"'shape': ['N'],", "'shape': [true],", "inputs[1].shape[0]: ",
+	     "must be a positive integer or an expression string, got "
+	     "boolean"},
+	    {"'shape': ['N'],", "'shape': [0],",
+	     "inputs[1].shape[0]: ", "got 0"},
+	    {"'flops': '8*M*N'", "'flops': false", "flops: ",
+	     "must be a number or an expression string, got boolean"},
+	    {"'dtype': 'float32'", "'dtype': 32",
+	     "inputs[0].dtype: ", "must be a string, got number"},
+	    {"'outputs': [", "'outputs': [3, ",
+	     "outputs[0]: ", "must be an object, got number"},
+	    {"'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['M', "
+	     "'N']}]",
+	     "'outputs': []", ": outputs: ", "0 tensors, expected 1 to 16"},
+	    {"{'kind': 'uniform', 'low': '-N', 'high': 'N/2'}", "7",
+	     "inputs[1].dist: ", "must be a string or an object, got number"},
+	    {"'flops'", "'libraries': 'm', 'flops'",
+	     "libraries: ", "must be an array, got string"},
+	    {"'flops'", "'libraries': ['m', '-o/tmp/x'], 'flops'",
+	     "libraries[1]: ", "'-o/tmp/x' is not a library name"},
+	    {"'flops'", "'determinism': 'exact', 'flops'", "determinism: ",
+	     "unknown value 'exact' (expected bitwise, tolerance)"},
+	    {"'flops'", "'call_timeout_ms': -1, 'flops'",
+	     "call_timeout_ms: ", "must be above 0"},
+	    {"'flops'", "'call_timeout_ms': '5', 'flops'",
+	     "call_timeout_ms: ", "must be a number, got string"},
+	    {"'name': 'x'", "'name': 'x y'",
+	     "inputs[0].name: ", "'x y' is not a valid tensor name"},
+	    {"'M': 64,", "'min': 64,", "dims.min: ", "the name of a function"},
+	    {"'shape': ['N'],", "'shape': ['N', 1, 1, 1, 1, 1, 1, 1, 1],",
+	     "inputs[1].shape: ", "9 dimensions, at most 8"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		char *spec = with(GOOD_SPEC, cases[i].from, cases[i].to);
@@ -449,24 +480,24 @@ static void test_task_rejects_bad_hidden_dims(void)
 	static const struct {
 		const char *to, *field, *why;
 	} cases[] = {
-		/* A hidden set equal to the timing set hides nothing. */
-		{"[{'M': 3, 'N': 1000}, {'N': 1024, 'M': 64}]",
-		 "hidden_dims[1]: ", "the same as dims"},
-		{"[{'M': 3, 'N': 1000}]", "hidden_dims: ",
-		 "1 set given, at least 2 are required"},
-		{"[]", "hidden_dims: ", "0 sets given"},
-		{"[{'M': 3, 'N': 1000}, {'M': 5}]", "hidden_dims[1]: ",
-		 "dimension 'N' is missing"},
-		{"[{'M': 3, 'N': 1000, 'K': 2}, {'M': 5, 'N': 7}]",
-		 "hidden_dims[0].K: ", "not a dimension of dims (M, N)"},
-		{"[{'M': 3, 'N': 1000}, {'M': 5, 'N': -7}]", "hidden_dims[1].N: ",
-		 "must be a positive integer, got -7"},
-		{"[{'M': 3, 'N': 1000}, {'M': 5, 'N': 7, 'N': 8}]",
-		 "hidden_dims[1].N: ", "duplicate key"},
-		{"[{'M': 3, 'N': 1000}, 5]", "hidden_dims[1]: ",
-		 "must be an object, got number"},
-		{"{'M': 3, 'N': 1000}", "hidden_dims: ",
-		 "must be an array, got object"},
+	    /* A hidden set equal to the timing set hides nothing. */
+	    {"[{'M': 3, 'N': 1000}, {'N': 1024, 'M': 64}]",
+	     "hidden_dims[1]: ", "the same as dims"},
+	    {"[{'M': 3, 'N': 1000}]",
+	     "hidden_dims: ", "1 set given, at least 2 are required"},
+	    {"[]", "hidden_dims: ", "0 sets given"},
+	    {"[{'M': 3, 'N': 1000}, {'M': 5}]",
+	     "hidden_dims[1]: ", "dimension 'N' is missing"},
+	    {"[{'M': 3, 'N': 1000, 'K': 2}, {'M': 5, 'N': 7}]",
+	     "hidden_dims[0].K: ", "not a dimension of dims (M, N)"},
+	    {"[{'M': 3, 'N': 1000}, {'M': 5, 'N': -7}]",
+	     "hidden_dims[1].N: ", "must be a positive integer, got -7"},
+	    {"[{'M': 3, 'N': 1000}, {'M': 5, 'N': 7, 'N': 8}]",
+	     "hidden_dims[1].N: ", "duplicate key"},
+	    {"[{'M': 3, 'N': 1000}, 5]",
+	     "hidden_dims[1]: ", "must be an object, got number"},
+	    {"{'M': 3, 'N': 1000}",
+	     "hidden_dims: ", "must be an array, got object"},
 	};
 	const char *from = "[{'M': 3, 'N': 1000}, {'N': 77, 'M': 5}]";
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -479,14 +510,14 @@ static void test_task_rejects_bad_hidden_dims(void)
 static void test_task_shapes_under_hidden_sets(void)
 {
 	struct kf_task *t = load_ok(
-		"mm/tiled",
-		"{'description': 'tiles', 'dims': {'M': 128, 'N': 64},"
-		" 'hidden_dims': [{'M': 7, 'N': 9}, {'M': 1, 'N': 100}],"
-		" 'inputs': [{'name': 'a', 'dtype': 'float16', 'shape': ['M', "
-		"'N']}, {'name': 's', 'dtype': 'float32', 'shape': []}],"
-		" 'outputs': [{'name': 'p', 'dtype': 'float32',"
-		"  'shape': ['cdiv(M, 4)', 'max(N, 16)', 2]}],"
-		" 'flops': 'M*N', 'bytes': 2e6}");
+	    "mm/tiled",
+	    "{'description': 'tiles', 'dims': {'M': 128, 'N': 64},"
+	    " 'hidden_dims': [{'M': 7, 'N': 9}, {'M': 1, 'N': 100}],"
+	    " 'inputs': [{'name': 'a', 'dtype': 'float16', 'shape': ['M', "
+	    "'N']}, {'name': 's', 'dtype': 'float32', 'shape': []}],"
+	    " 'outputs': [{'name': 'p', 'dtype': 'float32',"
+	    "  'shape': ['cdiv(M, 4)', 'max(N, 16)', 2]}],"
+	    " 'flops': 'M*N', 'bytes': 2e6}");
 	int64_t sh[KF_MAX_NDIM];
 	struct kf_err err = KF_ERR_INIT;
 	const struct kf_tensor_spec *p = &t->outputs[0];
@@ -536,23 +567,24 @@ static void test_task_rejects_bad_shape_in_hidden_set(void)
 
 static void test_task_dist_parsing(void)
 {
-	struct kf_task *t = load_ok(
-		"nn/embed",
-		"{'description': 'embedding', 'dims': {'V': 1000, 'N': 64},"
-		" 'hidden_dims': [{'V': 10, 'N': 3}, {'V': 77, 'N': 5}],"
-		" 'inputs': ["
-		"  {'name': 'idx', 'dtype': 'int64', 'shape': ['N'],"
-		"   'dist': [{'kind': 'int', 'high': 'V'},"
-		"            {'kind': 'const', 'value': 'V-1'}]},"
-		"  {'name': 'w', 'dtype': 'float32', 'shape': ['V', 4],"
-		"   'dist': ['wide', {'kind': 'heavy', 'clip': 100},"
-		"            {'kind': 'normal', 'mean': 1, 'std': '1/N'},"
-		"            {'kind': 'int', 'low': -3, 'high': 4}]},"
-		"  {'name': 'g', 'dtype': 'bfloat16', 'shape': [4]},"
-		"  {'name': 'h', 'dtype': 'float64', 'shape': [4],"
-		"   'dist': 'uniform'}],"
-		" 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['N', 4]}],"
-		" 'flops': 0, 'bytes': '4*N*4 + 8*N'}");
+	struct kf_task *t =
+	    load_ok("nn/embed",
+		    "{'description': 'embedding', 'dims': {'V': 1000, 'N': 64},"
+		    " 'hidden_dims': [{'V': 10, 'N': 3}, {'V': 77, 'N': 5}],"
+		    " 'inputs': ["
+		    "  {'name': 'idx', 'dtype': 'int64', 'shape': ['N'],"
+		    "   'dist': [{'kind': 'int', 'high': 'V'},"
+		    "            {'kind': 'const', 'value': 'V-1'}]},"
+		    "  {'name': 'w', 'dtype': 'float32', 'shape': ['V', 4],"
+		    "   'dist': ['wide', {'kind': 'heavy', 'clip': 100},"
+		    "            {'kind': 'normal', 'mean': 1, 'std': '1/N'},"
+		    "            {'kind': 'int', 'low': -3, 'high': 4}]},"
+		    "  {'name': 'g', 'dtype': 'bfloat16', 'shape': [4]},"
+		    "  {'name': 'h', 'dtype': 'float64', 'shape': [4],"
+		    "   'dist': 'uniform'}],"
+		    " 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': "
+		    "['N', 4]}],"
+		    " 'flops': 0, 'bytes': '4*N*4 + 8*N'}");
 	double p[2];
 
 	const struct kf_tensor_spec *idx = &t->inputs[0];
@@ -611,59 +643,59 @@ static void test_task_rejects_bad_dists(void)
 	static const struct {
 		const char *input, *field, *why;
 	} cases[] = {
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N']}",
-		 "inputs[0].dist: ", "required for an integer input"},
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
-		 "[{'kind': 'int', 'high': 4}, 'normal']}",
-		 "inputs[0].dist[1]: ", "'normal' cannot fill an integer tensor"},
-		{"{'name': 'i', 'dtype': 'int64', 'shape': ['N'], 'dist': "
-		 "{'kind': 'uniform'}}",
-		 "inputs[0].dist.kind: ", "'uniform' cannot fill an integer"},
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
-		 "'int'}",
-		 "inputs[0].dist: ", "kind int needs the parameter 'high'"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "[{'kind': 'const'}]}",
-		 "inputs[0].dist[0]: ", "kind const needs the parameter 'value'"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "['normal', 'uniform', {'kind': 'cauchy'}]}",
-		 "inputs[0].dist[2].kind: ",
-		 "unknown distribution 'cauchy' (expected normal, uniform"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "['gauss']}",
-		 "inputs[0].dist[0]: ", "unknown distribution 'gauss'"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': []}",
-		 "inputs[0].dist: ", "empty list"},
-		/* Empty ranges, constant and per set. */
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'uniform', 'low': 1, 'high': 1}}",
-		 "inputs[0].dist: ", "low (1) must be below high (1)"},
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'int', 'low': 5, 'high': 2}}",
-		 "inputs[0].dist: ", "low (5) must be below high (2)"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'uniform', 'low': 4, 'high': 'N'}}",
-		 "inputs[0].dist: ",
-		 "low (4) must be below high (3) under hidden_dims[0] (N=3)"},
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'int', 'high': 'N/2'}}",
-		 "inputs[0].dist: ", "high (1.5) must be an integer"},
-		{"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'int', 'high': 3e9}}",
-		 "inputs[0].dist: ", "do not fit in int32"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'normal', 'std': '-1'}}",
-		 "inputs[0].dist: ", "std (-1) must not be negative"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'normal', 'std': 'sqrt(N)'}}",
-		 "inputs[0].dist.std: ", "unknown function 'sqrt'"},
-		{"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
-		 "{'kind': 'normal', 'mean': '0/0'}}",
-		 "inputs[0].dist.mean: ", "it must be a finite number"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N']}",
+	     "inputs[0].dist: ", "required for an integer input"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
+	     "[{'kind': 'int', 'high': 4}, 'normal']}",
+	     "inputs[0].dist[1]: ", "'normal' cannot fill an integer tensor"},
+	    {"{'name': 'i', 'dtype': 'int64', 'shape': ['N'], 'dist': "
+	     "{'kind': 'uniform'}}",
+	     "inputs[0].dist.kind: ", "'uniform' cannot fill an integer"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
+	     "'int'}",
+	     "inputs[0].dist: ", "kind int needs the parameter 'high'"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "[{'kind': 'const'}]}",
+	     "inputs[0].dist[0]: ", "kind const needs the parameter 'value'"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "['normal', 'uniform', {'kind': 'cauchy'}]}",
+	     "inputs[0].dist[2].kind: ",
+	     "unknown distribution 'cauchy' (expected normal, uniform"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "['gauss']}",
+	     "inputs[0].dist[0]: ", "unknown distribution 'gauss'"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': []}",
+	     "inputs[0].dist: ", "empty list"},
+	    /* Empty ranges, constant and per set. */
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'uniform', 'low': 1, 'high': 1}}",
+	     "inputs[0].dist: ", "low (1) must be below high (1)"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'int', 'low': 5, 'high': 2}}",
+	     "inputs[0].dist: ", "low (5) must be below high (2)"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'uniform', 'low': 4, 'high': 'N'}}",
+	     "inputs[0].dist: ",
+	     "low (4) must be below high (3) under hidden_dims[0] (N=3)"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'int', 'high': 'N/2'}}",
+	     "inputs[0].dist: ", "high (1.5) must be an integer"},
+	    {"{'name': 'i', 'dtype': 'int32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'int', 'high': 3e9}}",
+	     "inputs[0].dist: ", "do not fit in int32"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'normal', 'std': '-1'}}",
+	     "inputs[0].dist: ", "std (-1) must not be negative"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'normal', 'std': 'sqrt(N)'}}",
+	     "inputs[0].dist.std: ", "unknown function 'sqrt'"},
+	    {"{'name': 'x', 'dtype': 'float32', 'shape': ['N'], 'dist': "
+	     "{'kind': 'normal', 'mean': '0/0'}}",
+	     "inputs[0].dist.mean: ", "it must be a finite number"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *spec = kf_xasprintf(HEAD "'inputs': [%s]" TAIL,
-					  cases[i].input);
+		char *spec =
+		    kf_xasprintf(HEAD "'inputs': [%s]" TAIL, cases[i].input);
 		expect_error(spec, cases[i].field, cases[i].why);
 		free(spec);
 	}
@@ -725,8 +757,8 @@ static void test_task_tolerance_and_options(void)
 	free(spec);
 	spec = with(GOOD_SPEC, "'flops'",
 		    "'tolerance': {'float16': {'rtol': 'big'}}, 'flops'");
-	expect_error(spec, "tolerance.float16.rtol: ",
-		     "must be a number, got string");
+	expect_error(
+	    spec, "tolerance.float16.rtol: ", "must be a number, got string");
 	free(spec);
 }
 
@@ -734,8 +766,9 @@ static void test_task_rejects_nonfinite_counts(void)
 {
 	char *spec = with(GOOD_SPEC, "'8*M*N'", "'8*M*N/(N-77)'");
 	/* Finite for the timing dims, infinite for the second hidden set. */
-	expect_error(spec, "flops: '8*M*N/(N-77)' is inf under hidden_dims[1] "
-			   "(M=5 N=77)",
+	expect_error(spec,
+		     "flops: '8*M*N/(N-77)' is inf under hidden_dims[1] "
+		     "(M=5 N=77)",
 		     "it must be a finite number");
 	free(spec);
 	spec = with(GOOD_SPEC, "'4*(2*M*N + N)'", "'N-1000'");
@@ -849,27 +882,28 @@ static void test_task_reference_paths(void)
 }
 
 KF_TESTS(task) = {
-	KF_TEST(test_task_load_valid_spec),
-	KF_TEST(test_task_load_accepts_file_path_and_trailing_slash),
-	KF_TEST(test_task_expr_precedence),
-	KF_TEST(test_task_expr_functions),
-	KF_TEST(test_task_expr_errors),
-	KF_TEST(test_task_dtype_names),
-	KF_TEST(test_task_rejects_unknown_dtype),
-	KF_TEST(test_task_rejects_unknown_keys),
-	KF_TEST(test_task_rejects_missing_fields),
-	KF_TEST(test_task_rejects_wrong_types),
-	KF_TEST(test_task_rejects_bad_hidden_dims),
-	KF_TEST(test_task_shapes_under_hidden_sets),
-	KF_TEST(test_task_rejects_bad_shape_in_hidden_set),
-	KF_TEST(test_task_dist_parsing),
-	KF_TEST(test_task_rejects_bad_dists),
-	KF_TEST(test_task_rejects_duplicate_tensor_names),
-	KF_TEST(test_task_rejects_name_mismatch),
-	KF_TEST(test_task_tolerance_and_options),
-	KF_TEST(test_task_rejects_nonfinite_counts),
-	KF_TEST(test_task_rejects_bad_json_and_oversized),
-	KF_TEST(test_task_find_sorted),
-	KF_TEST(test_task_reference_paths),
-	KF_TESTS_END,
+    KF_TEST(test_task_load_valid_spec),
+    KF_TEST(test_task_load_accepts_file_path_and_trailing_slash),
+    KF_TEST(test_task_id_from_dot_and_symlinked_suite),
+    KF_TEST(test_task_expr_precedence),
+    KF_TEST(test_task_expr_functions),
+    KF_TEST(test_task_expr_errors),
+    KF_TEST(test_task_dtype_names),
+    KF_TEST(test_task_rejects_unknown_dtype),
+    KF_TEST(test_task_rejects_unknown_keys),
+    KF_TEST(test_task_rejects_missing_fields),
+    KF_TEST(test_task_rejects_wrong_types),
+    KF_TEST(test_task_rejects_bad_hidden_dims),
+    KF_TEST(test_task_shapes_under_hidden_sets),
+    KF_TEST(test_task_rejects_bad_shape_in_hidden_set),
+    KF_TEST(test_task_dist_parsing),
+    KF_TEST(test_task_rejects_bad_dists),
+    KF_TEST(test_task_rejects_duplicate_tensor_names),
+    KF_TEST(test_task_rejects_name_mismatch),
+    KF_TEST(test_task_tolerance_and_options),
+    KF_TEST(test_task_rejects_nonfinite_counts),
+    KF_TEST(test_task_rejects_bad_json_and_oversized),
+    KF_TEST(test_task_find_sorted),
+    KF_TEST(test_task_reference_paths),
+    KF_TESTS_END,
 };

@@ -152,15 +152,20 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 		lim.nproc = 1;
 	double checks_s = s->o->trials * 3.0 * s->call_ms / 1000.0;
 	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + 120;
+	uint64_t mem = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
+					     : (8ull << 30);
 #if defined(__SANITIZE_ADDRESS__)
 	/* ASan reserves terabytes of address space: cap the resident size
-	 * through ASan itself instead. */
-	setenv("ASAN_OPTIONS",
-	       "hard_rss_limit_mb=3072:detect_leaks=0:allocator_may_return_null=1",
-	       1);
+	 * through ASan itself instead, and let faults kill the worker as
+	 * they would without ASan. */
+	char *asan = kf_xasprintf("hard_rss_limit_mb=%llu:detect_leaks=0:"
+				  "allocator_may_return_null=1:handle_segv=0:"
+				  "handle_abort=0",
+				  (unsigned long long)(mem >> 20));
+	setenv("ASAN_OPTIONS", asan, 1);
+	free(asan);
 #else
-	lim.as_bytes = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
-					     : (8ull << 30);
+	lim.as_bytes = mem;
 #endif
 	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	int rc = kf_proc_spawn(&s->proc, argv, &lim, s->log_fd, err);
@@ -348,6 +353,20 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	return j;
 }
 
+/* Elements of all inputs and outputs under a dim set. */
+static double trial_elements(const struct kf_task *t, int dimset)
+{
+	int64_t shape[KF_MAX_NDIM];
+	double n = 0;
+	for (int i = 0; i < t->n_inputs; i++)
+		n += (double)kf_task_shape(t, &t->inputs[i], dimset, shape,
+					   NULL);
+	for (int j = 0; j < t->n_outputs; j++)
+		n += (double)kf_task_shape(t, &t->outputs[j], dimset, shape,
+					   NULL);
+	return n;
+}
+
 static void run_trials(struct session *s, cJSON *frames,
 		       struct trial_plan *plans)
 {
@@ -365,8 +384,9 @@ static void run_trials(struct session *s, cJSON *frames,
 			cJSON_AddItemToArray(d, cJSON_CreateNumber(p->dists[i]));
 		char *label = kf_judge_trial_label(t, p);
 		/* Three calls (reference, candidate twice) plus generating,
-		 * comparing and hashing. */
-		cJSON *rep = exchange(s, req, 3 * s->call_ms + 30000, label);
+		 * comparing and hashing: 2 s and 1 us per element. */
+		double allowance = 2000 + 1e-3 * trial_elements(t, p->dimset);
+		cJSON *rep = exchange(s, req, 3 * s->call_ms + allowance, label);
 		free(label);
 		if (!rep)
 			return;
@@ -450,7 +470,8 @@ static void run_timing(struct session *s, const cJSON *peak)
 		cJSON_AddNumberToObject(req, "warmup", warmup);
 		uint64_t b0 = kf_now_ns();
 		cJSON *rep = exchange(s, req,
-				      (batch + warmup) * 2 * s->call_ms + 30000,
+				      (batch + warmup) * 2 * s->call_ms + 2000 +
+					      1e-3 * trial_elements(s->task, 0),
 				      "timing");
 		if (!rep)
 			break;

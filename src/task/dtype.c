@@ -7,14 +7,14 @@
 #include <kforge/task.h>
 
 static const char *const dtype_names[KF_DTYPE_COUNT] = {
-	[KF_F32] = "float32", [KF_F64] = "float64", [KF_F16] = "float16",
-	[KF_BF16] = "bfloat16", [KF_I32] = "int32", [KF_I64] = "int64",
+    [KF_F32] = "float32",   [KF_F64] = "float64", [KF_F16] = "float16",
+    [KF_BF16] = "bfloat16", [KF_I32] = "int32",	  [KF_I64] = "int64",
 };
 
 /* Bytes per element; float16 and bfloat16 are stored as uint16_t. */
 static const size_t dtype_bytes[KF_DTYPE_COUNT] = {
-	[KF_F32] = 4, [KF_F64] = 8, [KF_F16] = 2,
-	[KF_BF16] = 2, [KF_I32] = 4, [KF_I64] = 8,
+    [KF_F32] = 4,  [KF_F64] = 8, [KF_F16] = 2,
+    [KF_BF16] = 2, [KF_I32] = 4, [KF_I64] = 8,
 };
 
 const char *kf_dtype_name(enum kf_dtype d)

@@ -61,8 +61,8 @@ static void emit(struct parser *ps, enum op op, int var, double num)
 {
 	if (ps->n_code == ps->cap) {
 		ps->cap = ps->cap ? 2 * ps->cap : 16;
-		ps->code = kf_xrealloc(ps->code, (size_t)ps->cap *
-							 sizeof(*ps->code));
+		ps->code =
+		    kf_xrealloc(ps->code, (size_t)ps->cap * sizeof(*ps->code));
 	}
 	ps->code[ps->n_code++] = (struct ins){op, var, num};
 }
@@ -182,8 +182,7 @@ static int parse_name(struct parser *ps)
 		return kf_err_set(ps->err, KF_EINVAL,
 				  "in '%s' at column %d: unknown function "
 				  "'%.*s' (functions: min, max, cdiv)",
-				  ps->src, (int)(s - ps->src) + 1, (int)len,
-				  s);
+				  ps->src, (int)(s - ps->src) + 1, (int)len, s);
 	}
 	for (int i = 0; i < ps->n_names; i++) {
 		if (strlen(ps->names[i]) == len &&
@@ -302,8 +301,11 @@ int kf_expr_parse(const char *src, const char *const *names, int n_names,
 		  struct kf_expr **out, struct kf_err *err)
 {
 	struct parser ps = {
-		.src = src, .p = src, .names = names, .n_names = n_names,
-		.err = err,
+	    .src = src,
+	    .p = src,
+	    .names = names,
+	    .n_names = n_names,
+	    .err = err,
 	};
 	int rc = 0;
 	*out = NULL;
@@ -322,7 +324,7 @@ int kf_expr_parse(const char *src, const char *const *names, int n_names,
 		goto out;
 	skip_space(&ps);
 	if (*ps.p) {
-		rc = *ps.p == ')' ? syntax(&ps, "unmatched ')'")
+		rc = *ps.p == ')'   ? syntax(&ps, "unmatched ')'")
 		     : *ps.p == ',' ? syntax(&ps, "',' outside a function")
 				    : syntax(&ps, "expected an operator");
 		goto out;

@@ -28,7 +28,7 @@
 #define MAX_EXACT 9007199254740992.0 /* 2^53 */
 
 static const char *const dtype_list =
-	"float32, float64, float16, bfloat16, int32, int64";
+    "float32, float64, float16, bfloat16, int32, int64";
 
 struct loader {
 	const char *path; /* task.json as the caller named it, for messages */
@@ -38,7 +38,7 @@ struct loader {
 
 /* Fails with "<path>: <field>: <why>". */
 static int bad(struct loader *ld, const char *field, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 static int bad(struct loader *ld, const char *field, const char *fmt, ...)
 {
 	char why[900];
@@ -68,8 +68,7 @@ static const char *json_type(const cJSON *j)
 }
 
 /* "prefix.key", or "key" at the top level. */
-static void field_key(char *buf, size_t n, const char *prefix,
-		      const char *key)
+static void field_key(char *buf, size_t n, const char *prefix, const char *key)
 {
 	if (*prefix)
 		snprintf(buf, n, "%s.%s", prefix, key);
@@ -192,8 +191,8 @@ static int parse_expr_field(struct loader *ld, const cJSON *j,
 	} else if (cJSON_IsString(j)) {
 		struct kf_err e2 = KF_ERR_INIT;
 		if (kf_expr_parse(j->valuestring,
-				  (const char *const *)t->dim_names,
-				  t->n_dims, &e, &e2))
+				  (const char *const *)t->dim_names, t->n_dims,
+				  &e, &e2))
 			return bad(ld, field, "%s", e2.msg);
 	} else {
 		return bad(ld, field,
@@ -299,8 +298,8 @@ static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 		for (const cJSON *c = h->child; c; c = c->next) {
 			field_key(field, sizeof(field), item, c->string);
 			int d = 0;
-			while (d < t->n_dims && strcmp(t->dim_names[d],
-						       c->string) != 0)
+			while (d < t->n_dims &&
+			       strcmp(t->dim_names[d], c->string) != 0)
 				d++;
 			if (d == t->n_dims) {
 				struct kf_strbuf sb = KF_STRBUF_INIT;
@@ -345,27 +344,19 @@ static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 	return 0;
 }
 
-/* In the order of enum kf_dist_kind, so that a kind indexes it. */
+/* Indexed by enum kf_dist_kind. */
 static const struct dist_info {
 	const char *name;
-	enum kf_dist_kind kind;
 	const char *param[2];
 	double dflt[2];
-	bool required[2];
-	const char *expected; /* the keys an object may hold */
+	unsigned required; /* bit i: param[i] has no default */
 } dist_infos[] = {
-	{"normal", KF_DIST_NORMAL, {"mean", "std"}, {0, 1}, {0, 0},
-	 "kind, mean, std"},
-	{"uniform", KF_DIST_UNIFORM, {"low", "high"}, {-1, 1}, {0, 0},
-	 "kind, low, high"},
-	{"heavy", KF_DIST_HEAVY, {"scale", "clip"}, {1, 1000}, {0, 0},
-	 "kind, scale, clip"},
-	{"wide", KF_DIST_WIDE, {"min_exp", "max_exp"}, {-4, 4}, {0, 0},
-	 "kind, min_exp, max_exp"},
-	{"int", KF_DIST_INT, {"low", "high"}, {0, 0}, {0, 1},
-	 "kind, low, high"},
-	{"const", KF_DIST_CONST, {"value", NULL}, {0, 0}, {1, 0},
-	 "kind, value"},
+    [KF_DIST_NORMAL] = {"normal", {"mean", "std"}, {0, 1}, 0},
+    [KF_DIST_UNIFORM] = {"uniform", {"low", "high"}, {-1, 1}, 0},
+    [KF_DIST_HEAVY] = {"heavy", {"scale", "clip"}, {1, 1000}, 0},
+    [KF_DIST_WIDE] = {"wide", {"min_exp", "max_exp"}, {-4, 4}, 0},
+    [KF_DIST_INT] = {"int", {"low", "high"}, {0, 0}, 2},
+    [KF_DIST_CONST] = {"const", {"value", NULL}, {0, 0}, 1},
 };
 #define N_DIST_INFOS (int)(sizeof(dist_infos) / sizeof(dist_infos[0]))
 
@@ -377,8 +368,7 @@ static const struct dist_info *dist_lookup(const char *name)
 	return NULL;
 }
 
-static int unknown_dist(struct loader *ld, const char *field,
-			const char *name)
+static int unknown_dist(struct loader *ld, const char *field, const char *name)
 {
 	return bad(ld, field,
 		   "unknown distribution '%s' (expected normal, uniform, "
@@ -395,64 +385,49 @@ static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
 		      const struct kf_dist *d, const char *field)
 {
 	struct kf_task *t = ld->t;
+	const struct dist_info *di = &dist_infos[d->kind];
+	bool fills_ints =
+	    d->kind == KF_DIST_INT || !kf_dtype_is_float(ts->dtype);
+	int np = d->kind == KF_DIST_CONST ? 1 : 2;
 	for (int s = 0; s < t->n_dimsets; s++) {
 		double p[2];
-		char at[300] = "";
+		char why[200] = "";
 		kf_dist_params(t, d, s, p);
+		if ((d->kind == KF_DIST_UNIFORM || d->kind == KF_DIST_INT) &&
+		    !(p[0] < p[1]))
+			snprintf(why, sizeof(why),
+				 "low (%g) must be below high (%g)", p[0],
+				 p[1]);
+		else if (d->kind == KF_DIST_NORMAL && p[1] < 0)
+			snprintf(why, sizeof(why),
+				 "std (%g) must not be negative", p[1]);
+		else if (d->kind == KF_DIST_HEAVY && !(p[0] > 0 && p[1] > 0))
+			snprintf(why, sizeof(why),
+				 "scale (%g) and clip (%g) must be positive",
+				 p[0], p[1]);
+		else if (d->kind == KF_DIST_WIDE && !(p[0] <= p[1]))
+			snprintf(why, sizeof(why),
+				 "min_exp (%g) must not exceed max_exp (%g)",
+				 p[0], p[1]);
+		for (int i = 0; !why[0] && fills_ints && i < np; i++)
+			if (!is_int(p[i]))
+				snprintf(why, sizeof(why),
+					 "%s (%g) must be an integer",
+					 di->param[i], p[i]);
+		/* high is exclusive, so it may be one past the top. */
+		double lo = p[0];
+		double hi = d->kind == KF_DIST_INT ? p[1] - 1 : p[0];
+		if (!why[0] && ts->dtype == KF_I32 &&
+		    (lo < INT32_MIN || hi > INT32_MAX))
+			snprintf(why, sizeof(why),
+				 "values [%g, %g] do not fit in int32", lo, hi);
+		if (!why[0])
+			continue;
+		char at[300] = "";
 		for (int i = 0; i < 2; i++)
 			if (d->p_expr[i] && !kf_expr_is_const(d->p_expr[i]))
 				where(t, d->p_expr[i], s, at, sizeof(at));
-		const struct dist_info *di = &dist_infos[d->kind];
-		switch (d->kind) {
-		case KF_DIST_UNIFORM:
-		case KF_DIST_INT:
-			if (!(p[0] < p[1]))
-				return bad(ld, field,
-					   "low (%g) must be below high "
-					   "(%g)%s",
-					   p[0], p[1], at);
-			break;
-		case KF_DIST_NORMAL:
-			if (p[1] < 0)
-				return bad(ld, field,
-					   "std (%g) must not be negative%s",
-					   p[1], at);
-			break;
-		case KF_DIST_HEAVY:
-			if (!(p[0] > 0 && p[1] > 0))
-				return bad(ld, field,
-					   "scale (%g) and clip (%g) must be "
-					   "positive%s",
-					   p[0], p[1], at);
-			break;
-		case KF_DIST_WIDE:
-			if (!(p[0] <= p[1]))
-				return bad(ld, field,
-					   "min_exp (%g) must not exceed "
-					   "max_exp (%g)%s",
-					   p[0], p[1], at);
-			break;
-		case KF_DIST_CONST:
-			break;
-		}
-		bool fills_ints = d->kind == KF_DIST_INT ||
-				  !kf_dtype_is_float(ts->dtype);
-		int np = d->kind == KF_DIST_CONST ? 1 : 2;
-		for (int i = 0; fills_ints && i < np; i++)
-			if (!is_int(p[i]))
-				return bad(ld, field,
-					   "%s (%g) must be an integer%s",
-					   di->param[i], p[i], at);
-		if (ts->dtype == KF_I32) {
-			/* high is exclusive, so it may be one past the top. */
-			double lo = p[0];
-			double hi = d->kind == KF_DIST_INT ? p[1] - 1 : p[0];
-			if (lo < INT32_MIN || hi > INT32_MAX)
-				return bad(ld, field,
-					   "values [%g, %g] do not fit in "
-					   "int32%s",
-					   lo, hi, at);
-		}
+		return bad(ld, field, "%s%s", why, at);
 	}
 	return 0;
 }
@@ -480,29 +455,32 @@ static int parse_dist(struct loader *ld, const cJSON *j, const char *field,
 			return unknown_dist(ld, sub, k->valuestring);
 		const char *allowed[] = {"kind", di->param[0], di->param[1],
 					 NULL};
-		if ((rc = check_keys(ld, j, field, allowed, di->expected)))
+		char expected[64];
+		snprintf(expected, sizeof(expected), "kind, %s%s%s",
+			 di->param[0], di->param[1] ? ", " : "",
+			 di->param[1] ? di->param[1] : "");
+		if ((rc = check_keys(ld, j, field, allowed, expected)))
 			return rc;
 	} else {
-		return bad(ld, field,
-			   "must be a string or an object, got %s",
+		return bad(ld, field, "must be a string or an object, got %s",
 			   json_type(j));
 	}
-	d->kind = di->kind;
+	d->kind = (enum kf_dist_kind)(di - dist_infos);
 	for (int i = 0; i < 2; i++) {
 		d->p_default[i] = di->dflt[i];
 		if (!di->param[i])
 			continue;
-		const cJSON *p = cJSON_IsObject(j) ? get(j, di->param[i])
-						   : NULL;
+		const cJSON *p =
+		    cJSON_IsObject(j) ? get(j, di->param[i]) : NULL;
 		field_key(sub, sizeof(sub), field, di->param[i]);
-		if (!p && di->required[i])
+		if (!p && (di->required >> i & 1))
 			return bad(ld, field,
 				   "kind %s needs the parameter '%s' (write "
 				   "{\"kind\": \"%s\", \"%s\": ...})",
 				   di->name, di->param[i], di->name,
 				   di->param[i]);
-		if (p && (rc = parse_expr_field(ld, p, sub, false,
-						&d->p_expr[i])))
+		if (p &&
+		    (rc = parse_expr_field(ld, p, sub, false, &d->p_expr[i])))
 			return rc;
 	}
 	if (!kf_dtype_is_float(ts->dtype) && d->kind != KF_DIST_INT &&
@@ -529,7 +507,7 @@ static int parse_dists(struct loader *ld, const cJSON *j, const char *prefix,
 				   "of kind int or const)");
 		/* Default: typical values, a bounded range, heavy tails. */
 		static const enum kf_dist_kind dflt[] = {
-			KF_DIST_NORMAL, KF_DIST_UNIFORM, KF_DIST_HEAVY};
+		    KF_DIST_NORMAL, KF_DIST_UNIFORM, KF_DIST_HEAVY};
 		ts->dists = kf_xcalloc(3, sizeof(*ts->dists));
 		for (int i = 0; i < 3; i++) {
 			ts->dists[i].kind = dflt[i];
@@ -580,12 +558,10 @@ static int parse_tensor(struct loader *ld, const cJSON *j, const char *item,
 	char field[300];
 	int rc;
 	if (!cJSON_IsObject(j))
-		return bad(ld, item, "must be an object, got %s",
-			   json_type(j));
+		return bad(ld, item, "must be an object, got %s", json_type(j));
 	static const char *const in_keys[] = {"name", "dtype", "shape", "dist",
 					      NULL};
-	static const char *const out_keys[] = {"name", "dtype", "shape",
-					       NULL};
+	static const char *const out_keys[] = {"name", "dtype", "shape", NULL};
 	if ((rc = check_keys(ld, j, item, is_input ? in_keys : out_keys,
 			     is_input ? "name, dtype, shape, dist"
 				      : "name, dtype, shape; outputs have no "
@@ -671,8 +647,9 @@ static int parse_tensor(struct loader *ld, const cJSON *j, const char *item,
 		if (n > INT64_MAX / (int64_t)kf_dtype_bytes(ts->dtype)) {
 			char label[32];
 			set_label(s, label, sizeof(label));
-			return bad(ld, field, "%lld elements under %s: too "
-					      "large",
+			return bad(ld, field,
+				   "%lld elements under %s: too "
+				   "large",
 				   (long long)n, label);
 		}
 	}
@@ -709,9 +686,8 @@ static int parse_tensors(struct loader *ld, const cJSON *j, bool is_input)
 }
 
 static const struct kf_tolerance tol_defaults[KF_DTYPE_COUNT] = {
-	[KF_F32] = {1e-4, 1e-4},  [KF_F64] = {1e-9, 1e-9},
-	[KF_F16] = {1e-2, 1e-2},  [KF_BF16] = {2e-2, 2e-2},
-	[KF_I32] = {0, 0},	  [KF_I64] = {0, 0},
+    [KF_F32] = {1e-4, 1e-4},  [KF_F64] = {1e-9, 1e-9}, [KF_F16] = {1e-2, 1e-2},
+    [KF_BF16] = {2e-2, 2e-2}, [KF_I32] = {0, 0},       [KF_I64] = {0, 0},
 };
 
 static int parse_tolerance(struct loader *ld, const cJSON *j)
@@ -745,8 +721,7 @@ static int parse_tolerance(struct loader *ld, const cJSON *j)
 			char f2[340];
 			field_key(f2, sizeof(f2), field, v->string);
 			if (!cJSON_IsNumber(v))
-				return bad(ld, f2,
-					   "must be a number, got %s",
+				return bad(ld, f2, "must be a number, got %s",
 					   json_type(v));
 			if (!isfinite(v->valuedouble) || v->valuedouble < 0)
 				return bad(ld, f2,
@@ -813,30 +788,40 @@ static const char *last_component(const char *p)
 	return s ? s + 1 : p;
 }
 
-/* "<suite>/<name>" from the last two components of the real directory. */
-static char *make_id(const char *real)
+static bool plain_component(const char *c, size_t n)
 {
-	const char *name = last_component(real);
-	const char *s = name;
-	if (s > real)
-		s--; /* the '/' before name */
-	while (s > real && s[-1] != '/')
-		s--;
-	if (*s == '/') /* only one component, below the root */
-		s++;
-	return kf_xstrdup(*s ? s : real);
+	return n > 0 && !(n == 1 && c[0] == '.') &&
+	       !(n == 2 && c[0] == '.' && c[1] == '.');
 }
 
-static int parse_spec(struct loader *ld, const cJSON *root,
-		      const char *dirname)
+/*
+ * "<suite>/<name>" from the last two components of dir, or NULL when they
+ * are not both plain names ("." or "..": the caller then asks realpath).
+ * The path as given is preferred so that a symlinked suite keeps its name.
+ */
+static char *make_id(const char *dir)
+{
+	const char *name = last_component(dir);
+	if (name == dir || !plain_component(name, strlen(name)))
+		return NULL;
+	const char *end = name - 1; /* the '/' before name */
+	const char *suite = end;
+	while (suite > dir && suite[-1] != '/')
+		suite--;
+	if (!plain_component(suite, (size_t)(end - suite)))
+		return NULL;
+	return kf_xstrdup(suite);
+}
+
+static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 {
 	struct kf_task *t = ld->t;
 	int rc;
 	static const char *const keys[] = {
-		"name",	     "description", "dims",	"hidden_dims",
-		"inputs",    "outputs",	    "tolerance", "flops",
-		"bytes",     "libraries",   "determinism",
-		"call_timeout_ms", NULL,
+	    "name",   "description", "dims",	    "hidden_dims",
+	    "inputs", "outputs",     "tolerance",   "flops",
+	    "bytes",  "libraries",   "determinism", "call_timeout_ms",
+	    NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
 			     "name, description, dims, hidden_dims, inputs, "
@@ -906,8 +891,7 @@ static int parse_spec(struct loader *ld, const cJSON *root,
 	if (j && !cJSON_IsNumber(j))
 		return bad(ld, "call_timeout_ms", "must be a number, got %s",
 			   json_type(j));
-	if (j && !(j->valuedouble > 0 &&
-		   j->valuedouble <= MAX_CALL_TIMEOUT_MS))
+	if (j && !(j->valuedouble > 0 && j->valuedouble <= MAX_CALL_TIMEOUT_MS))
 		return bad(ld, "call_timeout_ms",
 			   "must be above 0 and at most %.0f, got %g",
 			   MAX_CALL_TIMEOUT_MS, j->valuedouble);
@@ -960,8 +944,8 @@ int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
 	if (S_ISDIR(st.st_mode)) {
 		t->dir = strip_slashes(path);
 		t->path = !strcmp(t->dir, "/")
-				  ? kf_xstrdup("/task.json")
-				  : kf_xasprintf("%s/task.json", t->dir);
+			      ? kf_xstrdup("/task.json")
+			      : kf_xasprintf("%s/task.json", t->dir);
 		if (stat(t->path, &st) != 0) {
 			rc = kf_err_set(err,
 					errno == ENOENT ? KF_ENOENT : KF_EIO,
@@ -977,8 +961,8 @@ int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
 		else if (slash == path)
 			t->dir = kf_xstrdup("/");
 		else
-			t->dir = kf_xasprintf("%.*s", (int)(slash - path),
-					      path);
+			t->dir =
+			    kf_xasprintf("%.*s", (int)(slash - path), path);
 	}
 	if (!S_ISREG(st.st_mode)) {
 		rc = kf_err_set(err, KF_EINVAL, "%s: not a regular file",
@@ -1005,15 +989,20 @@ int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
 	}
 	if (!cJSON_IsObject(root)) {
 		rc = kf_err_set(err, KF_EINVAL,
-				"%s: must hold a JSON object, got %s",
-				t->path, json_type(root));
+				"%s: must hold a JSON object, got %s", t->path,
+				json_type(root));
 		goto out;
 	}
-	real = realpath(t->dir, NULL);
-	const char *canon = real ? real : t->dir;
-	t->id = make_id(canon);
+	t->id = make_id(t->dir);
+	if (!t->id) {
+		real = realpath(t->dir, NULL);
+		t->id = real ? make_id(real) : NULL;
+		if (!t->id) /* a task directly below "/" */
+			t->id =
+			    kf_xstrdup(last_component(real ? real : t->dir));
+	}
 	struct loader ld = {.path = t->path, .t = t, .err = err};
-	if ((rc = parse_spec(&ld, root, last_component(canon))))
+	if ((rc = parse_spec(&ld, root, last_component(t->id))))
 		goto out;
 	*out = t;
 	t = NULL;
@@ -1079,14 +1068,13 @@ int64_t kf_task_shape(const struct kf_task *t, const struct kf_tensor_spec *ts,
 		if (!is_pos_int(d)) {
 			tensor_label(t, ts, label, sizeof(label));
 			where(t, ts->shape[i], s, at, sizeof(at));
-			return kf_err_set(err, KF_EINVAL,
-					  "%s: %s.shape[%d]: '%s' is %s%s; "
-					  "dimension %d of tensor '%s' must "
-					  "be a positive integer",
-					  t->path, label, i,
-					  kf_expr_src(ts->shape[i]),
-					  fmt_num(d, num, sizeof(num)), at, i,
-					  ts->name);
+			return kf_err_set(
+			    err, KF_EINVAL,
+			    "%s: %s.shape[%d]: '%s' is %s%s; "
+			    "dimension %d of tensor '%s' must "
+			    "be a positive integer",
+			    t->path, label, i, kf_expr_src(ts->shape[i]),
+			    fmt_num(d, num, sizeof(num)), at, i, ts->name);
 		}
 		shape[i] = (int64_t)d;
 		if (__builtin_mul_overflow(n, shape[i], &n)) {
@@ -1188,8 +1176,7 @@ static int cmp_str(const void *a, const void *b)
 }
 
 /* The subdirectories of dir, sorted, dot-entries left out. */
-static int list_dirs(const char *dir, struct name_list *out,
-		     struct kf_err *err)
+static int list_dirs(const char *dir, struct name_list *out, struct kf_err *err)
 {
 	DIR *d = opendir(dir);
 	if (!d)
