@@ -501,7 +501,10 @@ static void run_timing(struct session *s, const cJSON *peak)
 			met = true;
 			break;
 		}
-		if (elapsed >= s->o->time_cap_s || nc >= s->o->max_pairs)
+		/* The cap ends sampling once min_pairs are in; short of that
+		 * only four times the cap does. */
+		if ((elapsed >= s->o->time_cap_s && nc >= s->o->min_pairs) ||
+		    elapsed >= 4 * s->o->time_cap_s || nc >= s->o->max_pairs)
 			break;
 		/* Aim the next batch at about a quarter of a second. */
 		double per_pair = batch_s / batch;
