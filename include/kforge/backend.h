@@ -43,6 +43,20 @@ struct kf_cmp {
 	double want_mean, want_std, want_min, want_max; /* finite elements */
 };
 
+/* One timed call, as measured. */
+struct kf_sample {
+	double ns;	 /* from the start of the call until all work it
+			    started on the device had finished */
+	double event_ns; /* the engine stream's own view (events), or ns */
+	double clock_mhz; /* SM clock read after the call, 0 if unknown */
+	bool throttled;	 /* the device reported a slowdown (power,
+			    thermal) during the call */
+	int kernels;	 /* device activities seen in the window, -1 if
+			    not traced */
+	int streams;	 /* distinct streams they ran on, -1 if not traced */
+	int rc;		 /* what fn returned */
+};
+
 struct kf_backend_ops {
 	int version; /* KF_BACKEND_VERSION */
 	const char *name;
@@ -81,18 +95,29 @@ struct kf_backend_ops {
 	int (*sync)(void *ctx, struct kf_err *err);
 
 	/*
-	 * Calls fn once and measures it: *ns is the time from the start of the
-	 * call until all work it started has finished. *rc is fn's return
-	 * value. *clock_mhz is the device clock during the call (0 if unknown).
+	 * Calls fn once and measures it (see struct kf_sample). Returns
+	 * KF_EFAULT when the call left the device unusable (the worker then
+	 * reports a fault and exits), another negative code for an engine
+	 * failure.
 	 */
 	int (*time_call)(void *ctx, kf_entry_fn fn, const DLTensor *in,
-			 int n_in, DLTensor *out, int n_out, double *ns,
-			 int *rc, double *clock_mhz, struct kf_err *err);
+			 int n_in, DLTensor *out, int n_out,
+			 struct kf_sample *s, struct kf_err *err);
+
+	/* Optional (may be NULL): the device's energy counter in millijoules,
+	 * for joules per call. */
+	int (*energy_mj)(void *ctx, double *mj, struct kf_err *err);
+
+	/* Optional: 0 when the backend can run on this machine, else a
+	 * negative code with err saying what is missing. Called in the
+	 * supervisor, so it must not initialise the device. */
+	int (*available)(struct kf_err *err);
 
 	/* Source of the roofline probe (compiled like a candidate; it defines
 	 * kf_probe, see worker.c), or NULL. */
 	const char *probe_source;
 	const char *probe_ext; /* ".c" or ".cu" */
+	const char *probe_libraries; /* a library the probe links, or NULL */
 };
 
 /* The backend of that name ("host", "cuda"), or NULL. */

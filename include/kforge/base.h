@@ -26,6 +26,8 @@ enum {
 	KF_EPROTO = -6,	   /* a peer broke the protocol */
 	KF_ECHILD = -7,	   /* a child process failed */
 	KF_ENOSYS = -8,	   /* not available on this machine */
+	KF_EFAULT = -9,	   /* candidate code broke the device (illegal
+			      address, trap): the context is lost */
 };
 
 /* Names an error code ("invalid input", ...); never NULL. */

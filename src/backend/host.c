@@ -277,16 +277,18 @@ static int host_sync(void *ctx, struct kf_err *err)
 }
 
 static int host_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
-			  int n_in, DLTensor *out, int n_out, double *ns,
-			  int *rc, double *clock_mhz, struct kf_err *err)
+			  int n_in, DLTensor *out, int n_out,
+			  struct kf_sample *s, struct kf_err *err)
 {
 	(void)ctx;
 	(void)err;
 	uint64_t t0 = kf_now_ns();
-	*rc = fn(in, n_in, out, n_out, NULL);
+	s->rc = fn(in, n_in, out, n_out, NULL);
 	uint64_t t1 = kf_now_ns();
-	*ns = (double)(t1 - t0);
-	*clock_mhz = 0;
+	s->ns = s->event_ns = (double)(t1 - t0);
+	s->clock_mhz = 0;
+	s->throttled = false;
+	s->kernels = s->streams = -1;
 	return 0;
 }
 
@@ -299,7 +301,9 @@ static const char host_probe[] =
 	"static double now(void) { struct timespec t;\n"
 	"  clock_gettime(CLOCK_MONOTONIC, &t);\n"
 	"  return t.tv_sec + t.tv_nsec * 1e-9; }\n"
-	"int kf_probe(double *flops_per_s, double *bytes_per_s) {\n"
+	"int kf_probe(double *flops_per_s, double *bytes_per_s,\n"
+	"             double *matrix_flops_per_s) {\n"
+	"  *matrix_flops_per_s = 0;\n"
 	"  float acc[64]; volatile float seed = 1.0f; float a = 0.999999f,\n"
 	"  b = 1e-7f; for (int j = 0; j < 64; j++) acc[j] = seed * j;\n"
 	"  double best = 0; long iters = 4000000;\n"

@@ -29,6 +29,8 @@ const char *kf_strerror(int code)
 		return "child process failed";
 	case KF_ENOSYS:
 		return "not available";
+	case KF_EFAULT:
+		return "device fault";
 	}
 	return "unknown error";
 }

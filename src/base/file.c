@@ -98,6 +98,8 @@ out:
 int kf_mkdir_p(const char *path, struct kf_err *err)
 {
 	char buf[PATH_MAX];
+	if (!*path) /* the walk below starts after the first byte */
+		return kf_err_set(err, KF_EINVAL, "empty directory path");
 	if (snprintf(buf, sizeof(buf), "%s", path) >= (int)sizeof(buf))
 		return kf_err_set(err, KF_ERANGE, "%s: path too long", path);
 	for (char *p = buf + 1;; p++) {
@@ -113,6 +115,11 @@ int kf_mkdir_p(const char *path, struct kf_err *err)
 		if (!c)
 			break;
 	}
+	/* mkdir() says EEXIST for a file too: the last component must be a
+	 * directory, or the caller's files inside it would fail later. */
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return kf_err_set(err, KF_EIO, "%s: not a directory", path);
 	return 0;
 }
 

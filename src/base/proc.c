@@ -240,7 +240,15 @@ int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 	if (dropped)
 		kf_strbuf_addf(out, "\n[%zu more bytes of output dropped]\n",
 			       dropped);
-	kf_proc_wait(&p, timeout_ms, status, NULL);
+	/* The output has ended but the child may still run: it gets what is
+	 * left of the deadline, not a fresh one. */
+	uint64_t now = kf_now_ns();
+	int left_ms = now < end ? (int)((end - now + 999999ull) / 1000000ull)
+				: 0;
+	if (kf_proc_wait(&p, left_ms, status, NULL) == KF_ETIMEDOUT)
+		return kf_err_set(err, KF_ETIMEDOUT,
+				  "%s: no result after %d ms", argv[0],
+				  timeout_ms);
 	return 0;
 }
 

@@ -221,6 +221,26 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 	return NULL;
 }
 
+/* True (and the final status set, the reply freed) when a reply is not the
+ * event expected: a device fault is the candidate's doing, anything else
+ * the engine's. */
+static bool unexpected(struct session *s, cJSON *rep, const char *want,
+		       const char *phase)
+{
+	const char *ev = kf_json_str(rep, "ev");
+	if (ev && !strcmp(ev, want))
+		return false;
+	const char *msg = kf_json_str(rep, "message");
+	char *why = kf_xasprintf("%s: %s", phase, msg ? msg : "no message");
+	if (ev && !strcmp(ev, "fault"))
+		finish(s, KF_STATUS_RUNTIME_ERROR, "device_fault", why);
+	else
+		finish(s, KF_STATUS_INFRA_ERROR, "worker", why);
+	free(why);
+	cJSON_Delete(rep);
+	return true;
+}
+
 static cJSON *request(const char *op)
 {
 	cJSON *r = cJSON_CreateObject();
@@ -270,6 +290,10 @@ static cJSON *peaks(struct session *s, const cJSON *device)
 	struct kf_compile_opts co = {0};
 	co.backend = s->o->backend;
 	co.include_dir = s->o->include_dir;
+	if (ops->probe_libraries) {
+		co.libraries = &ops->probe_libraries;
+		co.n_libraries = 1;
+	}
 	if (!kf_file_write_atomic(src, ops->probe_source,
 				  strlen(ops->probe_source), &err) &&
 	    !kf_compile(src, &co, &r, &err) && r.ok) {
@@ -284,6 +308,9 @@ static cJSON *peaks(struct session *s, const cJSON *device)
 			cJSON_AddNumberToObject(
 				p, "bytes_per_s",
 				kf_json_num(rep, "bytes_per_s", 0));
+			cJSON_AddNumberToObject(
+				p, "matrix_flops_per_s",
+				kf_json_num(rep, "matrix_flops_per_s", 0));
 			cJSON_AddStringToObject(p, "device", name ? name : "");
 			char *when = kf_utc_iso8601();
 			cJSON_AddStringToObject(p, "measured_at", when);
@@ -387,16 +414,15 @@ static void run_trials(struct session *s, cJSON *frames,
 		 * comparing and hashing: 2 s and 1 us per element. */
 		double allowance = 2000 + 1e-3 * trial_elements(t, p->dimset);
 		cJSON *rep = exchange(s, req, 3 * s->call_ms + allowance, label);
-		free(label);
-		if (!rep)
-			return;
-		const char *ev = kf_json_str(rep, "ev");
-		if (!ev || strcmp(ev, "trial")) {
-			finish(s, KF_STATUS_INFRA_ERROR, "worker",
-			       kf_json_str(rep, "message"));
-			cJSON_Delete(rep);
+		if (!rep) {
+			free(label);
 			return;
 		}
+		if (unexpected(s, rep, "trial", label)) {
+			free(label);
+			return;
+		}
+		free(label);
 		struct verdict v = {0};
 		kf_judge_trial(t, p, rep, &v);
 		cJSON *tj = trial_json(t, p, rep);
@@ -442,23 +468,133 @@ static double half_width(const double *x, int n)
 	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
 }
 
-static void append(double **arr, int *n, int *cap, const cJSON *src)
+struct samples {
+	double *c, *r, *mhz; /* candidate and reference ns, SM clock */
+	int n, cap;
+	int throttled;	     /* pairs dropped: the device slowed down */
+	int kernels, streams; /* most seen in one candidate call, -1 n/a */
+};
+
+/* Adds a batch of pairs, dropping those where either call was throttled. */
+static void samples_add(struct samples *sm, const cJSON *rep)
 {
-	const cJSON *v;
-	cJSON_ArrayForEach(v, src)
-	{
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 64;
-			*arr = kf_xrealloc(*arr, sizeof(double) * (size_t)*cap);
+	const cJSON *cn = cJSON_GetObjectItem(rep, "cand_ns");
+	const cJSON *rn = cJSON_GetObjectItem(rep, "ref_ns");
+	const cJSON *ct = cJSON_GetObjectItem(rep, "cand_throttled");
+	const cJSON *rt = cJSON_GetObjectItem(rep, "ref_throttled");
+	const cJSON *mz = cJSON_GetObjectItem(rep, "cand_mhz");
+	const cJSON *ck = cJSON_GetObjectItem(rep, "cand_kernels");
+	const cJSON *cs = cJSON_GetObjectItem(rep, "cand_streams");
+	int n = cJSON_GetArraySize(cn);
+	for (int i = 0; i < n && i < cJSON_GetArraySize(rn); i++) {
+		int k = (int)cJSON_GetArrayItem(ck, i)->valuedouble;
+		int st = (int)cJSON_GetArrayItem(cs, i)->valuedouble;
+		if (k > sm->kernels)
+			sm->kernels = k;
+		if (st > sm->streams)
+			sm->streams = st;
+		if (cJSON_IsTrue(cJSON_GetArrayItem(ct, i)) ||
+		    cJSON_IsTrue(cJSON_GetArrayItem(rt, i))) {
+			sm->throttled++;
+			continue;
 		}
-		(*arr)[(*n)++] = v->valuedouble;
+		if (sm->n == sm->cap) {
+			sm->cap = sm->cap ? sm->cap * 2 : 64;
+			size_t b = sizeof(double) * (size_t)sm->cap;
+			sm->c = kf_xrealloc(sm->c, b);
+			sm->r = kf_xrealloc(sm->r, b);
+			sm->mhz = kf_xrealloc(sm->mhz, b);
+		}
+		sm->c[sm->n] = cJSON_GetArrayItem(cn, i)->valuedouble;
+		sm->r[sm->n] = cJSON_GetArrayItem(rn, i)->valuedouble;
+		sm->mhz[sm->n] = cJSON_GetArrayItem(mz, i)->valuedouble;
+		sm->n++;
 	}
+}
+
+static void samples_release(struct samples *sm)
+{
+	free(sm->c);
+	free(sm->r);
+	free(sm->mhz);
+}
+
+/* The roofline block: the candidate's median against the device's peaks.
+ * Tasks over float16/bfloat16 inputs are held to the matrix (tensor core)
+ * rate where the device has one, the others to the FMA rate. */
+static void roofline(struct session *s, const cJSON *peak, double cand_ns,
+		     double ref_ns)
+{
+	const struct kf_task *t = s->task;
+	double flops = kf_task_flops(t, 0), bytes = kf_task_bytes(t, 0);
+	bool half = false;
+	for (int i = 0; i < t->n_inputs; i++)
+		half = half || t->inputs[i].dtype == KF_F16 ||
+		       t->inputs[i].dtype == KF_BF16;
+	double pf = kf_json_num(peak, "flops_per_s", 0);
+	double pm = kf_json_num(peak, "matrix_flops_per_s", 0);
+	double pb = kf_json_num(peak, "bytes_per_s", 0);
+	bool use_matrix = half && pm > pf;
+	if (use_matrix)
+		pf = pm;
+	cJSON *rf = cJSON_AddObjectToObject(s->res, "roofline");
+	cJSON_AddNumberToObject(rf, "flops", flops);
+	cJSON_AddNumberToObject(rf, "bytes", bytes);
+	cJSON_AddStringToObject(rf, "compute_peak",
+				use_matrix ? "matrix" : "fma");
+	cJSON_AddNumberToObject(rf, "peak_flops_per_s", pf);
+	cJSON_AddNumberToObject(rf, "peak_bytes_per_s", pb);
+	double sec = cand_ns * 1e-9;
+	cJSON_AddNumberToObject(rf, "flops_per_s", sec > 0 ? flops / sec : 0);
+	cJSON_AddNumberToObject(rf, "bytes_per_s", sec > 0 ? bytes / sec : 0);
+	if (pf > 0 && pb > 0 && sec > 0) {
+		double tf = flops / pf, tb = bytes / pb;
+		cJSON_AddStringToObject(rf, "bound",
+					tf >= tb ? "compute" : "memory");
+		cJSON_AddNumberToObject(rf, "bound_ms", fmax(tf, tb) * 1e3);
+		cJSON_AddNumberToObject(rf, "fraction", fmax(tf, tb) / sec);
+		cJSON_AddNumberToObject(rf, "reference_fraction",
+					fmax(tf, tb) / (ref_ns * 1e-9));
+	} else {
+		cJSON_AddNullToObject(rf, "bound");
+	}
+}
+
+/* Joules per call of each side, where the device counts energy. */
+static void energy(struct session *s)
+{
+	cJSON *req = request("energy");
+	cJSON_AddNumberToObject(req, "seconds", 0.5);
+	cJSON *rep = exchange(s, req, 60000 + 40 * s->call_ms, "energy");
+	if (!rep)
+		return;
+	const char *ev = kf_json_str(rep, "ev");
+	if (ev && !strcmp(ev, "energy")) {
+		cJSON *e = cJSON_AddObjectToObject(s->res, "energy");
+		const char *const sides[] = {"candidate", "reference"};
+		for (int i = 0; i < 2; i++) {
+			const cJSON *o = cJSON_GetObjectItem(rep, sides[i]);
+			double calls = kf_json_num(o, "calls", 0);
+			cJSON *j = cJSON_AddObjectToObject(e, sides[i]);
+			cJSON_AddNumberToObject(
+				j, "joules_per_call",
+				calls > 0 ? kf_json_num(o, "joules", 0) / calls
+					  : 0);
+			cJSON_AddNumberToObject(j, "calls", calls);
+			cJSON_AddNumberToObject(j, "seconds",
+						kf_json_num(o, "seconds", 0));
+		}
+	} else if (ev && !strcmp(ev, "fault")) {
+		finish(s, KF_STATUS_RUNTIME_ERROR, "device_fault",
+		       kf_json_str(rep, "message"));
+	}
+	cJSON_Delete(rep);
 }
 
 static void run_timing(struct session *s, const cJSON *peak)
 {
-	double *c = NULL, *r = NULL;
-	int nc = 0, nr = 0, capc = 0, capr = 0;
+	struct samples sm = {0};
+	sm.kernels = sm.streams = -1;
 	int batch = 10, warmup = 3;
 	bool met = false;
 	uint64_t t0 = kf_now_ns();
@@ -475,13 +611,8 @@ static void run_timing(struct session *s, const cJSON *peak)
 				      "timing");
 		if (!rep)
 			break;
-		if (strcmp(kf_json_str(rep, "ev") ? kf_json_str(rep, "ev") : "",
-			   "samples")) {
-			finish(s, KF_STATUS_INFRA_ERROR, "worker",
-			       kf_json_str(rep, "message"));
-			cJSON_Delete(rep);
+		if (unexpected(s, rep, "samples", "timing"))
 			break;
-		}
 		struct verdict v = {0};
 		kf_judge_samples(rep, &v);
 		if (v.status != KF_STATUS_OK) {
@@ -489,22 +620,21 @@ static void run_timing(struct session *s, const cJSON *peak)
 			cJSON_Delete(rep);
 			break;
 		}
-		append(&c, &nc, &capc, cJSON_GetObjectItem(rep, "cand_ns"));
-		append(&r, &nr, &capr, cJSON_GetObjectItem(rep, "ref_ns"));
+		samples_add(&sm, rep);
 		cJSON_Delete(rep);
 		double batch_s = (double)(kf_now_ns() - b0) / 1e9;
 		elapsed = (double)(kf_now_ns() - t0) / 1e9;
 		warmup = 0;
-		if (nc >= s->o->min_pairs &&
-		    half_width(c, nc) <= s->o->ci_target &&
-		    half_width(r, nr) <= s->o->ci_target) {
+		if (sm.n >= s->o->min_pairs &&
+		    half_width(sm.c, sm.n) <= s->o->ci_target &&
+		    half_width(sm.r, sm.n) <= s->o->ci_target) {
 			met = true;
 			break;
 		}
 		/* The cap ends sampling once min_pairs are in; short of that
 		 * only four times the cap does. */
-		if ((elapsed >= s->o->time_cap_s && nc >= s->o->min_pairs) ||
-		    elapsed >= 4 * s->o->time_cap_s || nc >= s->o->max_pairs)
+		if ((elapsed >= s->o->time_cap_s && sm.n >= s->o->min_pairs) ||
+		    elapsed >= 4 * s->o->time_cap_s || sm.n >= s->o->max_pairs)
 			break;
 		/* Aim the next batch at about a quarter of a second. */
 		double per_pair = batch_s / batch;
@@ -513,56 +643,43 @@ static void run_timing(struct session *s, const cJSON *peak)
 			batch = 2;
 		if (batch > 200)
 			batch = 200;
-		if (nc + batch > s->o->max_pairs)
-			batch = s->o->max_pairs - nc;
+		if (sm.n + batch > s->o->max_pairs)
+			batch = s->o->max_pairs - sm.n;
+		if (batch < 1)
+			batch = 1;
 	}
-	if (s->done || nc == 0)
+	if (s->done || sm.n == 0)
 		goto out;
 	cJSON *tm = cJSON_AddObjectToObject(s->res, "timing");
 	cJSON_AddStringToObject(tm, "protocol", "kforge");
 	cJSON_AddStringToObject(tm, "unit", "ms");
-	cJSON_AddNumberToObject(tm, "pairs", nc);
+	cJSON_AddNumberToObject(tm, "pairs", sm.n);
+	cJSON_AddNumberToObject(tm, "discarded_throttled", sm.throttled);
 	cJSON_AddNumberToObject(tm, "seconds", elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
 	cJSON_AddBoolToObject(tm, "ci_target_met", met);
-	summary_json(tm, "reference", r, nr, 1e-6);
-	summary_json(tm, "candidate", c, nc, 1e-6);
+	summary_json(tm, "reference", sm.r, sm.n, 1e-6);
+	summary_json(tm, "candidate", sm.c, sm.n, 1e-6);
 	/* The speedup of each interleaved pair, so that drifts common to
 	 * both (clock, other load) cancel. */
-	double *ratio = kf_xmalloc(sizeof(double) * (size_t)nc);
-	for (int i = 0; i < nc; i++)
-		ratio[i] = c[i] > 0 ? r[i] / c[i] : 0;
-	summary_json(tm, "speedup", ratio, nc, 1.0);
+	double *ratio = kf_xmalloc(sizeof(double) * (size_t)sm.n);
+	for (int i = 0; i < sm.n; i++)
+		ratio[i] = sm.c[i] > 0 ? sm.r[i] / sm.c[i] : 0;
+	summary_json(tm, "speedup", ratio, sm.n, 1.0);
 	free(ratio);
-
-	struct kf_summary cm, rm;
-	kf_summarize(c, nc, &cm);
-	kf_summarize(r, nr, &rm);
-	double flops = kf_task_flops(s->task, 0), bytes = kf_task_bytes(s->task, 0);
-	cJSON *rf = cJSON_AddObjectToObject(s->res, "roofline");
-	cJSON_AddNumberToObject(rf, "flops", flops);
-	cJSON_AddNumberToObject(rf, "bytes", bytes);
-	double pf = kf_json_num(peak, "flops_per_s", 0);
-	double pb = kf_json_num(peak, "bytes_per_s", 0);
-	cJSON_AddNumberToObject(rf, "peak_flops_per_s", pf);
-	cJSON_AddNumberToObject(rf, "peak_bytes_per_s", pb);
-	double sec = cm.median * 1e-9;
-	cJSON_AddNumberToObject(rf, "flops_per_s", sec > 0 ? flops / sec : 0);
-	cJSON_AddNumberToObject(rf, "bytes_per_s", sec > 0 ? bytes / sec : 0);
-	if (pf > 0 && pb > 0 && sec > 0) {
-		double tf = flops / pf, tb = bytes / pb;
-		cJSON_AddStringToObject(rf, "bound",
-					tf >= tb ? "compute" : "memory");
-		cJSON_AddNumberToObject(rf, "bound_ms", fmax(tf, tb) * 1e3);
-		cJSON_AddNumberToObject(rf, "fraction", fmax(tf, tb) / sec);
-		cJSON_AddNumberToObject(rf, "reference_fraction",
-					fmax(tf, tb) / (rm.median * 1e-9));
-	} else {
-		cJSON_AddNullToObject(rf, "bound");
-	}
+	struct kf_summary cm, rm, mz;
+	kf_summarize(sm.c, sm.n, &cm);
+	kf_summarize(sm.r, sm.n, &rm);
+	kf_summarize(sm.mhz, sm.n, &mz);
+	cJSON_AddNumberToObject(tm, "sm_clock_mhz", mz.median);
+	cJSON_AddNumberToObject(tm, "candidate_kernels", sm.kernels);
+	cJSON_AddNumberToObject(tm, "candidate_streams", sm.streams);
+	roofline(s, peak, cm.median, rm.median);
+	const struct kf_backend_ops *ops = kf_backend_find(s->o->backend);
+	if (ops->energy_mj)
+		energy(s);
 out:
-	free(c);
-	free(r);
+	samples_release(&sm);
 }
 
 static cJSON *environment(const struct session *s, const cJSON *device)

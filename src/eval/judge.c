@@ -155,6 +155,18 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    "%s: the reference returned %d", label, ref_rc);
 		goto out;
 	}
+	if (kf_json_str(frame, "ref_launch_error")) {
+		set(v, KF_STATUS_INFRA_ERROR, "reference",
+		    "%s: a kernel launch of the reference failed: %s", label,
+		    kf_json_str(frame, "ref_launch_error"));
+		goto out;
+	}
+	if (kf_json_str(frame, "cand_launch_error")) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "launch_error",
+		    "%s: a kernel launch of the candidate failed: %s", label,
+		    kf_json_str(frame, "cand_launch_error"));
+		goto out;
+	}
 	if (rc) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
 		    "%s: kf_entry returned %d (0 means success)", label, rc);
@@ -230,7 +242,12 @@ void kf_judge_samples(const cJSON *frame, struct verdict *v)
 {
 	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
 	v->status = KF_STATUS_OK;
-	if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
+	if (kf_json_num(frame, "cand_launch_errors", 0) > 0) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "launch_error",
+		    "timing: a kernel launch of the candidate failed in %.0f "
+		    "timed calls",
+		    kf_json_num(frame, "cand_launch_errors", 0));
+	} else if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
 		    "timing: kf_entry returned nonzero in %.0f timed calls",
 		    kf_json_num(frame, "cand_rc_nonzero", 0));

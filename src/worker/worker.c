@@ -43,6 +43,12 @@ struct worker {
 	kf_entry_fn cand, ref;
 	struct tensor_set timing;
 	int pairs_done; /* alternates the order within a pair */
+	bool faulted;	/* the device is lost: report and exit */
+	/* The CUDA runtime's error query, found through the candidate's
+	 * object (NULL on the host backend). */
+	int (*rt_last_error)(void);
+	const char *(*rt_error_name)(int);
+	int launch_error;
 };
 
 static DLDataType dl_dtype(enum kf_dtype d)
@@ -89,6 +95,24 @@ static int reply_error(struct worker *w, const char *ev, const char *what,
 		cJSON_AddStringToObject(m, "what", what);
 	cJSON_AddStringToObject(m, "message", message);
 	return reply(w, m);
+}
+
+/* A failed call of the engine: a device fault (the candidate's doing) or
+ * an error of the engine itself. */
+static int reply_engine_error(struct worker *w, int rc, struct kf_err *err)
+{
+	return reply_error(w, rc == KF_EFAULT ? "fault" : "error", NULL,
+			   err->msg);
+}
+
+static void add_launch_error(struct worker *w, cJSON *m, const char *key)
+{
+	const char *name =
+		w->rt_error_name ? w->rt_error_name(w->launch_error) : NULL;
+	char *s = kf_xasprintf("%s (%d)", name ? name : "cudaError",
+			       w->launch_error);
+	cJSON_AddStringToObject(m, key, s);
+	free(s);
 }
 
 static char *hex64(uint64_t v)
@@ -207,17 +231,26 @@ static int poison_outputs(struct worker *w, struct tensor *outs,
 
 /* One call of fn on (in, out) with the outputs poisoned first. */
 static int call(struct worker *w, kf_entry_fn fn, DLTensor *in, DLTensor *out,
-		struct tensor *outs, bool flush, double *ns, int *rc_fn,
-		double *mhz, struct kf_err *err)
+		struct tensor *outs, bool flush, struct kf_sample *smp,
+		struct kf_err *err)
 {
 	int rc = poison_outputs(w, outs, err);
 	if (!rc && flush)
 		rc = w->ops->flush(w->ctx, err);
 	if (!rc)
 		rc = w->ops->sync(w->ctx, err);
+	if (!rc && w->rt_last_error)
+		w->rt_last_error(); /* clear what an earlier call left */
 	if (!rc)
 		rc = w->ops->time_call(w->ctx, fn, in, w->task->n_inputs, out,
-				       w->task->n_outputs, ns, rc_fn, mhz, err);
+				       w->task->n_outputs, smp, err);
+	if (rc == KF_EFAULT)
+		w->faulted = true;
+	/* A launch that failed (bad configuration, too many resources) is
+	 * recorded by the CUDA runtime the candidate linked. */
+	w->launch_error = 0;
+	if (!rc && w->rt_last_error)
+		w->launch_error = w->rt_last_error();
 	return rc;
 }
 
@@ -273,22 +306,30 @@ static int do_trial(struct worker *w, const cJSON *req)
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "trial");
 	cJSON_AddNumberToObject(m, "index", kf_json_num(req, "index", 0));
-	double ns = 0, mhz = 0;
-	int ref_rc = 0, c_rc = 0;
-	rc = call(w, w->ref, s.dl_in_r, s.dl_out_r, s.out_r, false, &ns,
-		  &ref_rc, &mhz, &err);
+	struct kf_sample smp;
+	int c_rc = 0;
+	rc = call(w, w->ref, s.dl_in_r, s.dl_out_r, s.out_r, false, &smp,
+		  &err);
 	if (rc)
 		goto engine_error;
-	cJSON_AddNumberToObject(m, "ref_rc", ref_rc);
-	cJSON_AddNumberToObject(m, "ref_ns", ns);
-	if (ref_rc)
+	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
+	cJSON_AddNumberToObject(m, "ref_ns", smp.ns);
+	if (smp.rc || w->launch_error) {
+		if (w->launch_error)
+			add_launch_error(w, m, "ref_launch_error");
 		goto done;
-	rc = call(w, w->cand, s.dl_in_c, s.dl_out_c, s.out_c, false, &ns,
-		  &c_rc, &mhz, &err);
+	}
+	rc = call(w, w->cand, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
+		  &err);
 	if (rc)
 		goto engine_error;
+	c_rc = smp.rc;
 	cJSON_AddNumberToObject(m, "cand_rc", c_rc);
-	cJSON_AddNumberToObject(m, "cand_ns", ns);
+	cJSON_AddNumberToObject(m, "cand_ns", smp.ns);
+	if (w->launch_error) {
+		add_launch_error(w, m, "cand_launch_error");
+		goto done;
+	}
 	if (c_rc)
 		goto done;
 
@@ -329,11 +370,16 @@ static int do_trial(struct worker *w, const cJSON *req)
 		cJSON_AddItemToArray(ins, o);
 	}
 	/* The determinism check: a second call on the same inputs. */
-	rc = call(w, w->cand, s.dl_in_c, s.dl_out_c, s.out_c, false, &ns,
-		  &c_rc, &mhz, &err);
+	rc = call(w, w->cand, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
+		  &err);
 	if (rc)
 		goto engine_error;
+	c_rc = smp.rc;
 	cJSON_AddNumberToObject(m, "cand_rc_2", c_rc);
+	if (w->launch_error) {
+		add_launch_error(w, m, "cand_launch_error");
+		goto done;
+	}
 	for (int j = 0; j < t->n_outputs && !c_rc; j++) {
 		uint64_t second;
 		cJSON *o = cJSON_GetArrayItem(outs, j);
@@ -361,7 +407,7 @@ done:
 engine_error:
 	set_release(w, &s);
 	cJSON_Delete(m);
-	return reply_error(w, "error", NULL, err.msg);
+	return reply_engine_error(w, rc, &err);
 }
 
 static int do_time(struct worker *w, const cJSON *req)
@@ -383,33 +429,47 @@ static int do_time(struct worker *w, const cJSON *req)
 	cJSON *rns = cJSON_AddArrayToObject(m, "ref_ns");
 	cJSON *cmhz = cJSON_AddArrayToObject(m, "cand_mhz");
 	cJSON *rmhz = cJSON_AddArrayToObject(m, "ref_mhz");
-	int nonzero = 0;
+	cJSON *cthr = cJSON_AddArrayToObject(m, "cand_throttled");
+	cJSON *rthr = cJSON_AddArrayToObject(m, "ref_throttled");
+	cJSON *ckern = cJSON_AddArrayToObject(m, "cand_kernels");
+	cJSON *cstreams = cJSON_AddArrayToObject(m, "cand_streams");
+	int nonzero = 0, launch_errors = 0;
 	for (int k = -warmup; k < pairs; k++) {
 		/* Alternate which goes first, so that neither always runs
 		 * right after the other's flush. */
 		bool cand_first = ((w->pairs_done + (k < 0 ? 0 : k)) & 1) == 0;
 		for (int side = 0; side < 2; side++) {
 			bool is_cand = (side == 0) == cand_first;
-			double ns = 0, mhz = 0;
-			int frc = 0;
+			struct kf_sample smp;
 			rc = is_cand ? call(w, w->cand, s->dl_in_c,
-					    s->dl_out_c, s->out_c, true, &ns,
-					    &frc, &mhz, &err)
+					    s->dl_out_c, s->out_c, true, &smp,
+					    &err)
 				     : call(w, w->ref, s->dl_in_r, s->dl_out_r,
-					    s->out_r, true, &ns, &frc, &mhz,
-					    &err);
+					    s->out_r, true, &smp, &err);
 			if (rc)
 				goto engine_error;
-			if (is_cand && frc)
+			if (is_cand && smp.rc)
 				nonzero++;
+			if (is_cand && w->launch_error)
+				launch_errors++;
 			if (k < 0)
 				continue;
 			cJSON_AddItemToArray(is_cand ? cns : rns,
-					     cJSON_CreateNumber(ns));
+					     cJSON_CreateNumber(smp.ns));
 			cJSON_AddItemToArray(is_cand ? cmhz : rmhz,
-					     cJSON_CreateNumber(mhz));
+					     cJSON_CreateNumber(smp.clock_mhz));
+			cJSON_AddItemToArray(is_cand ? cthr : rthr,
+					     cJSON_CreateBool(smp.throttled));
+			if (is_cand) {
+				cJSON_AddItemToArray(
+					ckern, cJSON_CreateNumber(smp.kernels));
+				cJSON_AddItemToArray(
+					cstreams,
+					cJSON_CreateNumber(smp.streams));
+			}
 		}
 	}
+	cJSON_AddNumberToObject(m, "cand_launch_errors", launch_errors);
 	w->pairs_done += pairs;
 	cJSON_AddNumberToObject(m, "cand_rc_nonzero", nonzero);
 	/* The last timed call of each must still agree, and the inputs must
@@ -441,7 +501,58 @@ static int do_time(struct worker *w, const cJSON *req)
 	return reply(w, m);
 engine_error:
 	cJSON_Delete(m);
-	return reply_error(w, "error", NULL, err.msg);
+	return reply_engine_error(w, rc, &err);
+}
+
+/* Joules per call: each side called back to back, without flushes, for
+ * at least min_s seconds, against the device's energy counter. */
+static int do_energy(struct worker *w, const cJSON *req)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct tensor_set *s = &w->timing;
+	double min_s = kf_json_num(req, "seconds", 0.5);
+	double mj0, mj1;
+	int rc = 0;
+	if (!w->ops->energy_mj || !s->ready)
+		return reply_error(w, "error", NULL, "energy: not available");
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "ev", "energy");
+	for (int side = 0; side < 2; side++) {
+		bool is_cand = side == 0;
+		kf_entry_fn fn = is_cand ? w->cand : w->ref;
+		DLTensor *in = is_cand ? s->dl_in_c : s->dl_in_r;
+		DLTensor *out = is_cand ? s->dl_out_c : s->dl_out_r;
+		long calls = 0;
+		rc = w->ops->sync(w->ctx, &err);
+		if (!rc)
+			rc = w->ops->energy_mj(w->ctx, &mj0, &err);
+		uint64_t t0 = kf_now_ns();
+		while (!rc && (calls < 10 ||
+			       (double)(kf_now_ns() - t0) < min_s * 1e9)) {
+			fn(in, w->task->n_inputs, out, w->task->n_outputs,
+			   w->ops->stream(w->ctx));
+			calls++;
+			if (calls % 16 == 0)
+				rc = w->ops->sync(w->ctx, &err);
+		}
+		if (!rc)
+			rc = w->ops->sync(w->ctx, &err);
+		double secs = (double)(kf_now_ns() - t0) / 1e9;
+		if (!rc)
+			rc = w->ops->energy_mj(w->ctx, &mj1, &err);
+		if (rc)
+			break;
+		cJSON *o = cJSON_AddObjectToObject(m, is_cand ? "candidate"
+							      : "reference");
+		cJSON_AddNumberToObject(o, "calls", (double)calls);
+		cJSON_AddNumberToObject(o, "seconds", secs);
+		cJSON_AddNumberToObject(o, "joules", (mj1 - mj0) / 1e3);
+	}
+	if (rc) {
+		cJSON_Delete(m);
+		return reply_engine_error(w, rc, &err);
+	}
+	return reply(w, m);
 }
 
 static int open_entry(const char *path, const char *symbol, void **so,
@@ -483,13 +594,22 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (open_entry(cand, "kf_entry", &w->cand_so, &fn, &err))
 		return reply_error(w, "load_error", "candidate", err.msg);
 	w->cand = (kf_entry_fn)fn;
+	if (w->ops->device_type == kDLCUDA) {
+		/* dlsym through the candidate's handle also searches the
+		 * libraries it depends on, the CUDA runtime among them. */
+		*(void **)&w->rt_last_error = dlsym(w->cand_so,
+						   "cudaGetLastError");
+		*(void **)&w->rt_error_name = dlsym(w->cand_so,
+						   "cudaGetErrorName");
+	}
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
 	cJSON_AddItemToObject(m, "device", w->ops->describe(w->ctx));
 	return reply(w, m);
 }
 
-typedef int (*probe_fn)(double *flops_per_s, double *bytes_per_s);
+typedef int (*probe_fn)(double *flops_per_s, double *bytes_per_s,
+			double *matrix_flops_per_s);
 
 static int do_peaks(struct worker *w, const cJSON *req)
 {
@@ -499,8 +619,8 @@ static int do_peaks(struct worker *w, const cJSON *req)
 	if (!path || open_entry(path, "kf_probe", &so, &fn, &err))
 		return reply_error(w, "error", NULL,
 				   path ? err.msg : "peaks: no probe");
-	double f = 0, b = 0;
-	int rc = ((probe_fn)fn)(&f, &b);
+	double f = 0, b = 0, mf = 0;
+	int rc = ((probe_fn)fn)(&f, &b, &mf);
 	dlclose(so);
 	if (rc)
 		return reply_error(w, "error", NULL, "the probe failed");
@@ -508,6 +628,7 @@ static int do_peaks(struct worker *w, const cJSON *req)
 	cJSON_AddStringToObject(m, "ev", "peaks");
 	cJSON_AddNumberToObject(m, "flops_per_s", f);
 	cJSON_AddNumberToObject(m, "bytes_per_s", b);
+	cJSON_AddNumberToObject(m, "matrix_flops_per_s", mf);
 	return reply(w, m);
 }
 
@@ -538,6 +659,8 @@ int kf_worker_main(int in_fd, int out_fd)
 			rc = do_trial(&w, req);
 		else if (!strcmp(op, "time"))
 			rc = do_time(&w, req);
+		else if (!strcmp(op, "energy"))
+			rc = do_energy(&w, req);
 		else if (!strcmp(op, "quit"))
 			quit = true;
 		else
@@ -547,10 +670,10 @@ int kf_worker_main(int in_fd, int out_fd)
 			code = 1;
 			break;
 		}
-		if (quit)
+		if (quit || w.faulted)
 			break;
 	}
-	if (w.ops && w.ctx) {
+	if (w.ops && w.ctx && !w.faulted) {
 		set_release(&w, &w.timing);
 		w.ops->fini(w.ctx);
 	}
