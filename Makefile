@@ -19,8 +19,15 @@ BINS := $(BUILD)/kforge $(BUILD)/kforge-worker
 
 DEB_PKGS = gcc make libcjson-dev libdlpack-dev
 
+# The cuda backend opens CUDA at run time; at build time it only borrows the
+# CUPTI record layouts from the toolkit's headers, when they are there.
+CUDA_HOME ?= /usr/local/cuda
+ifneq ($(wildcard $(CUDA_HOME)/include/cupti_activity.h),)
+$(BUILD)/src/backend/cuda.o: CFLAGS += -isystem $(CUDA_HOME)/include
+endif
+
 .PHONY: all test check deps clean format test-gpu
-all: $(BINS) $(BUILD)/lib/libcjson.so.1
+all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/include/dlpack/dlpack.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -45,6 +52,12 @@ $(BUILD)/lib/libcjson.so.1:
 	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
 		[ -e $$d/libcjson.so.1 ] && echo $$d/libcjson.so.1 && break; \
 		done) $@
+
+# The GPU machine lacks DLPack's header too: candidates compiled there
+# find this copy (see src/compile).
+$(BUILD)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
+	@mkdir -p $(dir $@)
+	cp $< $@
 
 test: all $(BUILD)/kforge-tests
 	KFORGE_BUILD=$(BUILD) $(BUILD)/kforge-tests $(TESTS)

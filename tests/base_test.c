@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -82,7 +83,7 @@ static void test_base_sha256_known_answers(void)
 	CHECK_STR(hex, "ba7816bf8f01cfea414140de5dae2223"
 		       "b00361a396177a9cb410ff61f20015ad");
 	const char *m448 =
-		"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+	    "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
 	sha_hex(m448, strlen(m448), hex);
 	CHECK_STR(hex, "248d6a61d20638b8e5c026930c3e6039"
 		       "a33ce45964ff2167f6ecedd419db06c1");
@@ -102,20 +103,20 @@ static void test_base_sha256_padding_boundaries(void)
 		size_t n;
 		const char *hex;
 	} cases[] = {
-		{55, "9f4390f8d30c2dd92ec9f095b65e2b9a"
-		     "e9b0a925a5258e241c9f1e910f734318"},
-		{56, "b35439a4ac6f0948b6d6f9e3c6af0f5f"
-		     "590ce20f1bde7090ef7970686ec6738a"},
-		{63, "7d3e74a05d7db15bce4ad9ec0658ea98"
-		     "e3f06eeecf16b4c6fff2da457ddc2f34"},
-		{64, "ffe054fe7ae0cb6dc65c3af9b61d5209"
-		     "f439851db43d0ba5997337df154668eb"},
-		{65, "635361c48bb9eab14198e76ea8ab7f1a"
-		     "41685d6ad62aa9146d301d4f17eb0ae0"},
-		{119, "31eba51c313a5c08226adf18d4a359cf"
-		      "dfd8d2e816b13f4af952f7ea6584dcfb"},
-		{120, "2f3d335432c70b580af0e8e1b3674a7c"
-		      "020d683aa5f73aaaedfdc55af904c21c"},
+	    {55, "9f4390f8d30c2dd92ec9f095b65e2b9a"
+		 "e9b0a925a5258e241c9f1e910f734318"},
+	    {56, "b35439a4ac6f0948b6d6f9e3c6af0f5f"
+		 "590ce20f1bde7090ef7970686ec6738a"},
+	    {63, "7d3e74a05d7db15bce4ad9ec0658ea98"
+		 "e3f06eeecf16b4c6fff2da457ddc2f34"},
+	    {64, "ffe054fe7ae0cb6dc65c3af9b61d5209"
+		 "f439851db43d0ba5997337df154668eb"},
+	    {65, "635361c48bb9eab14198e76ea8ab7f1a"
+		 "41685d6ad62aa9146d301d4f17eb0ae0"},
+	    {119, "31eba51c313a5c08226adf18d4a359cf"
+		  "dfd8d2e816b13f4af952f7ea6584dcfb"},
+	    {120, "2f3d335432c70b580af0e8e1b3674a7c"
+		  "020d683aa5f73aaaedfdc55af904c21c"},
 	};
 	char a[128], hex[65];
 	memset(a, 'a', sizeof(a));
@@ -174,9 +175,9 @@ static void test_base_fnv1a64_known_answers(void)
 
 static void test_base_strerror_names_every_code(void)
 {
-	const int codes[] = {KF_OK,	   KF_EINVAL, KF_EIO,
-			     KF_ENOENT,	   KF_ETIMEDOUT, KF_ERANGE,
-			     KF_EPROTO,	   KF_ECHILD, KF_ENOSYS};
+	const int codes[] = {KF_OK,	   KF_EINVAL, KF_EIO,	 KF_ENOENT,
+			     KF_ETIMEDOUT, KF_ERANGE, KF_EPROTO, KF_ECHILD,
+			     KF_ENOSYS,	   KF_EFAULT};
 	for (size_t i = 0; i < sizeof(codes) / sizeof(codes[0]); i++) {
 		const char *s = kf_strerror(codes[i]);
 		CHECK(s && *s);
@@ -522,8 +523,8 @@ static void test_base_frame_larger_than_pipe_buffer(void)
 	close(fds[1]);
 	struct kf_err err = KF_ERR_INIT;
 	cJSON *got = NULL;
-	CHECK(kf_frame_read(fds[0], kf_now_ns() + 60000000000ull, &got,
-			    &err) == 0);
+	CHECK(kf_frame_read(fds[0], kf_now_ns() + 60000000000ull, &got, &err) ==
+	      0);
 	CHECK_STR(kf_json_str(got, "blob"), s);
 	/* Then end of file: the writer is gone. */
 	cJSON *more = NULL;
@@ -579,6 +580,27 @@ static void test_base_frame_write_over_cap_is_refused(void)
 	close(fds[1]);
 }
 
+static void test_base_frame_write_to_closed_pipe_is_eio(void)
+{
+	/* A worker that died must not take the supervisor with it: the write
+	 * fails with KF_EIO instead of killing this process by SIGPIPE. */
+	int fds[2];
+	CHECK(pipe(fds) == 0);
+	close(fds[0]);
+	cJSON *msg = cJSON_CreateObject();
+	cJSON_AddStringToObject(msg, "op", "run");
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_frame_write(fds[1], msg, &err) == KF_EIO);
+	CHECK_CONTAINS(err.msg, "frame write");
+	/* No SIGPIPE is left pending or blocked behind the call. */
+	sigset_t set;
+	CHECK(sigpending(&set) == 0 && !sigismember(&set, SIGPIPE));
+	CHECK(sigprocmask(SIG_BLOCK, NULL, &set) == 0 &&
+	      !sigismember(&set, SIGPIPE));
+	cJSON_Delete(msg);
+	close(fds[1]);
+}
+
 static void test_base_frame_eof_is_eio(void)
 {
 	int fds[2];
@@ -630,8 +652,8 @@ static void test_base_frame_deadline_without_writer(void)
 
 static void test_base_frame_non_object_is_refused(void)
 {
-	const char *payloads[] = {"[1,2,3]", "42", "\"text\"", "null",
-				  "{\"a\":", "not json"};
+	const char *payloads[] = {"[1,2,3]", "42",	"\"text\"",
+				  "null",    "{\"a\":", "not json"};
 	for (size_t i = 0; i < sizeof(payloads) / sizeof(payloads[0]); i++) {
 		int fds[2];
 		CHECK(pipe(fds) == 0);
@@ -744,8 +766,7 @@ static void test_base_proc_run_missing_program(void)
 	struct kf_strbuf out = KF_STRBUF_INIT;
 	struct kf_err err = KF_ERR_INIT;
 	int status = 0;
-	CHECK(kf_proc_run(argv, 1000, 4096, &out, &status, &err) ==
-	      KF_ECHILD);
+	CHECK(kf_proc_run(argv, 1000, 4096, &out, &status, &err) == KF_ECHILD);
 	CHECK_CONTAINS(err.msg, "/nonexistent/kforge-no-such-tool");
 	kf_strbuf_release(&out);
 }
@@ -806,6 +827,64 @@ static void test_base_proc_spawn_kill(void)
 	CHECK_CONTAINS(d, "signal 9");
 	free(d);
 	kf_proc_kill(&p, &status);
+}
+
+/* The soft limit of name ("Max cpu time", ...) in the text of a
+ * /proc/<pid>/limits file, or -1 when absent or "unlimited". */
+static long long limit_of(const char *limits, const char *name)
+{
+	const char *p = strstr(limits, name);
+	if (!p)
+		return -1;
+	p += strlen(name);
+	while (*p == ' ')
+		p++;
+	return *p >= '0' && *p <= '9' ? strtoll(p, NULL, 10) : -1;
+}
+
+static void test_base_proc_spawn_applies_limits(void)
+{
+	/* The child reads its own limits from /proc. */
+	char *cat = kf_which("cat");
+	if (!cat || !kf_file_exists("/proc/self/limits"))
+		SKIP("no cat or no /proc");
+	struct rlimit cur;
+	CHECK(getrlimit(RLIMIT_NPROC, &cur) == 0);
+	uint64_t nproc = cur.rlim_max == RLIM_INFINITY || cur.rlim_max > 50000
+			     ? 50000
+			     : (uint64_t)cur.rlim_max;
+	struct kf_limits lim = {0};
+	lim.cpu_s = 5;
+	lim.fsize_bytes = 1 << 20;
+	lim.nproc = nproc;
+	lim.no_core = 1;
+#if !defined(__SANITIZE_ADDRESS__)
+	/* ASan reserves terabytes of address space: never limit it there. */
+	lim.as_bytes = 1ull << 30;
+#endif
+	char *argv[] = {cat, "/proc/self/limits", NULL};
+	struct kf_proc p = KF_PROC_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_proc_spawn(&p, argv, &lim, -1, &err) == 0);
+	close(p.to_child);
+	p.to_child = -1;
+	char buf[8192];
+	size_t got = 0;
+	ssize_t n;
+	while (got < sizeof(buf) - 1 &&
+	       (n = read(p.from_child, buf + got, sizeof(buf) - 1 - got)) > 0)
+		got += (size_t)n;
+	buf[got] = '\0';
+	int status = -1;
+	CHECK(kf_proc_wait(&p, 20000, &status, NULL) == 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	CHECK(limit_of(buf, "Max cpu time") == 5);
+	CHECK(limit_of(buf, "Max file size") == 1 << 20);
+	CHECK(limit_of(buf, "Max core file size") == 0);
+	CHECK(limit_of(buf, "Max processes") == (long long)nproc);
+	if (lim.as_bytes)
+		CHECK(limit_of(buf, "Max address space") == 1ll << 30);
+	free(cat);
 }
 
 static void test_base_proc_spawn_cpu_limit(void)
@@ -931,51 +1010,53 @@ static void test_base_which_skips_non_executables(void)
 }
 
 KF_TESTS(base) = {
-	KF_TEST(test_base_sha256_known_answers),
-	KF_TEST(test_base_sha256_padding_boundaries),
-	KF_TEST(test_base_sha256_million_a_in_odd_chunks),
-	KF_TEST(test_base_sha256_update_with_zero_bytes),
-	KF_TEST(test_base_fnv1a64_known_answers),
-	KF_TEST(test_base_strerror_names_every_code),
-	KF_TEST(test_base_err_set_and_prefix),
-	KF_TEST(test_base_err_prefix_truncates_long_messages),
-	KF_TEST(test_base_strbuf_empty_is_empty_string),
-	KF_TEST(test_base_strbuf_grows_and_keeps_content),
-	KF_TEST(test_base_strbuf_addf_formats_and_appends),
-	KF_TEST(test_base_strbuf_detach_hands_over_and_empties),
-	KF_TEST(test_base_file_read_whole_file),
-	KF_TEST(test_base_file_read_empty_file),
-	KF_TEST(test_base_file_read_cap_names_the_path),
-	KF_TEST(test_base_file_read_missing_is_enoent),
-	KF_TEST(test_base_file_write_atomic_leaves_no_temp_file),
-	KF_TEST(test_base_file_write_atomic_into_missing_dir_fails),
-	KF_TEST(test_base_mkdir_p_nested),
-	KF_TEST(test_base_mkdir_p_refuses_an_existing_file),
-	KF_TEST(test_base_mkdir_p_empty_path),
-	KF_TEST(test_base_path_join),
-	KF_TEST(test_base_utc_iso8601_shape),
-	KF_TEST(test_base_json_helpers),
-	KF_TEST(test_base_frame_round_trip),
-	KF_TEST(test_base_frame_larger_than_pipe_buffer),
-	KF_TEST(test_base_frame_over_cap_is_refused),
-	KF_TEST(test_base_frame_write_over_cap_is_refused),
-	KF_TEST(test_base_frame_eof_is_eio),
-	KF_TEST(test_base_frame_deadline_without_writer),
-	KF_TEST(test_base_frame_non_object_is_refused),
-	KF_TEST(test_base_proc_run_captures_stdout_and_stderr),
-	KF_TEST(test_base_proc_run_exit_status),
-	KF_TEST(test_base_proc_run_output_cap),
-	KF_TEST(test_base_proc_run_timeout_kills),
-	KF_TEST(test_base_proc_run_timeout_after_output_closes),
-	KF_TEST(test_base_proc_run_missing_program),
-	KF_TEST(test_base_proc_first_line),
-	KF_TEST(test_base_proc_spawn_pipes),
-	KF_TEST(test_base_proc_spawn_kill),
-	KF_TEST(test_base_proc_spawn_cpu_limit),
-	KF_TEST(test_base_proc_spawn_fsize_limit),
-	KF_TEST(test_base_proc_spawn_missing_path),
-	KF_TEST(test_base_wait_describe),
-	KF_TEST(test_base_which),
-	KF_TEST(test_base_which_skips_non_executables),
-	KF_TESTS_END,
+    KF_TEST(test_base_sha256_known_answers),
+    KF_TEST(test_base_sha256_padding_boundaries),
+    KF_TEST(test_base_sha256_million_a_in_odd_chunks),
+    KF_TEST(test_base_sha256_update_with_zero_bytes),
+    KF_TEST(test_base_fnv1a64_known_answers),
+    KF_TEST(test_base_strerror_names_every_code),
+    KF_TEST(test_base_err_set_and_prefix),
+    KF_TEST(test_base_err_prefix_truncates_long_messages),
+    KF_TEST(test_base_strbuf_empty_is_empty_string),
+    KF_TEST(test_base_strbuf_grows_and_keeps_content),
+    KF_TEST(test_base_strbuf_addf_formats_and_appends),
+    KF_TEST(test_base_strbuf_detach_hands_over_and_empties),
+    KF_TEST(test_base_file_read_whole_file),
+    KF_TEST(test_base_file_read_empty_file),
+    KF_TEST(test_base_file_read_cap_names_the_path),
+    KF_TEST(test_base_file_read_missing_is_enoent),
+    KF_TEST(test_base_file_write_atomic_leaves_no_temp_file),
+    KF_TEST(test_base_file_write_atomic_into_missing_dir_fails),
+    KF_TEST(test_base_mkdir_p_nested),
+    KF_TEST(test_base_mkdir_p_refuses_an_existing_file),
+    KF_TEST(test_base_mkdir_p_empty_path),
+    KF_TEST(test_base_path_join),
+    KF_TEST(test_base_utc_iso8601_shape),
+    KF_TEST(test_base_json_helpers),
+    KF_TEST(test_base_frame_round_trip),
+    KF_TEST(test_base_frame_larger_than_pipe_buffer),
+    KF_TEST(test_base_frame_over_cap_is_refused),
+    KF_TEST(test_base_frame_write_over_cap_is_refused),
+    KF_TEST(test_base_frame_write_to_closed_pipe_is_eio),
+    KF_TEST(test_base_frame_eof_is_eio),
+    KF_TEST(test_base_frame_deadline_without_writer),
+    KF_TEST(test_base_frame_non_object_is_refused),
+    KF_TEST(test_base_proc_run_captures_stdout_and_stderr),
+    KF_TEST(test_base_proc_run_exit_status),
+    KF_TEST(test_base_proc_run_output_cap),
+    KF_TEST(test_base_proc_run_timeout_kills),
+    KF_TEST(test_base_proc_run_timeout_after_output_closes),
+    KF_TEST(test_base_proc_run_missing_program),
+    KF_TEST(test_base_proc_first_line),
+    KF_TEST(test_base_proc_spawn_pipes),
+    KF_TEST(test_base_proc_spawn_kill),
+    KF_TEST(test_base_proc_spawn_applies_limits),
+    KF_TEST(test_base_proc_spawn_cpu_limit),
+    KF_TEST(test_base_proc_spawn_fsize_limit),
+    KF_TEST(test_base_proc_spawn_missing_path),
+    KF_TEST(test_base_wait_describe),
+    KF_TEST(test_base_which),
+    KF_TEST(test_base_which_skips_non_executables),
+    KF_TESTS_END,
 };

@@ -106,8 +106,10 @@ struct kf_task {
 	struct kf_expr *flops; /* may be NULL */
 	struct kf_expr *bytes; /* may be NULL */
 
-	char **libraries; /* what a candidate may link against */
+	char **libraries; /* what a candidate may link against (-l names) */
 	int n_libraries;
+	char **cuda_libraries; /* more of them on the cuda backend (cublas) */
+	int n_cuda_libraries;
 	/* "bitwise" (true, the default): two calls on the same inputs must give
 	 * the same bits; "tolerance": they must agree within the tolerance. */
 	bool determinism_bitwise;

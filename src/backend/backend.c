@@ -8,9 +8,11 @@
 #include <kforge/backend.h>
 
 extern const struct kf_backend_ops kf_backend_host;
+extern const struct kf_backend_ops kf_backend_cuda;
 
 static const struct kf_backend_ops *const backends[] = {
 	&kf_backend_host,
+	&kf_backend_cuda,
 };
 
 const struct kf_backend_ops *kf_backend_find(const char *name)

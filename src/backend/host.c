@@ -167,16 +167,33 @@ static int host_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	return 0;
 }
 
+/* |got - want| of element i. Integers are subtracted as integers: int64
+ * values past 2^53 that differ by less than a double's step would
+ * otherwise look equal. NaN when either side is NaN. */
+static double abs_diff(const void *got, const void *want, enum kf_dtype dt,
+		       int64_t i, double g, double v)
+{
+	if (dt != KF_I32 && dt != KF_I64)
+		return fabs(g - v);
+	int64_t a = dt == KF_I32 ? ((const int32_t *)got)[i]
+				 : ((const int64_t *)got)[i];
+	int64_t b = dt == KF_I32 ? ((const int32_t *)want)[i]
+				 : ((const int64_t *)want)[i];
+	return (double)(a > b ? (uint64_t)a - (uint64_t)b
+			      : (uint64_t)b - (uint64_t)a);
+}
+
 /* How far outside the tolerance an element is: <= 1 inside, > 1 outside,
- * INFINITY for a NaN or infinity where the other side differs. */
-static double badness(double got, double want, struct kf_tolerance tol)
+ * INFINITY for a NaN or infinity where the other side differs. d is
+ * |got - want| from abs_diff. */
+static double badness(double got, double want, double d,
+		      struct kf_tolerance tol)
 {
 	if (isnan(want) || isnan(got))
 		return isnan(want) && isnan(got) ? 0 : INFINITY;
 	if (isinf(want) || isinf(got))
 		return got == want ? 0 : INFINITY;
 	double lim = tol.atol + tol.rtol * fabs(want);
-	double d = fabs(got - want);
 	if (lim == 0)
 		return d == 0 ? 0 : INFINITY;
 	return d / lim;
@@ -196,19 +213,21 @@ static int host_compare(void *ctx, const void *got, const void *want,
 	c->worst_index = n ? 0 : -1;
 	c->want_min = INFINITY;
 	c->want_max = -INFINITY;
-	double worst = -1, sum = 0, sumsq = 0;
+	double worst = -1, worst_d = 0, sum = 0, sumsq = 0;
 	int64_t finite = 0;
 	for (int64_t i = 0; i < n; i++) {
 		double g = kf_load_as_double(got, dt, i);
 		double v = kf_load_as_double(want, dt, i);
+		double d = abs_diff(got, want, dt, i, g, v);
 		const unsigned char *gb = (const unsigned char *)got + i * w;
 		const unsigned char *vb = (const unsigned char *)want + i * w;
 		if (!memcmp(gb, &pbits, w) && memcmp(vb, &pbits, w))
 			c->unwritten++;
-		c->nan_got += isnan(g);
-		c->inf_got += isinf(g);
-		c->nan_want += isnan(v);
-		c->inf_want += isinf(v);
+		/* glibc's isinf() is -1 for -inf: count with != 0. */
+		c->nan_got += isnan(g) != 0;
+		c->inf_got += isinf(g) != 0;
+		c->nan_want += isnan(v) != 0;
+		c->inf_want += isinf(v) != 0;
 		if (isfinite(v)) {
 			finite++;
 			sum += v;
@@ -219,17 +238,19 @@ static int host_compare(void *ctx, const void *got, const void *want,
 				c->want_max = v;
 		}
 		if (isfinite(g) && isfinite(v)) {
-			double d = fabs(g - v);
 			if (d > c->max_abs)
 				c->max_abs = d;
 			if (v != 0 && d / fabs(v) > c->max_rel)
 				c->max_rel = d / fabs(v);
 		}
-		double b = badness(g, v, tol);
+		double b = badness(g, v, d, tol);
 		if (b > 1)
 			c->mismatches++;
-		if (b > worst) {
+		/* Equally bad (every mismatch under a zero tolerance is
+		 * INFINITY): the larger error is the one worth showing. */
+		if (b > worst || (b == worst && d > worst_d)) {
 			worst = b;
+			worst_d = d;
 			c->worst_index = i;
 			c->worst_got = g;
 			c->worst_want = v;

@@ -4,8 +4,11 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kforge/base.h>
@@ -13,18 +16,37 @@
 static int write_all(int fd, const void *data, size_t bytes,
 		     struct kf_err *err)
 {
+	/* A write to a pipe whose reader has gone raises SIGPIPE, which would
+	 * end the caller (a supervisor whose worker died): block it for the
+	 * writes, and take back the one a failed write raised, so that the
+	 * caller gets KF_EIO instead. */
+	sigset_t pipe_set, old, pending;
+	sigemptyset(&pipe_set);
+	sigaddset(&pipe_set, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
+	sigpending(&pending);
+	int was_pending = sigismember(&pending, SIGPIPE);
 	const char *p = data;
+	int rc = 0;
 	while (bytes) {
 		ssize_t n = write(fd, p, bytes);
 		if (n < 0 && errno == EINTR)
 			continue;
-		if (n <= 0)
-			return kf_err_set(err, KF_EIO, "frame write: %s",
-					  n < 0 ? strerror(errno) : "closed");
+		if (n <= 0) {
+			int e = errno;
+			if (n < 0 && e == EPIPE && !was_pending) {
+				const struct timespec zero = {0, 0};
+				sigtimedwait(&pipe_set, NULL, &zero);
+			}
+			rc = kf_err_set(err, KF_EIO, "frame write: %s",
+					n < 0 ? strerror(e) : "closed");
+			break;
+		}
 		p += n;
 		bytes -= (size_t)n;
 	}
-	return 0;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
 }
 
 int kf_frame_write(int fd, const cJSON *msg, struct kf_err *err)

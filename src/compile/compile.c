@@ -29,7 +29,7 @@
 struct command {
 	char **argv;
 	int argc, alloc;
-	int src_i, out_i, inc_i;
+	int src_i, out_i, inc_i, dlpack_i; /* -1 when absent */
 };
 
 static void cmd_add(struct command *c, char *owned)
@@ -282,8 +282,11 @@ static int build_command(struct command *c, const char *backend,
 					  "arch \"%s\": expected sm_<digits> "
 					  "with an optional letter",
 					  arch);
-		const char *flags[] = {"-O3",	"-std=c++17", "-Xcompiler",
-				       "-fPIC", "-shared",    "-gencode"};
+		/* The shared CUDA runtime: candidate and reference then share
+		 * one, and the worker can ask it for launch errors. */
+		const char *flags[] = {"-O3",	  "-std=c++17", "-Xcompiler",
+				       "-fPIC",	  "-shared",	"-cudart",
+				       "shared", "-gencode"};
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			cmd_add(c, kf_xstrdup(flags[i]));
 		cmd_add(c, kf_xasprintf("arch=compute_%s,code=sm_%s", arch + 3,
@@ -291,6 +294,18 @@ static int build_command(struct command *c, const char *backend,
 	}
 	c->inc_i = c->argc;
 	cmd_add(c, kf_xasprintf("-I%s", include_dir));
+	/* Where the system lacks DLPack's header (the GPU machines), the
+	 * build ships Debian's copy beside the binaries. */
+	char *shipped = kf_path_join(kf_exe_dir(), "include");
+	char *probe = kf_path_join(shipped, "dlpack/dlpack.h");
+	if (!kf_file_exists("/usr/include/dlpack/dlpack.h") &&
+	    kf_file_exists(probe)) {
+		cmd_add(c, kf_xstrdup("-isystem"));
+		c->dlpack_i = c->argc;
+		cmd_add(c, kf_xstrdup(shipped));
+	}
+	free(probe);
+	free(shipped);
 	c->src_i = c->argc;
 	cmd_add(c, kf_xstrdup(source_path));
 	cmd_add(c, kf_xstrdup("-o"));
@@ -320,6 +335,7 @@ static void command_flags(const struct command *c, struct kf_strbuf *sb)
 		const char *a = i == c->src_i	? "<source>"
 				: i == c->out_i ? "<output>"
 				: i == c->inc_i ? "-I<include>"
+				: i == c->dlpack_i ? "<dlpack>"
 						: c->argv[i];
 		kf_strbuf_add(sb, a, strlen(a) + 1);
 	}
@@ -519,7 +535,7 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	char *src = NULL, *kernel_h = NULL, *kernel_h_path = NULL;
 	char *include_dir = NULL, *compiler = NULL, *cpu = NULL, *dir = NULL;
 	size_t src_bytes = 0, kernel_h_bytes = 0;
-	struct command cmd = {NULL, 0, 0, -1, -1, -1};
+	struct command cmd = {NULL, 0, 0, -1, -1, -1, -1};
 	struct kf_strbuf flags = KF_STRBUF_INIT;
 	struct kf_sha256 sha;
 	char key[65];

@@ -113,10 +113,20 @@ static int compile_one(struct session *s, const char *path,
 	struct kf_compile_opts co = {0};
 	co.backend = s->o->backend;
 	co.include_dir = s->o->include_dir;
-	co.libraries = (const char *const *)s->task->libraries;
-	co.n_libraries = s->task->n_libraries;
 	co.no_cache = s->o->no_cache;
-	return kf_compile(path, &co, r, err);
+	const struct kf_task *t = s->task;
+	int n = t->n_libraries + t->n_cuda_libraries;
+	const char **libs = kf_xcalloc((size_t)n + 1, sizeof(*libs));
+	co.n_libraries = 0;
+	for (int i = 0; i < t->n_libraries; i++)
+		libs[co.n_libraries++] = t->libraries[i];
+	for (int i = 0; i < t->n_cuda_libraries && !strcmp(co.backend, "cuda");
+	     i++)
+		libs[co.n_libraries++] = t->cuda_libraries[i];
+	co.libraries = libs;
+	int rc = kf_compile(path, &co, r, err);
+	free(libs);
+	return rc;
 }
 
 /* First line of a compiler log that says "error", for the one-line reason. */
@@ -165,7 +175,10 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	setenv("ASAN_OPTIONS", asan, 1);
 	free(asan);
 #else
-	lim.as_bytes = mem;
+	/* The CUDA driver reserves far more address space than memory, so
+	 * only host workers get an address-space limit. */
+	if (!strcmp(s->o->backend, "host"))
+		lim.as_bytes = mem;
 #endif
 	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	int rc = kf_proc_spawn(&s->proc, argv, &lim, s->log_fd, err);
@@ -757,6 +770,9 @@ int kf_eval(const char *task_path, const char *candidate_path,
 				  "--backend: unknown backend '%s' (expected "
 				  "host or cuda)",
 				  s.o->backend);
+	const struct kf_backend_ops *ops = kf_backend_find(s.o->backend);
+	if (ops->available && ops->available(err))
+		return err->code;
 	rc = kf_task_load(task_path, &s.task, err);
 	if (rc)
 		return rc;

@@ -751,23 +751,23 @@ static bool is_lib_name(const char *s)
 	return true;
 }
 
-static int parse_libraries(struct loader *ld, const cJSON *j)
+static int parse_libraries(struct loader *ld, const cJSON *j, const char *key,
+			   char ***list, int *count)
 {
-	struct kf_task *t = ld->t;
 	if (!j)
 		return 0;
 	if (!cJSON_IsArray(j))
-		return bad(ld, "libraries", "must be an array, got %s",
+		return bad(ld, key, "must be an array, got %s",
 			   json_type(j));
 	int n = cJSON_GetArraySize(j);
 	if (n > MAX_LIBRARIES)
-		return bad(ld, "libraries", "%d entries, at most %d", n,
+		return bad(ld, key, "%d entries, at most %d", n,
 			   MAX_LIBRARIES);
-	t->libraries = kf_xcalloc((size_t)n + 1, sizeof(*t->libraries));
+	*list = kf_xcalloc((size_t)n + 1, sizeof(**list));
 	int i = 0;
 	for (const cJSON *c = j->child; c; c = c->next, i++) {
 		char field[32];
-		snprintf(field, sizeof(field), "libraries[%d]", i);
+		snprintf(field, sizeof(field), "%s[%d]", key, i);
 		if (!cJSON_IsString(c))
 			return bad(ld, field, "must be a string, got %s",
 				   json_type(c));
@@ -776,7 +776,7 @@ static int parse_libraries(struct loader *ld, const cJSON *j)
 				   "'%s' is not a library name (as given to "
 				   "-l: letters, digits and _.+-)",
 				   c->valuestring);
-		t->libraries[t->n_libraries++] = kf_xstrdup(c->valuestring);
+		(*list)[(*count)++] = kf_xstrdup(c->valuestring);
 	}
 	return 0;
 }
@@ -821,12 +821,12 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	    "name",   "description", "dims",	    "hidden_dims",
 	    "inputs", "outputs",     "tolerance",   "flops",
 	    "bytes",  "libraries",   "determinism", "call_timeout_ms",
-	    NULL,
+	    "cuda_libraries", NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
 			     "name, description, dims, hidden_dims, inputs, "
 			     "outputs, tolerance, flops, bytes, libraries, "
-			     "determinism, call_timeout_ms")))
+			     "cuda_libraries, determinism, call_timeout_ms")))
 		return rc;
 
 	const cJSON *j = get(root, "name");
@@ -871,7 +871,12 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	if ((rc = parse_expr_field(ld, j, "bytes", true, &t->bytes)))
 		return rc;
 
-	if ((rc = parse_libraries(ld, get(root, "libraries"))))
+	if ((rc = parse_libraries(ld, get(root, "libraries"), "libraries",
+				  &t->libraries, &t->n_libraries)))
+		return rc;
+	if ((rc = parse_libraries(ld, get(root, "cuda_libraries"),
+				  "cuda_libraries", &t->cuda_libraries,
+				  &t->n_cuda_libraries)))
 		return rc;
 
 	t->determinism_bitwise = true;
@@ -1048,6 +1053,9 @@ void kf_task_free(struct kf_task *t)
 	for (int i = 0; i < t->n_libraries; i++)
 		free(t->libraries[i]);
 	free(t->libraries);
+	for (int i = 0; i < t->n_cuda_libraries; i++)
+		free(t->cuda_libraries[i]);
+	free(t->cuda_libraries);
 	free(t);
 }
 

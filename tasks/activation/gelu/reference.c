@@ -19,7 +19,8 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 
 	for (int64_t i = 0; i < n; i++) {
 		float v = x[i];
-		y[i] = 0.5f * v * (1.0f + tanhf(k * (v + 0.044715f * v * v * v)));
+		float u = k * (v + 0.044715f * v * v * v);
+		y[i] = 0.5f * v * (1.0f + tanhf(u));
 	}
 	return 0;
 }

@@ -8,11 +8,11 @@
 
 #include <kforge/kernel.h>
 
-/* One head: q, k, v, o point at [S, D] halves; kf, vf, p, acc are scratch
- * of S * D, S * D, S and D doubles. */
+/* One head: q, k, v, o point at [S, D] halves; kf, vf, p, qf, acc are
+ * scratch of S * D, S * D, S, D and D doubles. */
 static void head(const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		 uint16_t *o, int64_t S, int64_t D, double *kf, double *vf,
-		 double *p, double *acc)
+		 double *p, double *qf, double *acc)
 {
 	double scale = 1.0 / sqrt((double)D);
 
@@ -21,12 +21,13 @@ static void head(const uint16_t *q, const uint16_t *k, const uint16_t *v,
 		vf[e] = kf_half_to_float(v[e]);
 	}
 	for (int64_t i = 0; i < S; i++) {
-		const uint16_t *qi = q + i * D;
 		double max = -INFINITY, sum = 0.0;
+		for (int64_t d = 0; d < D; d++)
+			qf[d] = kf_half_to_float(q[i * D + d]);
 		for (int64_t j = 0; j < S; j++) {
 			double dot = 0.0;
 			for (int64_t d = 0; d < D; d++)
-				dot += kf_half_to_float(qi[d]) * kf[j * D + d];
+				dot += qf[d] * kf[j * D + d];
 			p[j] = dot * scale;
 			if (p[j] > max)
 				max = p[j];
@@ -54,7 +55,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	uint16_t *o = out[0].data;
 	int64_t BH = in[0].shape[0] * in[0].shape[1];
 	int64_t S = in[0].shape[2], D = in[0].shape[3];
-	double *scratch = malloc((2 * S * D + S + D) * sizeof(double));
+	double *scratch = malloc((2 * S * D + S + 2 * D) * sizeof(double));
 
 	(void)n_in;
 	(void)n_out;
@@ -65,7 +66,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 		int64_t off = bh * S * D;
 		head(q + off, k + off, v + off, o + off, S, D, scratch,
 		     scratch + S * D, scratch + 2 * S * D,
-		     scratch + 2 * S * D + S);
+		     scratch + 2 * S * D + S, scratch + 2 * S * D + S + D);
 	}
 	free(scratch);
 	return 0;

@@ -24,8 +24,10 @@ static double conv_at(const struct conv *d, const float *x, const float *w,
 				int64_t h = p + r - pad_h, v = q + s - pad_w;
 				if (h < 0 || h >= d->H || v < 0 || v >= d->W)
 					continue;
-				int64_t xi = ((n * d->C + c) * d->H + h) * d->W + v;
-				int64_t wi = ((k * d->C + c) * d->R + r) * d->S + s;
+				int64_t xi =
+				    ((n * d->C + c) * d->H + h) * d->W + v;
+				int64_t wi =
+				    ((k * d->C + c) * d->R + r) * d->S + s;
 				acc += (double)x[xi] * (double)w[wi];
 			}
 		}
@@ -40,9 +42,13 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	const float *w = in[1].data;
 	float *y = out[0].data;
 	struct conv d = {
-		.N = in[0].shape[0], .C = in[0].shape[1],
-		.H = in[0].shape[2], .W = in[0].shape[3],
-		.K = in[1].shape[0], .R = in[1].shape[2], .S = in[1].shape[3],
+	    .N = in[0].shape[0],
+	    .C = in[0].shape[1],
+	    .H = in[0].shape[2],
+	    .W = in[0].shape[3],
+	    .K = in[1].shape[0],
+	    .R = in[1].shape[2],
+	    .S = in[1].shape[3],
 	};
 
 	(void)n_in;
@@ -52,6 +58,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 		for (int64_t k = 0; k < d.K; k++)
 			for (int64_t p = 0; p < d.H; p++)
 				for (int64_t q = 0; q < d.W; q++)
-					*y++ = (float)conv_at(&d, x, w, n, k, p, q);
+					*y++ = (float)conv_at(&d, x, w, n, k, p,
+							      q);
 	return 0;
 }

@@ -1,14 +1,14 @@
 /*
- * fast.c: attention/sdpa candidate: per head, k (transposed) and v are
- * converted to float once; blocks of four query rows then go through two
- * register-tiled matmuls (q k^T, then p v) and a vectorized exp.
+ * fast.c: attention/sdpa candidate: per head, k^T and v converted to float
+ * once (S * D floats each of scratch); blocks of six query rows then go
+ * through two register-tiled matmuls (q k^T, p v) around a vectorized exp.
  */
 #include <math.h>
 #include <stdlib.h>
 
 #include <kforge/kernel.h>
 
-#define QB 4 /* query rows per block */
+#define QB 6 /* query rows per block */
 
 /* GNU C vectors of 8 lanes; unaligned, may alias float / int32_t */
 typedef float v8 __attribute__((vector_size(32), aligned(4), may_alias));
@@ -43,7 +43,7 @@ static inline v8 exp8(v8 x)
 	v8i n;
 
 	x = (v8)(((v8i)x & (x >= lo)) | ((v8i)lo & (x < lo)));
-	t = x * 1.44269504f + magic;      /* n sits in t's low mantissa bits */
+	t = x * 1.44269504f + magic; /* n sits in t's low mantissa bits */
 	n = (v8i)t - (v8i)magic;
 	t = t - magic;
 	r = x - t * 0.693145752f - t * 1.42860677e-6f; /* ln2 in two parts */
@@ -61,9 +61,8 @@ static inline v8 exp8(v8 x)
 /* c[r][j] = sum over t of a[r][t] * b[t][j] for r < nr, j < n, t < kk; nr is
  * a constant at every call, so the row loops unroll into registers. */
 static inline __attribute__((always_inline)) void
-gemm_rows(int nr, const float *restrict a, int64_t lda,
-	  const float *restrict b, int64_t ldb, float *restrict c,
-	  int64_t ldc, int64_t kk, int64_t n)
+gemm_rows(int nr, const float *restrict a, int64_t lda, const float *restrict b,
+	  int64_t ldb, float *restrict c, int64_t ldc, int64_t kk, int64_t n)
 {
 	int64_t j = 0;
 
@@ -115,12 +114,11 @@ static float softmax_row(float *p, int64_t S)
 	return sum;
 }
 
-/* Query rows i0 .. i0 + nr of one head: q, o [S, D] halves; kt [D, S] and
+/* nr <= QB query rows of one head: q, o [S, D] halves; kt [D, S] and
  * vf [S, D] floats; qf [QB, D], p [QB, S], of [QB, D] scratch. */
 static inline __attribute__((always_inline)) void
-rows(int nr, const uint16_t *q, uint16_t *o, const float *kt,
-     const float *vf, float *qf, float *p, float *of, int64_t S, int64_t D,
-     float scale)
+rows(int nr, const uint16_t *q, uint16_t *o, const float *kt, const float *vf,
+     float *qf, float *p, float *of, int64_t S, int64_t D, float scale)
 {
 	float sum[QB];
 
@@ -169,8 +167,8 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 			rows(QB, qh + i * D, oh + i * D, kt, vf, qf, p, of, S,
 			     D, scale);
 		for (; i < S; i++)
-			rows(1, qh + i * D, oh + i * D, kt, vf, qf, p, of, S,
-			     D, scale);
+			rows(1, qh + i * D, oh + i * D, kt, vf, qf, p, of, S, D,
+			     scale);
 	}
 	free(kt);
 	return 0;

@@ -46,10 +46,10 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 			for (int64_t d = 0; d < D; d++) {
 				acc[d] = 0.0f;
 				for (int64_t j = 0; j < S; j++)
-					acc[d] += p[j] *
-						  kf_half_to_float(vh[j * D + d]);
+					acc[d] += p[j] * kf_half_to_float(
+							     vh[j * D + d]);
 				o[(bh * S + i) * D + d] =
-					kf_float_to_half(acc[d] / sum);
+				    kf_float_to_half(acc[d] / sum);
 			}
 		}
 	}

@@ -27,8 +27,9 @@ static float window(const float *xn, const float *wk, int64_t C, int64_t H,
 	for (int64_t c = 0; c < C; c++)
 		for (int64_t r = r0; r < r1; r++)
 			for (int64_t s = s0; s < s1; s++)
-				acc += xn[(c * H + p + r - ph) * W + q + s - pw] *
-				       wk[(c * R + r) * S + s];
+				acc +=
+				    xn[(c * H + p + r - ph) * W + q + s - pw] *
+				    wk[(c * R + r) * S + s];
 	return acc;
 }
 
@@ -37,7 +38,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 {
 	const float *x = in[0].data; /* [N, C, H, W] */
 	const float *w = in[1].data; /* [K, C, R, S] */
-	float *y = out[0].data;      /* [N, K, H, W] */
+	float *y = out[0].data;	     /* [N, K, H, W] */
 	int64_t N = in[0].shape[0], C = in[0].shape[1];
 	int64_t H = in[0].shape[2], W = in[0].shape[3];
 	int64_t K = in[1].shape[0], R = in[1].shape[2], S = in[1].shape[3];

@@ -11,7 +11,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	const float *x = in[0].data; /* [M, K] */
 	const float *w = in[1].data; /* [K, N] */
 	const float *b = in[2].data; /* [N] */
-	float *y = out[0].data;      /* [M, N] */
+	float *y = out[0].data;	     /* [M, N] */
 	int64_t M = in[0].shape[0], K = in[0].shape[1], N = in[1].shape[1];
 
 	(void)n_in;

@@ -27,9 +27,9 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 		}
 		var /= (float)n;
 		for (int64_t j = 0; j < n; j++)
-			y[b * n + j] = (x[b * n + j] - mean) /
-					       sqrtf(var + 1e-5f) * w[j] +
-				       bias[j];
+			y[b * n + j] =
+			    (x[b * n + j] - mean) / sqrtf(var + 1e-5f) * w[j] +
+			    bias[j];
 	}
 	return 0;
 }

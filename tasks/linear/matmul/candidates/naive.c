@@ -1,0 +1,27 @@
+/*
+ * Naive candidate for linear/matmul: i-k-j loop order, so the inner loop
+ * runs along rows of B and C (contiguous, vectorisable); no blocking.
+ */
+#include <kforge/kernel.h>
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	(void)stream;
+	const float *a = in[0].data, *b = in[1].data;
+	float *c = out[0].data;
+	int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
+
+	for (int64_t i = 0; i < m; i++) {
+		for (int64_t j = 0; j < n; j++)
+			c[i * n + j] = 0.0f;
+		for (int64_t p = 0; p < k; p++) {
+			float aip = a[i * k + p];
+			for (int64_t j = 0; j < n; j++)
+				c[i * n + j] += aip * b[p * n + j];
+		}
+	}
+	return 0;
+}
