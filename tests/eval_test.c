@@ -196,6 +196,33 @@ static void test_eval_candidate_output_does_not_break_frames(void)
 	struct kf_eval_opts o = quick();
 	cJSON *r = run(ROWSUM, CAND("printer"), &o);
 	CHECK_STR(status(r), "ok");
+	/* What it printed is in the log, made safe: control bytes and
+	 * invalid UTF-8 (0xff 0xfe) become '?'. */
+	const char *log = kf_json_str(cJSON_GetObjectItem(r, "worker"), "log");
+	CHECK_CONTAINS(log, "?????? hello from the candidate");
+	cJSON_Delete(r);
+}
+
+static void test_eval_trials_cover_each_dimset_with_several_dists(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	/* Six trials over three dim sets and two distributions: every dim
+	 * set, the timing one included, sees both distributions. */
+	const char *seen[3][2] = {{NULL, NULL}, {NULL, NULL}, {NULL, NULL}};
+	const cJSON *t;
+	int k = 0;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
+	{
+		const char *d = kf_json_str(cJSON_GetObjectItem(t, "dists"), "x");
+		seen[k % 3][k / 3] = d;
+		k++;
+	}
+	CHECK(k == 6);
+	for (int s = 0; s < 3; s++)
+		CHECK_MSG(seen[s][0] && seen[s][1] && strcmp(seen[s][0], seen[s][1]),
+			  "dim set %d saw only %s", s, seen[s][0]);
 	cJSON_Delete(r);
 }
 
@@ -331,6 +358,7 @@ KF_TESTS(eval) = {
 	KF_TEST(test_eval_compile_error_names_file_and_line),
 	KF_TEST(test_eval_missing_entry_is_load_error),
 	KF_TEST(test_eval_candidate_output_does_not_break_frames),
+	KF_TEST(test_eval_trials_cover_each_dimset_with_several_dists),
 	KF_TEST(test_eval_timed_calls_are_checked),
 	KF_TEST(test_eval_timing_reports_speedup_and_roofline),
 	KF_TEST(test_eval_degenerate_task_is_flagged),

@@ -62,6 +62,7 @@ enum {
 	OPT_NO_CACHE,
 	OPT_ROOT,
 	OPT_TASK,
+	OPT_MEM_LIMIT,
 	OPT_HELP,
 };
 
@@ -76,6 +77,7 @@ static const struct option eval_longopts[] = {
 	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"task", required_argument, NULL, OPT_TASK},
+	{"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -155,6 +157,15 @@ static int parse_common(int argc, char **argv, struct common *c,
 		case OPT_TASK:
 			c->task_filter = optarg;
 			break;
+		case OPT_MEM_LIMIT:
+			if (parse_u64("--mem-limit-mb", optarg, &u))
+				return 2;
+			if (u < 64)
+				return die("--mem-limit-mb: %s is below the "
+					   "minimum of 64",
+					   optarg);
+			c->eo.mem_limit_bytes = u << 20;
+			break;
 		case OPT_HELP:
 			c->help = true;
 			break;
@@ -179,6 +190,8 @@ static const char eval_usage[] =
 	"  --call-timeout-ms MS longest one call may take in checks\n"
 	"                       (default: the task's call_timeout_ms)\n"
 	"  --no-cache           recompile even when the object is cached\n"
+	"  --mem-limit-mb MB    the host worker's memory (default: 1 GiB\n"
+	"                       plus 4x the task's largest tensors)\n"
 	"\n"
 	"Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 
@@ -208,7 +221,7 @@ static int cmd_eval(int argc, char **argv)
 	struct common c;
 	if (parse_common(argc, argv, &c,
 			 "json backend seed trials no-timing time-cap "
-			 "call-timeout-ms no-cache help"))
+			 "call-timeout-ms no-cache mem-limit-mb help"))
 		return 2;
 	if (c.help) {
 		fputs(eval_usage, stdout);
@@ -333,7 +346,7 @@ static int cmd_suite(int argc, char **argv)
 	struct common c;
 	if (parse_common(argc, argv, &c,
 			 "root task backend json no-timing time-cap seed "
-			 "trials no-cache help"))
+			 "trials no-cache mem-limit-mb call-timeout-ms help"))
 		return 2;
 	if (c.help) {
 		fputs(suite_usage, stdout);
@@ -373,8 +386,12 @@ static int cmd_suite(int argc, char **argv)
 			snprintf(tid, sizeof(tid), "%s", tdir);
 			rows++;
 			if (kf_eval(tdir, cands[k], &c.eo, &res, &err)) {
-				printf("%-26s %-14s %-13s %-13s %s\n", tid,
-				       base, want, "error", err.msg);
+				if (c.json)
+					fprintf(stderr, "kforge: %s\n", err.msg);
+				else
+					printf("%-26s %-14s %-13s %-13s %s\n",
+					       tid, base, want, "error",
+					       err.msg);
 				bad++;
 				continue;
 			}
@@ -457,8 +474,38 @@ static int cmd_doctor(int argc, char **argv)
 	printf("cpu      %s, %.0f cores, last-level cache %.0f MiB\n",
 	       kf_json_str(cpu, "name"), kf_json_num(cpu, "cores", 0),
 	       kf_json_num(cpu, "llc_bytes", 0) / (1 << 20));
-	if (kf_json_num(g, "count", 0) > 0)
+	const cJSON *dev = cJSON_GetObjectItem(g, "device");
+	if (kf_json_num(g, "count", 0) > 0) {
 		printf("gpus     %.0f\n", kf_json_num(g, "count", 0));
+		if (dev)
+			printf("device   %s, compute capability %s, %.0f SMs, "
+			       "L2 %.0f MiB, %.1f GiB, SM clock %.0f MHz "
+			       "(max %.0f), memory clock %.0f MHz x %.0f bits\n"
+			       "versions CUDA driver API %s, NVRTC %s, driver "
+			       "%s; NVML %s, CUPTI %s\n",
+			       kf_json_str(dev, "name"),
+			       kf_json_str(dev, "compute_capability"),
+			       kf_json_num(dev, "sms", 0),
+			       kf_json_num(dev, "l2_bytes", 0) / (1 << 20),
+			       kf_json_num(dev, "memory_bytes", 0) / (1 << 30),
+			       kf_json_num(dev, "sm_clock_mhz", 0),
+			       kf_json_num(dev, "sm_clock_max_mhz", 0),
+			       kf_json_num(dev, "memory_clock_mhz", 0),
+			       kf_json_num(dev, "memory_bus_bits", 0),
+			       kf_json_str(dev, "cuda_driver_api"),
+			       kf_json_str(dev, "nvrtc") ? kf_json_str(dev, "nvrtc")
+							  : "not found",
+			       kf_json_str(dev, "driver") ? kf_json_str(dev, "driver")
+							   : "?",
+			       cJSON_IsTrue(cJSON_GetObjectItem(dev, "nvml"))
+				       ? "yes"
+				       : "no",
+			       cJSON_IsTrue(cJSON_GetObjectItem(dev, "cupti"))
+				       ? "yes"
+				       : "no");
+		else
+			printf("device   unusable: %s\n", kf_json_str(g, "why"));
+	}
 	else
 		printf("gpus     none: %s\n", kf_json_str(g, "why"));
 	const char *keys[] = {"nvidia_driver", "cc", "nvcc", "python",

@@ -82,6 +82,11 @@ const char *kf_strbuf_str(const struct kf_strbuf *sb);
 char *kf_strbuf_detach(struct kf_strbuf *sb);
 void kf_strbuf_release(struct kf_strbuf *sb);
 
+/* Makes text read from outside safe to put in JSON and on a terminal, in
+ * place: control bytes (but newline and tab) and bytes that are not valid
+ * UTF-8 become '?'. */
+void kf_text_sanitize(char *s);
+
 /* Logging to stderr; the level comes from KFORGE_LOG (error|warn|info|debug). */
 enum { KF_LOG_ERROR, KF_LOG_WARN, KF_LOG_INFO, KF_LOG_DEBUG };
 void kf_log(int level, const char *fmt, ...)

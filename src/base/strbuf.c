@@ -69,3 +69,52 @@ void kf_strbuf_release(struct kf_strbuf *sb)
 	sb->buf = NULL;
 	sb->len = sb->alloc = 0;
 }
+
+/* Length of the valid UTF-8 sequence at p (2 to 4), or 0. */
+static size_t utf8_seq(const unsigned char *p)
+{
+	size_t n;
+	uint32_t cp;
+	if (p[0] >= 0xc2 && p[0] <= 0xdf) {
+		n = 2;
+		cp = p[0] & 0x1f;
+	} else if (p[0] >= 0xe0 && p[0] <= 0xef) {
+		n = 3;
+		cp = p[0] & 0x0f;
+	} else if (p[0] >= 0xf0 && p[0] <= 0xf4) {
+		n = 4;
+		cp = p[0] & 0x07;
+	} else {
+		return 0;
+	}
+	for (size_t i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	/* No overlong forms, surrogates or values past U+10FFFF. */
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+	    (cp >= 0xd800 && cp <= 0xdfff) || cp > 0x10ffff)
+		return 0;
+	return n;
+}
+
+void kf_text_sanitize(char *s)
+{
+	unsigned char *p = (unsigned char *)s;
+	while (*p) {
+		if (*p >= 0x80) {
+			size_t n = utf8_seq(p);
+			if (n) {
+				p += n;
+				continue;
+			}
+			*p = '?';
+		} else if (*p < 0x20 && *p != '\n' && *p != '\t') {
+			*p = '?';
+		} else if (*p == 0x7f) {
+			*p = '?';
+		}
+		p++;
+	}
+}

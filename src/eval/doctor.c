@@ -37,6 +37,17 @@ static cJSON *gpus(void)
 	if (rc == 0 && count)
 		rc = count(&n);
 	cJSON_AddNumberToObject(g, "count", rc == 0 ? n : 0);
+	if (rc == 0 && n > 0) {
+		/* The device kforge would use, described by its backend. */
+		const struct kf_backend_ops *ops = kf_backend_find("cuda");
+		struct kf_err err = KF_ERR_INIT;
+		void *ctx = NULL;
+		if (ops->init(&ctx, &err) == 0)
+			cJSON_AddItemToObject(g, "device", ops->describe(ctx));
+		else
+			cJSON_AddStringToObject(g, "why", err.msg);
+		ops->fini(ctx);
+	}
 	if (rc != 0) {
 		char *why = kf_xasprintf("the CUDA driver is present but "
 					 "cuInit failed (error %d)",
@@ -44,8 +55,7 @@ static cJSON *gpus(void)
 		cJSON_AddStringToObject(g, "why", why);
 		free(why);
 	}
-	dlclose(cuda);
-	return g;
+	return g; /* the driver stays loaded: unloading it is unsupported */
 }
 
 static char *driver_version(void)

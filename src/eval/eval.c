@@ -33,6 +33,9 @@ struct session {
 	int log_fd;
 	double call_ms;
 	bool done; /* a final status is set */
+	bool reaped; /* the worker is gone; exit_status says how */
+	int exit_status;
+	long maxrss_kib;
 };
 
 static void finish(struct session *s, enum kf_status st, const char *check,
@@ -42,9 +45,13 @@ static void finish(struct session *s, enum kf_status st, const char *check,
 				  cJSON_CreateString(kf_status_name(st)));
 	if (check)
 		cJSON_AddStringToObject(s->res, "check", check);
+	char *clean = reason ? kf_xstrdup(reason) : NULL;
+	if (clean)
+		kf_text_sanitize(clean);
 	cJSON_ReplaceItemInObject(s->res, "reason",
-				  reason ? cJSON_CreateString(reason)
-					 : cJSON_CreateNull());
+				  clean ? cJSON_CreateString(clean)
+					: cJSON_CreateNull());
+	free(clean);
 	s->done = true;
 }
 
@@ -81,11 +88,9 @@ static char *log_tail(int fd)
 	char *buf = kf_xmalloc(LOG_TAIL_BYTES + 1);
 	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
 	buf[n > 0 ? n : 0] = '\0';
-	/* JSON strings must be valid UTF-8-ish text: drop control bytes. */
-	for (ssize_t i = 0; i < n; i++)
-		if ((unsigned char)buf[i] < 0x20 && buf[i] != '\n' &&
-		    buf[i] != '\t')
-			buf[i] = '?';
+	/* Whatever the candidate printed must not make the result JSON
+	 * unreadable. */
+	kf_text_sanitize(buf);
 	return buf;
 }
 
@@ -98,8 +103,12 @@ static void compile_json(cJSON *parent, const char *key,
 	cJSON_AddNumberToObject(c, "seconds", r->seconds);
 	cJSON_AddStringToObject(c, "key", r->key ? r->key : "");
 	cJSON_AddStringToObject(c, "command", r->command ? r->command : "");
-	if (with_log)
-		cJSON_AddStringToObject(c, "log", r->log ? r->log : "");
+	if (with_log) {
+		char *log = kf_xstrdup(r->log ? r->log : "");
+		kf_text_sanitize(log);
+		cJSON_AddStringToObject(c, "log", log);
+		free(log);
+	}
 }
 
 static const char *toolchain_of(const cJSON *res)
@@ -140,11 +149,39 @@ static char *first_error_line(const char *log)
 			char *line = kf_xmalloc(n + 1);
 			memcpy(line, p, n);
 			line[n] = '\0';
+			kf_text_sanitize(line);
 			return line;
 		}
 		p = nl ? nl + 1 : NULL;
 	}
-	return kf_xstrdup(log && *log ? log : "the compiler failed");
+	char *all = kf_xstrdup(log && *log ? log : "the compiler failed");
+	kf_text_sanitize(all);
+	return all;
+}
+
+/* The worker's memory: 1 GiB for the engine and the candidate's scratch,
+ * plus four times the largest set of tensors (the engine keeps two copies
+ * of each, candidate and reference), at most 64 GiB. A candidate that runs
+ * the worker out of memory then fails in seconds, not after a long swap. */
+static uint64_t default_mem_limit(const struct kf_task *t)
+{
+	double most = 0;
+	int64_t shape[KF_MAX_NDIM];
+	for (int d = 0; d < t->n_dimsets; d++) {
+		double b = 0;
+		for (int i = 0; i < t->n_inputs; i++)
+			b += (double)kf_task_shape(t, &t->inputs[i], d, shape,
+						   NULL) *
+			     (double)kf_dtype_bytes(t->inputs[i].dtype);
+		for (int j = 0; j < t->n_outputs; j++)
+			b += (double)kf_task_shape(t, &t->outputs[j], d, shape,
+						   NULL) *
+			     (double)kf_dtype_bytes(t->outputs[j].dtype);
+		if (b > most)
+			most = b;
+	}
+	double lim = (double)(1ull << 30) + 4 * most;
+	return lim > (double)(64ull << 30) ? (64ull << 30) : (uint64_t)lim;
 }
 
 static int spawn_worker(struct session *s, struct kf_err *err)
@@ -163,7 +200,7 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	double checks_s = s->o->trials * 3.0 * s->call_ms / 1000.0;
 	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + 120;
 	uint64_t mem = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
-					     : (8ull << 30);
+					     : default_mem_limit(s->task);
 #if defined(__SANITIZE_ADDRESS__)
 	/* ASan reserves terabytes of address space: cap the resident size
 	 * through ASan itself instead, and let faults kill the worker as
@@ -206,12 +243,17 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 	char *why;
 	if (rc == KF_ETIMEDOUT) {
 		kf_proc_kill(&s->proc, &status);
+		s->reaped = true;
+		s->exit_status = status;
 		why = kf_xasprintf("%s: no answer within %.1f s; the worker "
 				   "was killed",
 				   phase, timeout_ms / 1000.0);
 		finish(s, KF_STATUS_TIMEOUT, "deadline", why);
 	} else {
 		kf_proc_wait(&s->proc, 5000, &status, &rss);
+		s->reaped = true;
+		s->exit_status = status;
+		s->maxrss_kib = rss;
 		char *d = kf_wait_describe(status);
 		bool cpu = WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
 						   WTERMSIG(status) == SIGKILL);
@@ -223,6 +265,12 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 		} else if (rc == KF_EPROTO) {
 			why = kf_xasprintf("%s: %s", phase, err.msg);
 			finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
+		} else if (cpu) {
+			why = kf_xasprintf("%s: the worker died: %s (the hard "
+					   "CPU-time limit or the system's "
+					   "out-of-memory killer)",
+					   phase, d);
+			finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
 		} else {
 			why = kf_xasprintf("%s: the worker died: %s", phase,
 					   d);
@@ -268,6 +316,8 @@ static void add_u64(cJSON *o, const char *key, uint64_t v)
 	cJSON_AddStringToObject(o, key, buf);
 }
 
+static void close_worker(struct session *s);
+
 /* Peak rates of this device, measured once and cached by device name. */
 static cJSON *peaks(struct session *s, const cJSON *device)
 {
@@ -310,10 +360,25 @@ static cJSON *peaks(struct session *s, const cJSON *device)
 	if (!kf_file_write_atomic(src, ops->probe_source,
 				  strlen(ops->probe_source), &err) &&
 	    !kf_compile(src, &co, &r, &err) && r.ok) {
-		cJSON *req = request("peaks");
-		cJSON_AddStringToObject(req, "probe", r.so_path);
-		cJSON *rep = exchange(s, req, 120000, "measuring peaks");
-		if (rep && !strcmp(kf_json_str(rep, "ev"), "peaks")) {
+		/* The probe runs in a worker of its own: whatever happens
+		 * to it is never charged to the candidate. */
+		struct session ps = *s;
+		ps.proc = (struct kf_proc)KF_PROC_INIT;
+		ps.res = cJSON_CreateObject();
+		ps.done = ps.reaped = false;
+		cJSON *rep = NULL;
+		if (!spawn_worker(&ps, &err)) {
+			cJSON *req = request("peaks");
+			cJSON_AddStringToObject(req, "probe", r.so_path);
+			rep = exchange(&ps, req, 120000, "measuring peaks");
+			close_worker(&ps);
+		}
+		if (ps.done || !rep)
+			kf_log(KF_LOG_WARN, "measuring the device's peaks failed: %s",
+			       ps.done ? kf_json_str(ps.res, "reason") : err.msg);
+		cJSON_Delete(ps.res);
+		const char *ev = rep ? kf_json_str(rep, "ev") : NULL;
+		if (ev && !strcmp(ev, "peaks")) {
 			p = cJSON_CreateObject();
 			cJSON_AddNumberToObject(
 				p, "flops_per_s",
@@ -354,7 +419,8 @@ static void plan_trials(const struct session *s, struct trial_plan *plans)
 		 * them so that more combinations are covered. */
 		p->dimset = k % t->n_dimsets;
 		for (int i = 0; i < t->n_inputs; i++)
-			p->dists[i] = (k + k / t->n_dimsets) % t->inputs[i].n_dists;
+			p->dists[i] = (k % t->n_dimsets + k / t->n_dimsets) %
+				      t->inputs[i].n_dists;
 	}
 }
 
@@ -481,6 +547,13 @@ static double half_width(const double *x, int n)
 	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
 }
 
+/* Element i of a JSON array as a number, or dflt. */
+static double num_at(const cJSON *arr, int i, double dflt)
+{
+	const cJSON *v = cJSON_GetArrayItem(arr, i);
+	return cJSON_IsNumber(v) ? v->valuedouble : dflt;
+}
+
 struct samples {
 	double *c, *r, *mhz; /* candidate and reference ns, SM clock */
 	int n, cap;
@@ -500,8 +573,8 @@ static void samples_add(struct samples *sm, const cJSON *rep)
 	const cJSON *cs = cJSON_GetObjectItem(rep, "cand_streams");
 	int n = cJSON_GetArraySize(cn);
 	for (int i = 0; i < n && i < cJSON_GetArraySize(rn); i++) {
-		int k = (int)cJSON_GetArrayItem(ck, i)->valuedouble;
-		int st = (int)cJSON_GetArrayItem(cs, i)->valuedouble;
+		int k = (int)num_at(ck, i, -1);
+		int st = (int)num_at(cs, i, -1);
 		if (k > sm->kernels)
 			sm->kernels = k;
 		if (st > sm->streams)
@@ -518,9 +591,9 @@ static void samples_add(struct samples *sm, const cJSON *rep)
 			sm->r = kf_xrealloc(sm->r, b);
 			sm->mhz = kf_xrealloc(sm->mhz, b);
 		}
-		sm->c[sm->n] = cJSON_GetArrayItem(cn, i)->valuedouble;
-		sm->r[sm->n] = cJSON_GetArrayItem(rn, i)->valuedouble;
-		sm->mhz[sm->n] = cJSON_GetArrayItem(mz, i)->valuedouble;
+		sm->c[sm->n] = num_at(cn, i, 0);
+		sm->r[sm->n] = num_at(rn, i, 0);
+		sm->mhz[sm->n] = num_at(mz, i, 0);
 		sm->n++;
 	}
 }
@@ -717,22 +790,21 @@ static cJSON *environment(const struct session *s, const cJSON *device)
 
 static void close_worker(struct session *s)
 {
-	int status = 0;
-	long rss = 0;
 	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
 	if (s->proc.pid > 0) {
-		if (!s->done || s->proc.to_child >= 0) {
-			cJSON *q = request("quit");
-			struct kf_err err = KF_ERR_INIT;
-			kf_frame_write(s->proc.to_child, q, &err);
-			cJSON_Delete(q);
-		}
-		kf_proc_wait(&s->proc, 5000, &status, &rss);
-		char *d = kf_wait_describe(status);
+		cJSON *q = request("quit");
+		struct kf_err err = KF_ERR_INIT;
+		kf_frame_write(s->proc.to_child, q, &err);
+		cJSON_Delete(q);
+		kf_proc_wait(&s->proc, 5000, &s->exit_status, &s->maxrss_kib);
+		s->reaped = true;
+	}
+	if (s->reaped) {
+		char *d = kf_wait_describe(s->exit_status);
 		cJSON_AddStringToObject(w, "exit", d);
 		free(d);
 	}
-	cJSON_AddNumberToObject(w, "maxrss_kib", (double)rss);
+	cJSON_AddNumberToObject(w, "maxrss_kib", (double)s->maxrss_kib);
 	char *tail = log_tail(s->log_fd);
 	cJSON_AddStringToObject(w, "log", tail);
 	free(tail);
@@ -851,7 +923,10 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	if (!rep)
 		goto done;
 	const char *ev = kf_json_str(rep, "ev");
-	if (ev && !strcmp(ev, "load_error")) {
+	if (!ev || strcmp(ev, "load_error")) {
+		if (unexpected(&s, rep, "loaded", "loading"))
+			goto done;
+	} else {
 		const char *what = kf_json_str(rep, "what");
 		bool cand = what && !strcmp(what, "candidate");
 		char *why = kf_xasprintf("%s: %s",

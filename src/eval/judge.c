@@ -141,6 +141,38 @@ static void mismatch(const struct kf_task *t, const struct trial_plan *p,
 	    kf_json_num(o, "max_rel", 0));
 }
 
+/* True when a trial frame carries every field the judge reads: a missing
+ * one must never read as "no problem". */
+static bool complete(const struct kf_task *t, const cJSON *frame)
+{
+	static const char *const out_keys[] = {
+		"n",	       "mismatches", "unwritten",  "worst_index",
+		"checksum_1", "checksum_2", "checksum_ref"};
+	const cJSON *outs = cJSON_GetObjectItem(frame, "outputs");
+	const cJSON *ins = cJSON_GetObjectItem(frame, "inputs");
+	bool second = kf_json_num(frame, "cand_rc_2", 0) == 0 &&
+		      !kf_json_str(frame, "cand_launch_error");
+	if (cJSON_GetArraySize(outs) != t->n_outputs ||
+	    cJSON_GetArraySize(ins) != t->n_inputs ||
+	    !cJSON_IsNumber(cJSON_GetObjectItem(frame, "cand_rc_2")))
+		return false;
+	for (int j = 0; j < t->n_outputs; j++) {
+		const cJSON *o = cJSON_GetArrayItem(outs, j);
+		for (size_t k = 0; k < sizeof(out_keys) / sizeof(out_keys[0]);
+		     k++) {
+			bool need = second || strcmp(out_keys[k], "checksum_2");
+			if (need && !cJSON_GetObjectItem(o, out_keys[k]))
+				return false;
+		}
+	}
+	for (int i = 0; i < t->n_inputs; i++) {
+		const cJSON *o = cJSON_GetArrayItem(ins, i);
+		if (!kf_json_str(o, "before") || !kf_json_str(o, "after"))
+			return false;
+	}
+	return true;
+}
+
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v)
 {
@@ -172,8 +204,7 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    "%s: kf_entry returned %d (0 means success)", label, rc);
 		goto out;
 	}
-	if (cJSON_GetArraySize(outs) != t->n_outputs ||
-	    cJSON_GetArraySize(ins) != t->n_inputs) {
+	if (!complete(t, frame)) {
 		set(v, KF_STATUS_INFRA_ERROR, "protocol",
 		    "%s: the worker's report is incomplete", label);
 		goto out;
@@ -245,11 +276,12 @@ void kf_judge_samples(const cJSON *frame, struct verdict *v)
 	if (kf_json_num(frame, "cand_launch_errors", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "launch_error",
 		    "timing: a kernel launch of the candidate failed in %.0f "
-		    "timed calls",
+		    "calls while timing",
 		    kf_json_num(frame, "cand_launch_errors", 0));
 	} else if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
-		    "timing: kf_entry returned nonzero in %.0f timed calls",
+		    "timing: kf_entry returned nonzero in %.0f calls while "
+		    "timing",
 		    kf_json_num(frame, "cand_rc_nonzero", 0));
 	} else if (!cJSON_IsTrue(cJSON_GetObjectItem(chk, "inputs_intact"))) {
 		set(v, KF_STATUS_REJECTED, "input_mutation",
