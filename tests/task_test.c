@@ -881,7 +881,46 @@ static void test_task_reference_paths(void)
 	kf_task_free(t);
 }
 
+static void test_task_cuda_dims_replace_timing_dims_on_cuda(void)
+{
+	struct kf_task *t = load_ok(
+	    "big/gpu",
+	    HEAD "'cuda_dims': {'N': 4096}, 'cuda_libraries': ['cublas'],"
+		 " 'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': "
+		 "['N']}]" TAIL);
+	CHECK(t->n_dimsets == 3); /* cuda_dims is not a hidden set */
+	CHECK(kf_task_dims(t, 0)[0] == 8);
+	CHECK(t->n_cuda_libraries == 1);
+	CHECK_STR(t->cuda_libraries[0], "cublas");
+	kf_task_select_backend(t, "host");
+	CHECK(kf_task_dims(t, 0)[0] == 8);
+	kf_task_select_backend(t, "cuda");
+	CHECK(kf_task_dims(t, 0)[0] == 4096);
+	CHECK(kf_task_flops(t, 0) == 4096);
+	kf_task_select_backend(t, "cuda"); /* once only */
+	CHECK(kf_task_dims(t, 0)[0] == 4096);
+	CHECK(kf_task_dims(t, 1)[0] == 3 && kf_task_dims(t, 2)[0] == 7);
+	kf_task_free(t);
+}
+
+static void test_task_rejects_bad_cuda_dims(void)
+{
+	const char *in = " 'inputs': [{'name': 'x', 'dtype': 'float32', "
+			 "'shape': ['N']}]" TAIL;
+	char *spec = kf_xasprintf(HEAD "'cuda_dims': {'N': 3},%s", in);
+	expect_error(spec, "cuda_dims", "the same as hidden_dims[0]");
+	free(spec);
+	spec = kf_xasprintf(HEAD "'cuda_dims': {'M': 3},%s", in);
+	expect_error(spec, "cuda_dims.M", "not a dimension");
+	free(spec);
+	spec = kf_xasprintf(HEAD "'cuda_dims': {'N': -1},%s", in);
+	expect_error(spec, "cuda_dims.N", "positive integer");
+	free(spec);
+}
+
 KF_TESTS(task) = {
+	KF_TEST(test_task_cuda_dims_replace_timing_dims_on_cuda),
+	KF_TEST(test_task_rejects_bad_cuda_dims),
     KF_TEST(test_task_load_valid_spec),
     KF_TEST(test_task_load_accepts_file_path_and_trailing_slash),
     KF_TEST(test_task_id_from_dot_and_symlinked_suite),

@@ -115,11 +115,19 @@ struct kf_task {
 	bool determinism_bitwise;
 	double call_timeout_ms; /* the longest one call of the reference or a
 				   candidate may take in checks */
+	/* The timing dims of the cuda backend ("cuda_dims"), stored after the
+	 * hidden sets; -1 when the task has none. */
+	int cuda_dimset;
+	bool cuda_selected;
 };
 
 /* Loads dir/task.json (or a path to a task.json file). */
 int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err);
 void kf_task_free(struct kf_task *t);
+
+/* Makes the timing dims (set 0) those of a backend: on "cuda", the task's
+ * cuda_dims when it has them. Call once, right after loading. */
+void kf_task_select_backend(struct kf_task *t, const char *backend);
 
 /* The values of dimension set s (n_dims of them); borrowed. */
 const int64_t *kf_task_dims(const struct kf_task *t, int s);

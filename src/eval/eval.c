@@ -848,6 +848,7 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	rc = kf_task_load(task_path, &s.task, err);
 	if (rc)
 		return rc;
+	kf_task_select_backend(s.task, s.o->backend);
 	if (!kf_file_exists(candidate_path)) {
 		rc = kf_err_set(err, KF_ENOENT, "%s: no such file",
 				candidate_path);

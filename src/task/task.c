@@ -271,10 +271,57 @@ static int parse_dims(struct loader *ld, const cJSON *j)
 	return 0;
 }
 
+/* One set of dims: an object giving every dimension of "dims" a positive
+ * integer, stored into v in the order of dim_names. */
+static int parse_set(struct loader *ld, const cJSON *h, const char *item,
+		     int64_t *v)
+{
+	struct kf_task *t = ld->t;
+	char field[256];
+	if (!cJSON_IsObject(h))
+		return bad(ld, item, "must be an object, got %s",
+			   json_type(h));
+	for (const cJSON *c = h->child; c; c = c->next) {
+		field_key(field, sizeof(field), item, c->string);
+		int d = 0;
+		while (d < t->n_dims && strcmp(t->dim_names[d], c->string) != 0)
+			d++;
+		if (d == t->n_dims) {
+			struct kf_strbuf sb = KF_STRBUF_INIT;
+			for (int i = 0; i < t->n_dims; i++)
+				kf_strbuf_addf(&sb, "%s%s", i ? ", " : "",
+					       t->dim_names[i]);
+			int rc = bad(ld, field, "not a dimension of dims (%s)",
+				     kf_strbuf_str(&sb));
+			kf_strbuf_release(&sb);
+			return rc;
+		}
+		for (const cJSON *p = h->child; p != c; p = p->next)
+			if (!strcmp(p->string, c->string))
+				return bad(ld, field, "duplicate key");
+		if (!cJSON_IsNumber(c))
+			return bad(ld, field,
+				   "must be a positive integer, got %s",
+				   json_type(c));
+		if (!is_pos_int(c->valuedouble))
+			return bad(ld, field,
+				   "must be a positive integer, got %g",
+				   c->valuedouble);
+		v[d] = (int64_t)c->valuedouble;
+	}
+	for (int d = 0; d < t->n_dims; d++)
+		if (!get(h, t->dim_names[d]))
+			return bad(ld, item,
+				   "dimension '%s' is missing (each set gives "
+				   "every dimension of dims)",
+				   t->dim_names[d]);
+	return 0;
+}
+
 static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 {
 	struct kf_task *t = ld->t;
-	char field[256], item[64];
+	char item[64];
 	if (!j)
 		return missing(ld, "hidden_dims");
 	if (!cJSON_IsArray(j))
@@ -285,55 +332,16 @@ static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 		return bad(ld, "hidden_dims",
 			   "%d set%s given, at least 2 are required", n,
 			   n == 1 ? "" : "s");
-	if (n + 1 > MAX_DIMSETS)
+	if (n + 2 > MAX_DIMSETS)
 		return bad(ld, "hidden_dims", "%d sets, at most %d", n,
-			   MAX_DIMSETS - 1);
+			   MAX_DIMSETS - 2);
 	int k = 0;
 	for (const cJSON *h = j->child; h; h = h->next, k++) {
 		snprintf(item, sizeof(item), "hidden_dims[%d]", k);
-		if (!cJSON_IsObject(h))
-			return bad(ld, item, "must be an object, got %s",
-				   json_type(h));
 		int64_t *v = t->dimsets + (size_t)(k + 1) * t->n_dims;
-		for (const cJSON *c = h->child; c; c = c->next) {
-			field_key(field, sizeof(field), item, c->string);
-			int d = 0;
-			while (d < t->n_dims &&
-			       strcmp(t->dim_names[d], c->string) != 0)
-				d++;
-			if (d == t->n_dims) {
-				struct kf_strbuf sb = KF_STRBUF_INIT;
-				for (int i = 0; i < t->n_dims; i++)
-					kf_strbuf_addf(&sb, "%s%s",
-						       i ? ", " : "",
-						       t->dim_names[i]);
-				int rc = bad(ld, field,
-					     "not a dimension of dims (%s)",
-					     kf_strbuf_str(&sb));
-				kf_strbuf_release(&sb);
-				return rc;
-			}
-			for (const cJSON *p = h->child; p != c; p = p->next)
-				if (!strcmp(p->string, c->string))
-					return bad(ld, field, "duplicate key");
-			if (!cJSON_IsNumber(c))
-				return bad(ld, field,
-					   "must be a positive integer, got "
-					   "%s",
-					   json_type(c));
-			if (!is_pos_int(c->valuedouble))
-				return bad(ld, field,
-					   "must be a positive integer, got "
-					   "%g",
-					   c->valuedouble);
-			v[d] = (int64_t)c->valuedouble;
-		}
-		for (int d = 0; d < t->n_dims; d++)
-			if (!get(h, t->dim_names[d]))
-				return bad(ld, item,
-					   "dimension '%s' is missing (each "
-					   "set gives every dimension of dims)",
-					   t->dim_names[d]);
+		int rc = parse_set(ld, h, item, v);
+		if (rc)
+			return rc;
 		if (!memcmp(v, t->dimsets, (size_t)t->n_dims * sizeof(*v)))
 			return bad(ld, item,
 				   "the same as dims; a hidden set must "
@@ -341,6 +349,31 @@ static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 				   "candidate that hard-codes them fails");
 		t->n_dimsets++;
 	}
+	return 0;
+}
+
+/* "cuda_dims": the timing dims on the cuda backend (a GPU needs far larger
+ * problems than a CPU core to be measured well). Parsed into the slot after
+ * the hidden sets and counted among them until loading ends, so that every
+ * check of shapes and expressions covers it too. */
+static int parse_cuda_dims(struct loader *ld, const cJSON *j)
+{
+	struct kf_task *t = ld->t;
+	t->cuda_dimset = -1;
+	if (!j)
+		return 0;
+	int64_t *v = t->dimsets + (size_t)t->n_dimsets * t->n_dims;
+	int rc = parse_set(ld, j, "cuda_dims", v);
+	if (rc)
+		return rc;
+	for (int s = 1; s < t->n_dimsets; s++)
+		if (!memcmp(v, t->dimsets + (size_t)s * t->n_dims,
+			    (size_t)t->n_dims * sizeof(*v)))
+			return bad(ld, "cuda_dims",
+				   "the same as hidden_dims[%d]; hidden sets "
+				   "must differ from the timing dims",
+				   s - 1);
+	t->cuda_dimset = t->n_dimsets++;
 	return 0;
 }
 
@@ -821,12 +854,13 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	    "name",   "description", "dims",	    "hidden_dims",
 	    "inputs", "outputs",     "tolerance",   "flops",
 	    "bytes",  "libraries",   "determinism", "call_timeout_ms",
-	    "cuda_libraries", NULL,
+	    "cuda_libraries", "cuda_dims", NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
 			     "name, description, dims, hidden_dims, inputs, "
 			     "outputs, tolerance, flops, bytes, libraries, "
-			     "cuda_libraries, determinism, call_timeout_ms")))
+			     "cuda_libraries, cuda_dims, determinism, "
+			     "call_timeout_ms")))
 		return rc;
 
 	const cJSON *j = get(root, "name");
@@ -852,6 +886,8 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	if ((rc = parse_dims(ld, get(root, "dims"))))
 		return rc;
 	if ((rc = parse_hidden_dims(ld, get(root, "hidden_dims"))))
+		return rc;
+	if ((rc = parse_cuda_dims(ld, get(root, "cuda_dims"))))
 		return rc;
 	if ((rc = parse_tensors(ld, get(root, "inputs"), true)))
 		return rc;
@@ -902,6 +938,9 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 			   MAX_CALL_TIMEOUT_MS, j->valuedouble);
 	if (j)
 		t->call_timeout_ms = j->valuedouble;
+	/* Checked with the others; from here on it is not a hidden set. */
+	if (t->cuda_dimset >= 0)
+		t->n_dimsets--;
 	return 0;
 }
 
@@ -1246,4 +1285,18 @@ out:
 	free(sdir);
 	free(top);
 	return rc;
+}
+
+void kf_task_select_backend(struct kf_task *t, const char *backend)
+{
+	if (t->cuda_dimset < 0 || t->cuda_selected || strcmp(backend, "cuda"))
+		return;
+	int64_t *a = t->dimsets, *b = t->dimsets + (size_t)t->cuda_dimset *
+							 t->n_dims;
+	for (int d = 0; d < t->n_dims; d++) {
+		int64_t x = a[d];
+		a[d] = b[d];
+		b[d] = x;
+	}
+	t->cuda_selected = true;
 }

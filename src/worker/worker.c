@@ -581,6 +581,7 @@ static int do_load(struct worker *w, const cJSON *req)
 		return reply_error(w, "error", NULL, "load: missing field");
 	if (kf_task_load(task, &w->task, &err))
 		return reply_error(w, "load_error", "task", err.msg);
+	kf_task_select_backend(w->task, backend);
 	w->ops = kf_backend_find(backend);
 	if (!w->ops)
 		return reply_error(w, "load_error", "backend",
