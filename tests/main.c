@@ -19,10 +19,11 @@ extern const struct kf_test kf_tests_compile[];
 extern const struct kf_test kf_tests_backend[];
 extern const struct kf_test kf_tests_eval[];
 extern const struct kf_test kf_tests_cli[];
+extern const struct kf_test kf_tests_gpu[];
 
 static const struct kf_test *const all_tables[] = {
 	kf_tests_base,	  kf_tests_task, kf_tests_compile,
-	kf_tests_backend, kf_tests_eval, kf_tests_cli,
+	kf_tests_backend, kf_tests_eval, kf_tests_cli,  kf_tests_gpu,
 };
 
 static char tmpdir[256];

@@ -77,6 +77,9 @@ struct kf_backend_ops {
 	/* Copies device memory to host memory (small reads only). */
 	int (*read)(void *ctx, void *host_dst, const void *src, size_t bytes,
 		    struct kf_err *err);
+	/* Copies host memory to device memory. */
+	int (*write)(void *ctx, void *dst, const void *host_src, size_t bytes,
+		     struct kf_err *err);
 	int (*fill)(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 		    const struct kf_fill *f, struct kf_err *err);
 	/* Writes the poison pattern of dt (a signalling NaN for floats,

@@ -597,6 +597,16 @@ static int cuda_read(void *ctx, void *host, const void *src, size_t bytes,
 	return 0;
 }
 
+static int cuda_write(void *ctx, void *dst, const void *host, size_t bytes,
+		      struct kf_err *err)
+{
+	struct cuda *c = ctx;
+	CU(c, c->d.ctx_sync(), err, "cuCtxSynchronize");
+	CU(c, c->d.htod((cu_ptr)(uintptr_t)dst, host, bytes), err,
+	   "cuMemcpyHtoD");
+	return 0;
+}
+
 static int launch(struct cuda *c, cu_function f, int64_t n, void **args,
 		  struct kf_err *err)
 {
@@ -895,6 +905,7 @@ const struct kf_backend_ops kf_backend_cuda = {
 	.free = cuda_free,
 	.copy = cuda_copy,
 	.read = cuda_read,
+	.write = cuda_write,
 	.fill = cuda_fill,
 	.poison = cuda_poison,
 	.compare = cuda_compare,

@@ -355,6 +355,7 @@ const struct kf_backend_ops kf_backend_host = {
 	.free = host_free,
 	.copy = host_copy,
 	.read = host_copy,
+	.write = host_copy,
 	.fill = host_fill,
 	.poison = host_poison,
 	.compare = host_compare,

@@ -151,7 +151,7 @@ static bool complete(const struct kf_task *t, const cJSON *frame)
 	const cJSON *outs = cJSON_GetObjectItem(frame, "outputs");
 	const cJSON *ins = cJSON_GetObjectItem(frame, "inputs");
 	bool second = kf_json_num(frame, "cand_rc_2", 0) == 0 &&
-		      !kf_json_str(frame, "cand_launch_error");
+		      !kf_json_str(frame, "cand_cuda_error");
 	if (cJSON_GetArraySize(outs) != t->n_outputs ||
 	    cJSON_GetArraySize(ins) != t->n_inputs ||
 	    !cJSON_IsNumber(cJSON_GetObjectItem(frame, "cand_rc_2")))
@@ -187,16 +187,17 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    "%s: the reference returned %d", label, ref_rc);
 		goto out;
 	}
-	if (kf_json_str(frame, "ref_launch_error")) {
+	if (kf_json_str(frame, "ref_cuda_error")) {
 		set(v, KF_STATUS_INFRA_ERROR, "reference",
-		    "%s: a kernel launch of the reference failed: %s", label,
-		    kf_json_str(frame, "ref_launch_error"));
+		    "%s: the reference left a CUDA error: %s", label,
+		    kf_json_str(frame, "ref_cuda_error"));
 		goto out;
 	}
-	if (kf_json_str(frame, "cand_launch_error")) {
-		set(v, KF_STATUS_RUNTIME_ERROR, "launch_error",
-		    "%s: a kernel launch of the candidate failed: %s", label,
-		    kf_json_str(frame, "cand_launch_error"));
+	if (kf_json_str(frame, "cand_cuda_error")) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
+		    "%s: the candidate left a CUDA error (a failed launch "
+		    "or call): %s",
+		    label, kf_json_str(frame, "cand_cuda_error"));
 		goto out;
 	}
 	if (rc) {
@@ -273,11 +274,11 @@ void kf_judge_samples(const cJSON *frame, struct verdict *v)
 {
 	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
 	v->status = KF_STATUS_OK;
-	if (kf_json_num(frame, "cand_launch_errors", 0) > 0) {
-		set(v, KF_STATUS_RUNTIME_ERROR, "launch_error",
-		    "timing: a kernel launch of the candidate failed in %.0f "
+	if (kf_json_num(frame, "cand_cuda_errors", 0) > 0) {
+		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
+		    "timing: the candidate left a CUDA error in %.0f "
 		    "calls while timing",
-		    kf_json_num(frame, "cand_launch_errors", 0));
+		    kf_json_num(frame, "cand_cuda_errors", 0));
 	} else if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
 		    "timing: kf_entry returned nonzero in %.0f calls while "

@@ -48,7 +48,7 @@ struct worker {
 	 * object (NULL on the host backend). */
 	int (*rt_last_error)(void);
 	const char *(*rt_error_name)(int);
-	int launch_error;
+	int cuda_error;
 };
 
 static DLDataType dl_dtype(enum kf_dtype d)
@@ -105,12 +105,12 @@ static int reply_engine_error(struct worker *w, int rc, struct kf_err *err)
 			   err->msg);
 }
 
-static void add_launch_error(struct worker *w, cJSON *m, const char *key)
+static void add_cuda_error(struct worker *w, cJSON *m, const char *key)
 {
 	const char *name =
-		w->rt_error_name ? w->rt_error_name(w->launch_error) : NULL;
+		w->rt_error_name ? w->rt_error_name(w->cuda_error) : NULL;
 	char *s = kf_xasprintf("%s (%d)", name ? name : "cudaError",
-			       w->launch_error);
+			       w->cuda_error);
 	cJSON_AddStringToObject(m, key, s);
 	free(s);
 }
@@ -248,9 +248,9 @@ static int call(struct worker *w, kf_entry_fn fn, DLTensor *in, DLTensor *out,
 		w->faulted = true;
 	/* A launch that failed (bad configuration, too many resources) is
 	 * recorded by the CUDA runtime the candidate linked. */
-	w->launch_error = 0;
+	w->cuda_error = 0;
 	if (!rc && w->rt_last_error)
-		w->launch_error = w->rt_last_error();
+		w->cuda_error = w->rt_last_error();
 	return rc;
 }
 
@@ -314,9 +314,9 @@ static int do_trial(struct worker *w, const cJSON *req)
 		goto engine_error;
 	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
 	cJSON_AddNumberToObject(m, "ref_ns", smp.ns);
-	if (smp.rc || w->launch_error) {
-		if (w->launch_error)
-			add_launch_error(w, m, "ref_launch_error");
+	if (smp.rc || w->cuda_error) {
+		if (w->cuda_error)
+			add_cuda_error(w, m, "ref_cuda_error");
 		goto done;
 	}
 	rc = call(w, w->cand, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
@@ -326,8 +326,8 @@ static int do_trial(struct worker *w, const cJSON *req)
 	c_rc = smp.rc;
 	cJSON_AddNumberToObject(m, "cand_rc", c_rc);
 	cJSON_AddNumberToObject(m, "cand_ns", smp.ns);
-	if (w->launch_error) {
-		add_launch_error(w, m, "cand_launch_error");
+	if (w->cuda_error) {
+		add_cuda_error(w, m, "cand_cuda_error");
 		goto done;
 	}
 	if (c_rc)
@@ -376,8 +376,8 @@ static int do_trial(struct worker *w, const cJSON *req)
 		goto engine_error;
 	c_rc = smp.rc;
 	cJSON_AddNumberToObject(m, "cand_rc_2", c_rc);
-	if (w->launch_error) {
-		add_launch_error(w, m, "cand_launch_error");
+	if (w->cuda_error) {
+		add_cuda_error(w, m, "cand_cuda_error");
 		goto done;
 	}
 	for (int j = 0; j < t->n_outputs && !c_rc; j++) {
@@ -433,7 +433,7 @@ static int do_time(struct worker *w, const cJSON *req)
 	cJSON *rthr = cJSON_AddArrayToObject(m, "ref_throttled");
 	cJSON *ckern = cJSON_AddArrayToObject(m, "cand_kernels");
 	cJSON *cstreams = cJSON_AddArrayToObject(m, "cand_streams");
-	int nonzero = 0, launch_errors = 0;
+	int nonzero = 0, cuda_errors = 0;
 	for (int k = -warmup; k < pairs; k++) {
 		/* Alternate which goes first, so that neither always runs
 		 * right after the other's flush. */
@@ -450,8 +450,8 @@ static int do_time(struct worker *w, const cJSON *req)
 				goto engine_error;
 			if (is_cand && smp.rc)
 				nonzero++;
-			if (is_cand && w->launch_error)
-				launch_errors++;
+			if (is_cand && w->cuda_error)
+				cuda_errors++;
 			if (k < 0)
 				continue;
 			cJSON_AddItemToArray(is_cand ? cns : rns,
@@ -469,7 +469,7 @@ static int do_time(struct worker *w, const cJSON *req)
 			}
 		}
 	}
-	cJSON_AddNumberToObject(m, "cand_launch_errors", launch_errors);
+	cJSON_AddNumberToObject(m, "cand_cuda_errors", cuda_errors);
 	w->pairs_done += pairs;
 	cJSON_AddNumberToObject(m, "cand_rc_nonzero", nonzero);
 	/* The last timed call of each must still agree, and the inputs must
