@@ -891,6 +891,7 @@ static void test_task_cuda_dims_replace_timing_dims_on_cuda(void)
 	CHECK(t->n_dimsets == 3); /* cuda_dims is not a hidden set */
 	CHECK(kf_task_dims(t, 0)[0] == 8);
 	CHECK(t->n_cuda_libraries == 1);
+	CHECK(t->cuda_arch == NULL);
 	CHECK_STR(t->cuda_libraries[0], "cublas");
 	kf_task_select_backend(t, "host");
 	CHECK(kf_task_dims(t, 0)[0] == 8);
@@ -915,6 +916,9 @@ static void test_task_rejects_bad_cuda_dims(void)
 	free(spec);
 	spec = kf_xasprintf(HEAD "'cuda_dims': {'N': -1},%s", in);
 	expect_error(spec, "cuda_dims.N", "positive integer");
+	free(spec);
+	spec = kf_xasprintf(HEAD "'cuda_arch': 'compute_90',%s", in);
+	expect_error(spec, "cuda_arch", "sm_90a");
 	free(spec);
 }
 

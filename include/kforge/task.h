@@ -110,6 +110,8 @@ struct kf_task {
 	int n_libraries;
 	char **cuda_libraries; /* more of them on the cuda backend (cublas) */
 	int n_cuda_libraries;
+	char *cuda_arch; /* "sm_90a" when the task asks for it (wgmma); NULL:
+			    the device's own */
 	/* "bitwise" (true, the default): two calls on the same inputs must give
 	 * the same bits; "tolerance": they must agree within the tolerance. */
 	bool determinism_bitwise;

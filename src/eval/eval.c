@@ -124,6 +124,7 @@ static int compile_one(struct session *s, const char *path,
 	co.include_dir = s->o->include_dir;
 	co.no_cache = s->o->no_cache;
 	const struct kf_task *t = s->task;
+	co.arch = t->cuda_arch;
 	int n = t->n_libraries + t->n_cuda_libraries;
 	const char **libs = kf_xcalloc((size_t)n + 1, sizeof(*libs));
 	co.n_libraries = 0;

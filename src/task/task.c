@@ -3,6 +3,7 @@
  * so that every later stage can trust it; a malformed spec is rejected here
  * with "<file>: <field>: <why>". Also finds tasks and their references.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -814,6 +815,19 @@ static int parse_libraries(struct loader *ld, const cJSON *j, const char *key,
 	return 0;
 }
 
+/* "sm_" then digits, then an optional letter: what nvcc's -gencode takes. */
+static bool is_cuda_arch(const char *s)
+{
+	if (strncmp(s, "sm_", 3) || !isdigit((unsigned char)s[3]))
+		return false;
+	s += 3;
+	while (isdigit((unsigned char)*s))
+		s++;
+	if (*s >= 'a' && *s <= 'z')
+		s++;
+	return *s == '\0';
+}
+
 /* The last path component of p (no trailing '/'); a pointer into p. */
 static const char *last_component(const char *p)
 {
@@ -854,13 +868,13 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	    "name",   "description", "dims",	    "hidden_dims",
 	    "inputs", "outputs",     "tolerance",   "flops",
 	    "bytes",  "libraries",   "determinism", "call_timeout_ms",
-	    "cuda_libraries", "cuda_dims", NULL,
+	    "cuda_libraries", "cuda_dims", "cuda_arch", NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
 			     "name, description, dims, hidden_dims, inputs, "
 			     "outputs, tolerance, flops, bytes, libraries, "
-			     "cuda_libraries, cuda_dims, determinism, "
-			     "call_timeout_ms")))
+			     "cuda_libraries, cuda_dims, cuda_arch, "
+			     "determinism, call_timeout_ms")))
 		return rc;
 
 	const cJSON *j = get(root, "name");
@@ -914,6 +928,13 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 				  "cuda_libraries", &t->cuda_libraries,
 				  &t->n_cuda_libraries)))
 		return rc;
+
+	j = get(root, "cuda_arch");
+	if (j && (!cJSON_IsString(j) || !is_cuda_arch(j->valuestring)))
+		return bad(ld, "cuda_arch",
+			   "expected a target such as \"sm_90\" or \"sm_90a\"");
+	if (j)
+		t->cuda_arch = kf_xstrdup(j->valuestring);
 
 	t->determinism_bitwise = true;
 	j = get(root, "determinism");
@@ -1095,6 +1116,7 @@ void kf_task_free(struct kf_task *t)
 	for (int i = 0; i < t->n_cuda_libraries; i++)
 		free(t->cuda_libraries[i]);
 	free(t->cuda_libraries);
+	free(t->cuda_arch);
 	free(t);
 }
 
