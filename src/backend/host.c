@@ -117,9 +117,12 @@ static void *host_stream(void *ctx)
 static int host_alloc(void *ctx, size_t bytes, void **ptr, struct kf_err *err)
 {
 	(void)ctx;
-	/* 64-byte aligned, rounded up so that aligned_alloc accepts it. */
-	size_t n = (bytes + 63) & ~(size_t)63;
-	void *p = aligned_alloc(64, n ? n : 64);
+	/* Large buffers on a 2 MiB boundary (a huge page), so that two of the
+	 * same size have the same layout; small ones on a cache line. The size
+	 * is rounded up so that aligned_alloc accepts it. */
+	size_t align = bytes >= (1u << 20) ? (2u << 20) : 64;
+	size_t n = (bytes + align - 1) & ~(align - 1);
+	void *p = aligned_alloc(align, n ? n : align);
 	if (!p)
 		return kf_err_set(err, KF_ERANGE,
 				  "cannot allocate %zu bytes of host memory",

@@ -10,6 +10,8 @@
 #include <kforge/compile.h>
 #include <kforge/eval.h>
 
+#include "eval_int.h"
+
 static void add_or_null(cJSON *o, const char *key, char *value)
 {
 	if (value)
@@ -68,18 +70,24 @@ static char *driver_version(void)
 	return text;
 }
 
+void kf_add_system(cJSON *obj, bool with_host)
+{
+	struct utsname u;
+	cJSON_AddStringToObject(obj, "kforge", KF_VERSION);
+	if (uname(&u) != 0)
+		return;
+	char *os = kf_xasprintf("%s %s %s", u.sysname, u.release, u.machine);
+	cJSON_AddStringToObject(obj, "os", os);
+	free(os);
+	if (with_host)
+		cJSON_AddStringToObject(obj, "host", u.nodename);
+}
+
 cJSON *kf_doctor(void)
 {
 	cJSON *d = cJSON_CreateObject();
 	struct kf_err err = KF_ERR_INIT;
-	struct utsname u;
-	cJSON_AddStringToObject(d, "kforge", KF_VERSION);
-	if (uname(&u) == 0) {
-		char *os = kf_xasprintf("%s %s %s", u.sysname, u.release,
-					u.machine);
-		cJSON_AddStringToObject(d, "os", os);
-		free(os);
-	}
+	kf_add_system(d, false);
 	const struct kf_backend_ops *host = kf_backend_find("host");
 	void *ctx = NULL;
 	if (host->init(&ctx, &err) == 0) {

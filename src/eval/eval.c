@@ -11,7 +11,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -772,15 +771,7 @@ out:
 static cJSON *environment(const struct session *s, const cJSON *device)
 {
 	cJSON *e = cJSON_CreateObject();
-	struct utsname u;
-	cJSON_AddStringToObject(e, "kforge", KF_VERSION);
-	if (uname(&u) == 0) {
-		char *os = kf_xasprintf("%s %s %s", u.sysname, u.release,
-					u.machine);
-		cJSON_AddStringToObject(e, "os", os);
-		cJSON_AddStringToObject(e, "host", u.nodename);
-		free(os);
-	}
+	kf_add_system(e, true);
 	cJSON_AddItemToObject(e, "device",
 			      device ? cJSON_Duplicate(device, 1)
 				     : cJSON_CreateNull());

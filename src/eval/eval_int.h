@@ -36,4 +36,7 @@ void kf_judge_degenerate(const struct kf_task *t,
 			 const struct trial_plan *plans, const cJSON *frames,
 			 cJSON *result);
 
+/* Adds "kforge" (version), "os" and, when with_host, "host" to obj. */
+void kf_add_system(cJSON *obj, bool with_host);
+
 #endif

@@ -31,6 +31,10 @@ struct tensor_set {
 	DLTensor dl_in_c[KF_MAX_TENSORS], dl_in_r[KF_MAX_TENSORS];
 	DLTensor dl_out_c[KF_MAX_TENSORS], dl_out_r[KF_MAX_TENSORS];
 	uint64_t in_sum[KF_MAX_TENSORS]; /* checksums after filling */
+	/* One arena per side, with the same layout inside, so that neither
+	 * side is favoured by where its buffers fall (cache sets, 4 KiB
+	 * aliasing between an input and an output). */
+	void *arena_c, *arena_r;
 	bool ready;
 };
 
@@ -133,9 +137,10 @@ static uint64_t parse_u64(const cJSON *obj, const char *key)
 	return s ? strtoull(s, NULL, 10) : (uint64_t)kf_json_num(obj, key, 0);
 }
 
-static int tensor_alloc(struct worker *w, struct tensor *t,
-			const struct kf_tensor_spec *spec, int dimset,
-			DLTensor *dl, struct kf_err *err)
+/* Describes tensor t of shape spec at dimset, placed at ptr. */
+static int tensor_init(struct worker *w, struct tensor *t,
+		       const struct kf_tensor_spec *spec, int dimset,
+		       DLTensor *dl, struct kf_err *err)
 {
 	memset(t, 0, sizeof(*t));
 	t->spec = spec;
@@ -144,11 +149,7 @@ static int tensor_alloc(struct worker *w, struct tensor *t,
 		return (int)n;
 	t->n = n;
 	t->bytes = (size_t)n * kf_dtype_bytes(spec->dtype);
-	int rc = w->ops->alloc(w->ctx, t->bytes, &t->ptr, err);
-	if (rc)
-		return rc;
 	memset(dl, 0, sizeof(*dl));
-	dl->data = t->ptr;
 	dl->device.device_type = w->ops->device_type;
 	dl->device.device_id = 0;
 	dl->ndim = spec->ndim;
@@ -159,14 +160,20 @@ static int tensor_alloc(struct worker *w, struct tensor *t,
 	return 0;
 }
 
+/* Where tensor k (inputs first, then outputs) starts in an arena: each on
+ * a 4 KiB boundary plus k times 17 cache lines, so that no two tensors
+ * alias modulo 4 KiB in the same way. */
+static size_t arena_offset(size_t *cursor, int k, size_t bytes)
+{
+	size_t at = ((*cursor + 4095) & ~(size_t)4095) + (size_t)k * 17 * 64;
+	*cursor = at + bytes;
+	return at;
+}
+
 static void set_release(struct worker *w, struct tensor_set *s)
 {
-	for (int i = 0; i < KF_MAX_TENSORS; i++) {
-		w->ops->free(w->ctx, s->in_c[i].ptr);
-		w->ops->free(w->ctx, s->in_r[i].ptr);
-		w->ops->free(w->ctx, s->out_c[i].ptr);
-		w->ops->free(w->ctx, s->out_r[i].ptr);
-	}
+	w->ops->free(w->ctx, s->arena_c);
+	w->ops->free(w->ctx, s->arena_r);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -175,17 +182,48 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 		    uint64_t seed, const int *dist_index, struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
+	size_t off_in[KF_MAX_TENSORS], off_out[KF_MAX_TENSORS], end = 0;
 	int rc = 0;
 	memset(s, 0, sizeof(*s));
 	for (int i = 0; i < t->n_inputs && !rc; i++) {
-		const struct kf_tensor_spec *sp = &t->inputs[i];
-		rc = tensor_alloc(w, &s->in_c[i], sp, dimset, &s->dl_in_c[i],
-				  err);
+		rc = tensor_init(w, &s->in_c[i], &t->inputs[i], dimset,
+				 &s->dl_in_c[i], err);
 		if (!rc)
-			rc = tensor_alloc(w, &s->in_r[i], sp, dimset,
-					  &s->dl_in_r[i], err);
-		if (rc)
-			break;
+			rc = tensor_init(w, &s->in_r[i], &t->inputs[i], dimset,
+					 &s->dl_in_r[i], err);
+		if (!rc)
+			off_in[i] = arena_offset(&end, i, s->in_c[i].bytes);
+	}
+	for (int j = 0; j < t->n_outputs && !rc; j++) {
+		rc = tensor_init(w, &s->out_c[j], &t->outputs[j], dimset,
+				 &s->dl_out_c[j], err);
+		if (!rc)
+			rc = tensor_init(w, &s->out_r[j], &t->outputs[j],
+					 dimset, &s->dl_out_r[j], err);
+		if (!rc)
+			off_out[j] = arena_offset(&end, t->n_inputs + j,
+						  s->out_c[j].bytes);
+	}
+	if (!rc)
+		rc = w->ops->alloc(w->ctx, end, &s->arena_c, err);
+	if (!rc)
+		rc = w->ops->alloc(w->ctx, end, &s->arena_r, err);
+	if (rc)
+		goto out;
+	for (int i = 0; i < t->n_inputs; i++) {
+		s->in_c[i].ptr = s->dl_in_c[i].data =
+			(char *)s->arena_c + off_in[i];
+		s->in_r[i].ptr = s->dl_in_r[i].data =
+			(char *)s->arena_r + off_in[i];
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		s->out_c[j].ptr = s->dl_out_c[j].data =
+			(char *)s->arena_c + off_out[j];
+		s->out_r[j].ptr = s->dl_out_r[j].data =
+			(char *)s->arena_r + off_out[j];
+	}
+	for (int i = 0; i < t->n_inputs && !rc; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *d =
 			&sp->dists[dist_index ? dist_index[i] % sp->n_dists
 					      : 0];
@@ -202,14 +240,7 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 					      s->in_c[i].bytes, &s->in_sum[i],
 					      err);
 	}
-	for (int j = 0; j < t->n_outputs && !rc; j++) {
-		const struct kf_tensor_spec *sp = &t->outputs[j];
-		rc = tensor_alloc(w, &s->out_c[j], sp, dimset, &s->dl_out_c[j],
-				  err);
-		if (!rc)
-			rc = tensor_alloc(w, &s->out_r[j], sp, dimset,
-					  &s->dl_out_r[j], err);
-	}
+out:
 	if (rc)
 		set_release(w, s);
 	else
