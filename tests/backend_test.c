@@ -559,7 +559,7 @@ static void test_backend_find(void)
 	CHECK(ops->device_type == kDLCPU);
 	CHECK(ops->init && ops->fini && ops->alloc && ops->free && ops->copy &&
 	      ops->read && ops->fill && ops->poison && ops->compare &&
-	      ops->checksum && ops->flush && ops->sync && ops->time_call);
+	      ops->write && ops->checksum && ops->sync && ops->time_call);
 }
 
 static void test_backend_host_init_describe_alloc(void)
@@ -589,7 +589,8 @@ static void test_backend_host_init_describe_alloc(void)
 	CHECK(ops->copy(ctx, dst, src, 100, &err) == 0);
 	CHECK(ops->read(ctx, back, dst, 100, &err) == 0);
 	CHECK(!memcmp(back, src, 100));
-	CHECK(ops->flush(ctx, &err) == 0);
+	CHECK(ops->write(ctx, dst, src, 100, &err) == 0);
+	CHECK(!memcmp(dst, src, 100));
 	CHECK(ops->sync(ctx, &err) == 0);
 	ops->fini(ctx);
 }

@@ -92,19 +92,19 @@ struct kf_backend_ops {
 	/* A 64-bit hash of the bytes. */
 	int (*checksum)(void *ctx, const void *ptr, size_t bytes,
 			uint64_t *out, struct kf_err *err);
-	/* Evicts the caches (the device's L2, or the CPU's last level). */
-	int (*flush)(void *ctx, struct kf_err *err);
 	/* Waits for all work the process started on the device. */
 	int (*sync)(void *ctx, struct kf_err *err);
 
 	/*
-	 * Calls fn once and measures it (see struct kf_sample). Returns
+	 * Calls fn once and measures it (see struct kf_sample); with flush,
+	 * the caches are evicted first, outside the measured window but with
+	 * no idle gap before it (an idle device lowers its clocks). Returns
 	 * KF_EFAULT when the call left the device unusable (the worker then
 	 * reports a fault and exits), another negative code for an engine
 	 * failure.
 	 */
 	int (*time_call)(void *ctx, kf_entry_fn fn, const DLTensor *in,
-			 int n_in, DLTensor *out, int n_out,
+			 int n_in, DLTensor *out, int n_out, bool flush,
 			 struct kf_sample *s, struct kf_err *err);
 
 	/* Optional (may be NULL): the device's energy counter in millijoules,

@@ -301,11 +301,11 @@ static int host_sync(void *ctx, struct kf_err *err)
 }
 
 static int host_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
-			  int n_in, DLTensor *out, int n_out,
+			  int n_in, DLTensor *out, int n_out, bool flush,
 			  struct kf_sample *s, struct kf_err *err)
 {
-	(void)ctx;
-	(void)err;
+	if (flush)
+		host_flush(ctx, err);
 	uint64_t t0 = kf_now_ns();
 	s->rc = fn(in, n_in, out, n_out, NULL);
 	uint64_t t1 = kf_now_ns();
@@ -363,7 +363,6 @@ const struct kf_backend_ops kf_backend_host = {
 	.poison = host_poison,
 	.compare = host_compare,
 	.checksum = host_checksum,
-	.flush = host_flush,
 	.sync = host_sync,
 	.time_call = host_time_call,
 	.probe_source = host_probe,

@@ -266,15 +266,13 @@ static int call(struct worker *w, kf_entry_fn fn, DLTensor *in, DLTensor *out,
 		struct kf_err *err)
 {
 	int rc = poison_outputs(w, outs, err);
-	if (!rc && flush)
-		rc = w->ops->flush(w->ctx, err);
 	if (!rc)
 		rc = w->ops->sync(w->ctx, err);
 	if (!rc && w->rt_last_error)
 		w->rt_last_error(); /* clear what an earlier call left */
 	if (!rc)
 		rc = w->ops->time_call(w->ctx, fn, in, w->task->n_inputs, out,
-				       w->task->n_outputs, smp, err);
+				       w->task->n_outputs, flush, smp, err);
 	if (rc == KF_EFAULT)
 		w->faulted = true;
 	/* A launch that failed (bad configuration, too many resources) is
