@@ -1,0 +1,40 @@
+/*
+ * Reference for linear/matmul (cuda): cuBLAS sgemm in plain fp32
+ * (CUBLAS_DEFAULT_MATH: no TF32). Row-major C = A B is computed as the
+ * column-major C^T = B^T A^T, so B is passed first.
+ */
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <kforge/kernel.h>
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	static cublasHandle_t handle;
+	const float one = 1.0f, zero = 0.0f;
+	int m = (int)in[0].shape[0], k = (int)in[0].shape[1];
+	int n = (int)in[1].shape[1];
+
+	if (!handle) {
+		if (cublasCreate(&handle) != CUBLAS_STATUS_SUCCESS) {
+			handle = NULL;
+			return 1;
+		}
+		if (cublasSetMathMode(handle, CUBLAS_DEFAULT_MATH) !=
+		    CUBLAS_STATUS_SUCCESS)
+			return 1;
+	}
+	if (cublasSetStream(handle, (cudaStream_t)stream) !=
+	    CUBLAS_STATUS_SUCCESS)
+		return 1;
+	/* column-major: C^T [n x m] = B^T [n x k] * A^T [k x m] */
+	if (cublasSgemm(handle, CUBLAS_OP_N, CUBLAS_OP_N, n, m, k, &one,
+			(const float *)in[1].data, n,
+			(const float *)in[0].data, k, &zero,
+			(float *)out[0].data, n) != CUBLAS_STATUS_SUCCESS)
+		return 1;
+	return 0;
+}
