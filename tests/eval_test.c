@@ -107,9 +107,9 @@ static void test_eval_abort_is_runtime_error(void)
 	fault(CAND("abort"), "runtime_error", "crash", "SIGABRT");
 }
 
-static void test_eval_exit_in_candidate_is_runtime_error(void)
+static void test_eval_exit_in_candidate_is_rejected_by_link_policy(void)
 {
-	fault(CAND("exits"), "runtime_error", "crash", "exited with code 0");
+	fault(CAND("exits"), "rejected", "link_policy", "exit (process state)");
 }
 
 static void test_eval_infinite_loop_is_timeout(void)
@@ -347,7 +347,7 @@ KF_TESTS(eval) = {
 	KF_TEST(test_eval_honest_candidate_passes_with_details),
 	KF_TEST(test_eval_segfault_is_runtime_error),
 	KF_TEST(test_eval_abort_is_runtime_error),
-	KF_TEST(test_eval_exit_in_candidate_is_runtime_error),
+	KF_TEST(test_eval_exit_in_candidate_is_rejected_by_link_policy),
 	KF_TEST(test_eval_infinite_loop_is_timeout),
 	KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
 	KF_TEST(test_eval_partial_output_is_wrong_answer),

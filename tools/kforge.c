@@ -63,6 +63,7 @@ enum {
 	OPT_ROOT,
 	OPT_TASK,
 	OPT_MEM_LIMIT,
+	OPT_MANIFEST,
 	OPT_HELP,
 };
 
@@ -78,6 +79,7 @@ static const struct option eval_longopts[] = {
 	{"root", required_argument, NULL, OPT_ROOT},
 	{"task", required_argument, NULL, OPT_TASK},
 	{"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
+	{"manifest", required_argument, NULL, OPT_MANIFEST},
 	{"help", no_argument, NULL, OPT_HELP},
 	{NULL, 0, NULL, 0},
 };
@@ -87,6 +89,7 @@ struct common {
 	bool json;
 	const char *root;
 	const char *task_filter;
+	const char *manifest;
 	bool help;
 };
 
@@ -99,6 +102,7 @@ static int parse_common(int argc, char **argv, struct common *c,
 	c->json = false;
 	c->root = "tasks";
 	c->task_filter = NULL;
+	c->manifest = NULL;
 	c->help = false;
 	optind = 1;
 	opterr = 0;
@@ -165,6 +169,9 @@ static int parse_common(int argc, char **argv, struct common *c,
 					   "minimum of 64",
 					   optarg);
 			c->eo.mem_limit_bytes = u << 20;
+			break;
+		case OPT_MANIFEST:
+			c->manifest = optarg;
 			break;
 		case OPT_HELP:
 			c->help = true;
@@ -442,6 +449,146 @@ static int cmd_suite(int argc, char **argv)
 	return bad ? 1 : 0;
 }
 
+static const char redteam_usage[] =
+	"usage: kforge redteam [--backend host|cuda] [--manifest FILE]\n"
+	"                      [--task SUBSTR] [--json] [--time-cap S]\n"
+	"\n"
+	"Runs the red-team corpus (default redteam/BACKEND.json): known reward\n"
+	"hacks that must be caught and honest candidates that must pass. Prints\n"
+	"one row per case: what it tries, the verdict it must get, the verdict\n"
+	"it got and why. Exits 1 if any row differs.\n";
+
+/* "status/check", or "status" when the check is absent; caller frees. */
+static char *verdict_str(const char *status, const char *check, bool degenerate)
+{
+	return kf_xasprintf("%s%s%s%s", status, check && *check ? "/" : "",
+			    check ? check : "", degenerate ? " (degenerate)" : "");
+}
+
+static int cmd_redteam(int argc, char **argv)
+{
+	struct common c;
+	if (parse_common(argc, argv, &c,
+			 "backend manifest task json time-cap seed no-cache "
+			 "help"))
+		return 2;
+	if (c.help) {
+		fputs(redteam_usage, stdout);
+		return 0;
+	}
+	if (optind != argc)
+		return die("redteam: unexpected argument '%s'", argv[optind]);
+	if (c.eo.time_cap_s == 10.0)
+		c.eo.time_cap_s = 1.0;
+	struct kf_err err = KF_ERR_INIT;
+	char *text = NULL, *deflt = kf_xasprintf("redteam/%s.json",
+						 c.eo.backend);
+	if (!c.manifest)
+		c.manifest = deflt;
+	int rc = kf_file_read(c.manifest, 4u << 20, &text, NULL, &err);
+	if (rc) {
+		free(deflt);
+		return die("%s", err.msg);
+	}
+	cJSON *m = cJSON_Parse(text);
+	free(text);
+	const cJSON *cases = cJSON_GetObjectItem(m, "cases");
+	if (!cJSON_IsArray(cases)) {
+		cJSON_Delete(m);
+		rc = die("%s: cases: expected an array of cases", c.manifest);
+		free(deflt);
+		return rc;
+	}
+	int rows = 0, bad = 0, k = 0;
+	cJSON *all = cJSON_CreateArray();
+	if (!c.json)
+		printf("%-24s %-46s %-30s %-30s %s\n", "case", "tries",
+		       "expected", "verdict", "reason");
+	const cJSON *cs;
+	cJSON_ArrayForEach(cs, cases)
+	{
+		const char *name = kf_json_str(cs, "name");
+		const char *backend = kf_json_str(cs, "backend");
+		const char *task = kf_json_str(cs, "task");
+		const char *cand = kf_json_str(cs, "candidate");
+		const char *tries = kf_json_str(cs, "tries");
+		const char *expect = kf_json_str(cs, "expect");
+		const char *check = kf_json_str(cs, "check");
+		bool want_degenerate =
+			cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
+		k++;
+		if (!name || !backend || !task || !cand || !expect || !tries) {
+			fprintf(stderr,
+				"kforge: %s: cases[%d]: name, backend, task, "
+				"candidate, tries and expect are required\n",
+				c.manifest, k - 1);
+			bad++;
+			continue;
+		}
+		if (strcmp(backend, c.eo.backend) ||
+		    (c.task_filter && !strstr(name, c.task_filter) &&
+		     !strstr(task, c.task_filter)))
+			continue;
+		struct kf_eval_opts eo = c.eo;
+		eo.no_timing =
+			cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
+		cJSON *res = NULL;
+		char *want = verdict_str(expect, check, want_degenerate);
+		char *got;
+		const char *reason = "";
+		rows++;
+		if (kf_eval(task, cand, &eo, &res, &err)) {
+			got = kf_xstrdup("error");
+			reason = err.msg;
+		} else {
+			const char *st = kf_json_str(res, "status");
+			const char *ck = kf_json_str(res, "check");
+			bool deg = cJSON_IsTrue(cJSON_GetObjectItem(
+				cJSON_GetObjectItem(res, "degenerate"), "flag"));
+			/* The expected check is compared only when the case
+			 * names one. */
+			got = verdict_str(st, check ? ck : NULL, deg);
+			reason = kf_json_str(res, "reason");
+			if (!reason)
+				reason = "";
+		}
+		bool same = !strcmp(want, got);
+		bad += !same;
+		if (c.json) {
+			cJSON *row = cJSON_CreateObject();
+			cJSON_AddStringToObject(row, "case", name);
+			cJSON_AddStringToObject(row, "tries", tries);
+			cJSON_AddStringToObject(row, "expected", want);
+			cJSON_AddStringToObject(row, "verdict", got);
+			cJSON_AddBoolToObject(row, "as_expected", same);
+			if (res)
+				cJSON_AddItemToObject(row, "result", res);
+			res = NULL;
+			cJSON_AddItemToArray(all, row);
+		} else {
+			printf("%-24s %-46.46s %-30s %-30s %.120s%s\n", name,
+			       tries, want, got, reason,
+			       same ? "" : "   <-- UNEXPECTED");
+			fflush(stdout);
+		}
+		cJSON_Delete(res);
+		free(want);
+		free(got);
+	}
+	if (c.json) {
+		char *out = cJSON_Print(all);
+		puts(out);
+		free(out);
+	} else {
+		printf("redteam (%s): %d cases, %d as expected, %d not\n",
+		       c.eo.backend, rows, rows - bad, bad);
+	}
+	cJSON_Delete(all);
+	cJSON_Delete(m);
+	free(deflt);
+	return bad ? 1 : 0;
+}
+
 static const char doctor_usage[] =
 	"usage: kforge doctor [--json]\n"
 	"\n"
@@ -522,6 +669,7 @@ static const struct command commands[] = {
 	{"eval", cmd_eval, eval_usage},
 	{"suite", cmd_suite, suite_usage},
 	{"tasks", cmd_tasks, tasks_usage},
+	{"redteam", cmd_redteam, redteam_usage},
 	{"doctor", cmd_doctor, doctor_usage},
 };
 

@@ -47,6 +47,14 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	       struct kf_compile_result *r, struct kf_err *err);
 void kf_compile_result_release(struct kf_compile_result *r);
 
+/*
+ * The symbols a compiled object imports (its undefined dynamic symbols:
+ * functions and data it expects from the libraries it is loaded with).
+ * *names is an array of n strings; free each and the array.
+ */
+int kf_compile_imports(const char *so_path, char ***names, int *n,
+		       struct kf_err *err);
+
 /* The toolchain's version line for a backend ("cc (Debian 12.2.0-14) ..."),
  * or NULL when the compiler is missing; caller frees. */
 char *kf_compile_toolchain(const char *backend);

@@ -159,6 +159,36 @@ static char *first_error_line(const char *log)
 	return all;
 }
 
+/* The link-time policy over what the compiled candidate imports; true when
+ * it sets the final status. */
+static bool link_policy(struct session *s, const char *so_path)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char **names = NULL, why[768];
+	int n = 0;
+	if (kf_compile_imports(so_path, &names, &n, &err)) {
+		finish(s, KF_STATUS_INFRA_ERROR, "link_policy", err.msg);
+		return true;
+	}
+	int bad = kf_policy_check(s->task, s->o->backend, names, n, why,
+				  sizeof(why));
+	cJSON *imp = cJSON_AddArrayToObject(
+		cJSON_GetObjectItem(s->res, "candidate"), "imports");
+	for (int i = 0; i < n; i++) {
+		cJSON_AddItemToArray(imp, cJSON_CreateString(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	if (!bad)
+		return false;
+	char *reason = kf_xasprintf("%s imports what the task does not allow: "
+				    "%s",
+				    s->cand_path, why);
+	finish(s, KF_STATUS_REJECTED, "link_policy", reason);
+	free(reason);
+	return true;
+}
+
 /* The worker's memory: 1 GiB for the engine and the candidate's scratch,
  * plus four times the largest set of tensors (the engine keeps two copies
  * of each, candidate and reference), at most 64 GiB. A candidate that runs
@@ -903,6 +933,8 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		goto done;
 	}
 
+	if (link_policy(&s, cr.so_path))
+		goto done;
 	if (spawn_worker(&s, err)) {
 		finish(&s, KF_STATUS_INFRA_ERROR, "spawn", err->msg);
 		goto done;

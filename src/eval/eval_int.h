@@ -36,6 +36,14 @@ void kf_judge_degenerate(const struct kf_task *t,
 			 const struct trial_plan *plans, const cJSON *frames,
 			 cJSON *result);
 
+/*
+ * The link-time policy: returns how many of the n imported symbols the task
+ * does not allow, listing them with their category in why ("pthread_create
+ * (threads), ...").
+ */
+int kf_policy_check(const struct kf_task *t, const char *backend,
+		    char *const *imports, int n, char *why, size_t cap);
+
 /* Adds "kforge" (version), "os" and, when with_host, "host" to obj. */
 void kf_add_system(cJSON *obj, bool with_host);
 
