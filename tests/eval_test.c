@@ -343,7 +343,94 @@ static void test_eval_summary_median_and_interval(void)
 	CHECK(s.median == 3);
 }
 
+#define SCALE "tests/fixtures/scale"
+
+static void test_eval_lower_precision_within_tolerance_is_rejected(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/fp16.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "precision");
+	CHECK_CONTAINS(reason(r), "within the tolerance");
+	cJSON_Delete(r);
+	r = run(SCALE, SCALE "/candidates/same.c", &o);
+	CHECK_STR(status(r), "ok");
+	cJSON_Delete(r);
+}
+
+static void test_eval_write_past_the_end_is_rejected(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/past_end.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "out_of_bounds");
+	CHECK_CONTAINS(reason(r), "output 'y' (after it)");
+	cJSON_Delete(r);
+}
+
+static void test_eval_changed_fp_environment_is_rejected(void)
+{
+#if !defined(__x86_64__)
+	SKIP("MXCSR is an x86 register");
+#endif
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/ftz.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "global_state");
+	CHECK_CONTAINS(reason(r), "mxcsr 0x9fc0");
+	cJSON_Delete(r);
+}
+
+static void test_eval_output_cached_by_pointer_fails_when_timed(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	cJSON *r = run(SCALE, SCALE "/candidates/by_pointer.c", &o);
+	CHECK_STR(status(r), "wrong_answer");
+	/* Caught in the trials when a freed buffer comes back at the same
+	 * address with other inputs, else in timing. */
+	const char *ck = kf_json_str(r, "check");
+	CHECK(ck && (!strcmp(ck, "mismatch") || !strcmp(ck, "timed_output")));
+	cJSON_Delete(r);
+}
+
+static void test_eval_faster_than_the_roofline_is_rejected(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 0.5;
+	cJSON *r = run(SCALE, SCALE "/candidates/same.c", &o);
+	CHECK_STR(status(r), "ok");
+	cJSON_Delete(r);
+	/* Peaks a thousand times too low: any honest time is "faster than
+	 * the hardware allows". */
+	char *dir = kf_path_join(getenv("KFORGE_CACHE"), "peaks");
+	char *cmd = kf_xasprintf("sed -i 's/\"bytes_per_s\":.*/\"bytes_per_s\": "
+				 "1e3,/; s/\"flops_per_s\":.*/\"flops_per_s\": "
+				 "1e3,/' %s/host-*.json",
+				 dir);
+	CHECK(system(cmd) == 0);
+	r = run(SCALE, SCALE "/candidates/same.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "implausible");
+	CHECK_CONTAINS(reason(r), "faster than the roofline allows");
+	cJSON_Delete(r);
+	free(cmd);
+	free(dir);
+}
+
 KF_TESTS(eval) = {
+	KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
+	KF_TEST(test_eval_write_past_the_end_is_rejected),
+	KF_TEST(test_eval_changed_fp_environment_is_rejected),
+	KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
+	KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
 	KF_TEST(test_eval_honest_candidate_passes_with_details),
 	KF_TEST(test_eval_segfault_is_runtime_error),
 	KF_TEST(test_eval_abort_is_runtime_error),

@@ -198,7 +198,7 @@ static const char eval_usage[] =
 	"                       (default: the task's call_timeout_ms)\n"
 	"  --no-cache           recompile even when the object is cached\n"
 	"  --mem-limit-mb MB    the host worker's memory (default: 1 GiB\n"
-	"                       plus 4x the task's largest tensors)\n"
+	"                       plus 8x the task's largest tensors)\n"
 	"\n"
 	"Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 

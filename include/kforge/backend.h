@@ -41,6 +41,9 @@ struct kf_cmp {
 				the tolerance; -1 when n == 0 */
 	double worst_got, worst_want;
 	double want_mean, want_std, want_min, want_max; /* finite elements */
+	/* Sums over elements where both are finite: |got - want| and |want|,
+	 * whose ratio is the L1 relative error (the strict precision check). */
+	double l1_err, l1_want;
 };
 
 /* One timed call, as measured. */
@@ -110,6 +113,13 @@ struct kf_backend_ops {
 	/* Optional (may be NULL): the device's energy counter in millijoules,
 	 * for joules per call. */
 	int (*energy_mj)(void *ctx, double *mj, struct kf_err *err);
+
+	/* Optional: a canonical description of the global state a candidate
+	 * could change to its advantage or to slow the reference (host: the
+	 * floating-point environment; cuda: context limits, cache
+	 * configuration, the engine stream's attributes), for comparing
+	 * before and after its calls. */
+	void (*state)(void *ctx, char *buf, size_t cap);
 
 	/* Optional: 0 when the backend can run on this machine, else a
 	 * negative code with err saying what is missing. Called in the

@@ -40,7 +40,7 @@ struct kf_eval_opts {
 	bool no_timing;		 /* checks only */
 	bool no_cache;		 /* recompile even when cached */
 	uint64_t mem_limit_bytes; /* host worker's address space (default:
-				     1 GiB + 4x the task's largest tensors) */
+				     1 GiB + 8x the task's largest tensors) */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{"host", 1, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false, false, 0}

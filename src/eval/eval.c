@@ -190,8 +190,8 @@ static bool link_policy(struct session *s, const char *so_path)
 }
 
 /* The worker's memory: 1 GiB for the engine and the candidate's scratch,
- * plus four times the largest set of tensors (the engine keeps two copies
- * of each, candidate and reference), at most 64 GiB. A candidate that runs
+ * plus eight times the largest set of tensors (the engine keeps a copy for
+ * each side, and timing three sets), at most 64 GiB. A candidate that runs
  * the worker out of memory then fails in seconds, not after a long swap. */
 static uint64_t default_mem_limit(const struct kf_task *t)
 {
@@ -210,7 +210,7 @@ static uint64_t default_mem_limit(const struct kf_task *t)
 		if (b > most)
 			most = b;
 	}
-	double lim = (double)(1ull << 30) + 4 * most;
+	double lim = (double)(1ull << 30) + 8 * most;
 	return lim > (double)(64ull << 30) ? (64ull << 30) : (uint64_t)lim;
 }
 
@@ -635,6 +635,10 @@ static void samples_release(struct samples *sm)
 	free(sm->mhz);
 }
 
+/* A candidate at more than this fraction of its roofline bound is
+ * rejected. */
+#define KF_PLAUSIBLE_FRACTION 1.5
+
 /* The roofline block: the candidate's median against the device's peaks.
  * Tasks over float16/bfloat16 inputs are held to the matrix (tensor core)
  * rate where the device has one, the others to the FMA rate. */
@@ -671,6 +675,22 @@ static void roofline(struct session *s, const cJSON *peak, double cand_ns,
 		cJSON_AddNumberToObject(rf, "fraction", fmax(tf, tb) / sec);
 		cJSON_AddNumberToObject(rf, "reference_fraction",
 					fmax(tf, tb) / (ref_ns * 1e-9));
+		/* Faster than the hardware allows (with room for peaks that
+		 * a probe underestimates): the work was not all measured, or
+		 * not all done. */
+		double fraction = fmax(tf, tb) / sec;
+		if (fraction > KF_PLAUSIBLE_FRACTION) {
+			char *why = kf_xasprintf(
+				"timing: the candidate's %.4f ms is %.2f times "
+				"faster than the roofline allows (%s-bound: "
+				"%.4f ms for %.3g FLOP and %.3g bytes at the "
+				"measured peaks): implausible",
+				cand_ns * 1e-6, fraction,
+				tf >= tb ? "compute" : "memory",
+				fmax(tf, tb) * 1e3, flops, bytes);
+			finish(s, KF_STATUS_REJECTED, "implausible", why);
+			free(why);
+		}
 	} else {
 		cJSON_AddNullToObject(rf, "bound");
 	}
@@ -792,7 +812,7 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON_AddNumberToObject(tm, "candidate_streams", sm.streams);
 	roofline(s, peak, cm.median, rm.median);
 	const struct kf_backend_ops *ops = kf_backend_find(s->o->backend);
-	if (ops->energy_mj)
+	if (ops->energy_mj && !s->done)
 		energy(s);
 out:
 	samples_release(&sm);

@@ -26,6 +26,9 @@ struct trial_plan {
 
 /* "trial 2 (seed 3, dims N=1000, dists x=uniform)"; caller frees. */
 char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p);
+/* The strict bound of the L1 relative error of an output dtype (0: none). */
+double kf_strict_l1(enum kf_dtype dt);
+
 /* Judges a "trial" frame. */
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);

@@ -173,6 +173,21 @@ static bool complete(const struct kf_task *t, const cJSON *frame)
 	return true;
 }
 
+double kf_strict_l1(enum kf_dtype dt)
+{
+	/* An fp32 kernel summing in another order stays near 1e-6 of the
+	 * output's L1 norm; fp16, bf16 or tf32 arithmetic lands at 3e-4 and
+	 * above. float64 against float32 arithmetic: 1e-15 against 1e-7. */
+	switch (dt) {
+	case KF_F32:
+		return 1e-4;
+	case KF_F64:
+		return 1e-10;
+	default:
+		return 0;
+	}
+}
+
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v)
 {
@@ -203,6 +218,12 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 	if (rc) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
 		    "%s: kf_entry returned %d (0 means success)", label, rc);
+		goto out;
+	}
+	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
+	if (viol) {
+		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s: %s",
+		    label, kf_json_str(viol, "detail"));
 		goto out;
 	}
 	if (!complete(t, frame)) {
@@ -236,6 +257,23 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		const cJSON *o = cJSON_GetArrayItem(outs, j);
 		if (kf_json_num(o, "mismatches", 0) > 0) {
 			mismatch(t, p, &t->outputs[j], o, label, v);
+			goto out;
+		}
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		const cJSON *o = cJSON_GetArrayItem(outs, j);
+		double bound = kf_strict_l1(t->outputs[j].dtype);
+		double want = kf_json_num(o, "l1_want", 0);
+		double l1 = want > 0 ? kf_json_num(o, "l1_err", 0) / want : 0;
+		if (bound > 0 && l1 > bound) {
+			set(v, KF_STATUS_REJECTED, "precision",
+			    "%s: output '%s' is within the tolerance but its L1 "
+			    "relative error %.3g exceeds %.0e, the most a %s "
+			    "computation should show: the candidate computes in "
+			    "lower precision than the task demands (fp16, bf16 "
+			    "or tf32 arithmetic)",
+			    label, t->outputs[j].name, l1, bound,
+			    kf_dtype_name(t->outputs[j].dtype));
 			goto out;
 		}
 	}
@@ -273,8 +311,12 @@ out:
 void kf_judge_samples(const cJSON *frame, struct verdict *v)
 {
 	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
+	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
 	v->status = KF_STATUS_OK;
-	if (kf_json_num(frame, "cand_cuda_errors", 0) > 0) {
+	if (viol) {
+		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"),
+		    "timing: %s", kf_json_str(viol, "detail"));
+	} else if (kf_json_num(frame, "cand_cuda_errors", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
 		    "timing: the candidate left a CUDA error in %.0f "
 		    "calls while timing",
@@ -290,9 +332,12 @@ void kf_judge_samples(const cJSON *frame, struct verdict *v)
 	} else if (kf_json_num(chk, "unwritten", 0) > 0 ||
 		   kf_json_num(chk, "mismatches", 0) > 0) {
 		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
-		    "timing: the output of a timed call differs from the "
-		    "reference (%.0f elements outside the tolerance, %.0f not "
-		    "written): the candidate behaves differently when timed",
+		    "timing: the output of timed call %.0f differs from the "
+		    "reference's on the same inputs (%.0f elements outside the "
+		    "tolerance, %.0f not written): the candidate behaves "
+		    "differently when timed, or returns outputs cached from "
+		    "earlier calls (timing inputs change with every call)",
+		    kf_json_num(chk, "first_bad_pair", 0),
 		    kf_json_num(chk, "mismatches", 0),
 		    kf_json_num(chk, "unwritten", 0));
 	}
