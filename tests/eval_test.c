@@ -425,7 +425,40 @@ static void test_eval_faster_than_the_roofline_is_rejected(void)
 	free(dir);
 }
 
+static void test_eval_inline_system_call_is_stopped_by_the_sandbox(void)
+{
+#if !defined(__x86_64__)
+	SKIP("the sandbox is written for x86-64");
+#endif
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/raw_socket.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "sandbox");
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(r, "worker"), "exit"),
+		       "SIGSYS");
+	cJSON_Delete(r);
+	r = run(SCALE, SCALE "/candidates/same.c", &o);
+	CHECK_STR(status(r), "ok");
+	cJSON_Delete(r);
+}
+
+static void test_eval_threads_are_rejected_before_running(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/threads.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "link_policy");
+	CHECK_CONTAINS(reason(r), "pthread_create (threads)");
+	/* It never ran: no worker was started. */
+	CHECK(cJSON_GetObjectItem(r, "trials") == NULL);
+	cJSON_Delete(r);
+}
+
 KF_TESTS(eval) = {
+	KF_TEST(test_eval_inline_system_call_is_stopped_by_the_sandbox),
+	KF_TEST(test_eval_threads_are_rejected_before_running),
 	KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
 	KF_TEST(test_eval_write_past_the_end_is_rejected),
 	KF_TEST(test_eval_changed_fp_environment_is_rejected),

@@ -287,11 +287,20 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 		char *d = kf_wait_describe(status);
 		bool cpu = WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
 						   WTERMSIG(status) == SIGKILL);
+		bool sandbox = WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
 		if (cpu && WTERMSIG(status) == SIGXCPU) {
 			why = kf_xasprintf("%s: the worker ran out of CPU time "
 					   "(%s)",
 					   phase, d);
 			finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
+		} else if (sandbox) {
+			why = kf_xasprintf("%s: the sandbox killed the worker: "
+					   "the candidate made a forbidden "
+					   "system call (a process, program, "
+					   "socket, file or signal to another "
+					   "process)",
+					   phase);
+			finish(s, KF_STATUS_REJECTED, "sandbox", why);
 		} else if (rc == KF_EPROTO) {
 			why = kf_xasprintf("%s: %s", phase, err.msg);
 			finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);

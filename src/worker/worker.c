@@ -15,6 +15,8 @@
 #include <kforge/task.h>
 #include <kforge/worker.h>
 
+#include "worker_int.h"
+
 struct tensor {
 	const struct kf_tensor_spec *spec;
 	void *ptr;
@@ -841,6 +843,11 @@ static int do_load(struct worker *w, const cJSON *req)
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
 	cJSON_AddItemToObject(m, "device", w->ops->describe(w->ctx));
+	/* From here on the candidate can run: confine the process. */
+	if (kf_sandbox_enter(backend, &err)) {
+		cJSON_Delete(m);
+		return reply_error(w, "load_error", "sandbox", err.msg);
+	}
 	return reply(w, m);
 }
 
