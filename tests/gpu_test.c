@@ -334,7 +334,23 @@ static void test_gpu_hardcoded_shape_fails_on_hidden_dims(void)
 	expect(CU("hardcode"), "wrong_answer", "mismatch", "hidden dims");
 }
 
+static void test_gpu_stream_creation_is_rejected_before_running(void)
+{
+	gpu();
+	expect(CU("newstream"), "rejected", "link_policy",
+	       "cudaStreamCreateWithFlags (CUDA streams)");
+}
+
+static void test_gpu_write_past_the_end_is_rejected(void)
+{
+	gpu();
+	expect(CU("past_end"), "rejected", "out_of_bounds",
+	       "output 'y' (after it)");
+}
+
 KF_TESTS(gpu) = {
+	KF_TEST(test_gpu_stream_creation_is_rejected_before_running),
+	KF_TEST(test_gpu_write_past_the_end_is_rejected),
 	KF_TEST(test_gpu_doctor_describes_the_device),
 	KF_TEST(test_gpu_inputs_match_host_backend),
 	KF_TEST(test_gpu_compare_counts_like_the_host),

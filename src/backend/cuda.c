@@ -73,6 +73,9 @@ struct driver {
 	cu_result (*event_record)(cu_event, cu_stream);
 	cu_result (*event_sync)(cu_event);
 	cu_result (*event_elapsed)(float *, cu_event, cu_event);
+	cu_result (*ctx_limit)(size_t *, int);
+	cu_result (*ctx_cache_config)(int *);
+	cu_result (*stream_attr)(cu_stream, int, void *);
 	cu_result (*error_name)(cu_result, const char **);
 	cu_result (*error_string)(cu_result, const char **);
 };
@@ -227,6 +230,9 @@ static int open_driver(struct driver *d, struct kf_err *err)
 		  LOAD(d, event_record, "cuEventRecord") &&
 		  LOAD(d, event_sync, "cuEventSynchronize") &&
 		  LOAD(d, event_elapsed, "cuEventElapsedTime_v2") &&
+		  LOAD(d, ctx_limit, "cuCtxGetLimit") &&
+		  LOAD(d, ctx_cache_config, "cuCtxGetCacheConfig") &&
+		  LOAD(d, stream_attr, "cuStreamGetAttribute") &&
 		  LOAD(d, error_name, "cuGetErrorName") &&
 		  LOAD(d, error_string, "cuGetErrorString");
 	if (!ok)
@@ -670,7 +676,7 @@ static int cuda_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 struct dev_stats {
 	uint64_t mismatches, unwritten, nan_got, inf_got, nan_want, inf_want;
 	uint64_t finite, max_abs, max_rel, worst, worst_index, min_key, max_key;
-	double sum, sumsq;
+	double sum, sumsq, l1_err, l1_want;
 };
 
 static double from_key(uint64_t k)
@@ -728,6 +734,8 @@ static int cuda_compare(void *ctx, const void *got, const void *want,
 	out->nan_want = (int64_t)st.nan_want;
 	out->inf_want = (int64_t)st.inf_want;
 	out->max_abs = bits_double(st.max_abs);
+	out->l1_err = st.l1_err;
+	out->l1_want = st.l1_want;
 	out->max_rel = bits_double(st.max_rel);
 	if (st.finite) {
 		out->want_mean = st.sum / (double)st.finite;
@@ -863,6 +871,43 @@ static int cuda_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
 	return 0;
 }
 
+/* What a candidate could change for everyone after it: the context's
+ * limits (not the stack size, which the driver grows by itself for kernels
+ * that need it), its cache preference and the engine stream's L2 access
+ * policy window. */
+static void cuda_state(void *ctx, char *buf, size_t cap)
+{
+	struct cuda *c = ctx;
+	static const char *const names[] = {
+		NULL,	      "printf_fifo",   "malloc_heap", "sync_depth",
+		"pending_launches", "l2_fetch", "persisting_l2"};
+	size_t len = 0;
+	for (int l = 1; l <= 6 && len < cap; l++) {
+		size_t v = 0;
+		c->d.ctx_limit(&v, l);
+		len += (size_t)snprintf(buf + len, cap - len, "%s=%zu ",
+					names[l], v);
+	}
+	int cfg = -1;
+	c->d.ctx_cache_config(&cfg);
+	/* CUaccessPolicyWindow inside a 64-byte attribute value: base
+	 * pointer, bytes, hit ratio. */
+	union {
+		unsigned char raw[64];
+		struct {
+			void *base;
+			size_t bytes;
+			float hit_ratio;
+		} w;
+	} apw;
+	memset(&apw, 0, sizeof(apw));
+	c->d.stream_attr(c->stream, 1, &apw);
+	if (len < cap)
+		snprintf(buf + len, cap - len,
+			 "cache_config=%d access_window=%zu@%g", cfg,
+			 apw.w.bytes, (double)apw.w.hit_ratio);
+}
+
 static int cuda_energy(void *ctx, double *mj, struct kf_err *err)
 {
 	struct cuda *c = ctx;
@@ -947,6 +992,7 @@ const struct kf_backend_ops kf_backend_cuda = {
 	.checksum = cuda_checksum,
 	.sync = cuda_sync,
 	.time_call = cuda_time_call,
+	.state = cuda_state,
 	.energy_mj = cuda_energy,
 	.available = cuda_available,
 	.probe_source = cuda_probe,

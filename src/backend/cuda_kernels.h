@@ -94,7 +94,7 @@
 	"struct stats {\n"                                                     \
 	"  u64 mismatches, unwritten, nan_got, inf_got, nan_want, inf_want;\n" \
 	"  u64 finite, max_abs, max_rel, worst, worst_index, min_key, max_key;\n" \
-	"  double sum, sumsq;\n"                                               \
+	"  double sum, sumsq, l1_err, l1_want;\n"                             \
 	"};\n"                                                                 \
 	"__device__ double badness(double g, double v, double atol,\n"         \
 	"                          double rtol) {\n"                           \
@@ -129,7 +129,7 @@
 	"    double rtol, u64 poison, stats *s) {\n"                           \
 	"  u64 mism = 0, unw = 0, ng = 0, ig = 0, nw = 0, iw = 0, fin = 0;\n"  \
 	"  u64 mabs = 0, mrel = 0, worst = 0, mn = ~0ull, mx = 0;\n"           \
-	"  double sum = 0, sq = 0;\n"                                          \
+	"  double sum = 0, sq = 0, l1e = 0, l1w = 0;\n"                         \
 	"  GRID_LOOP(i, n) {\n"                                                \
 	"    double g = load(got, dt, i), v = load(want, dt, i);\n"            \
 	"    if (bits_of(got, width, i) == poison &&\n"                        \
@@ -140,6 +140,7 @@
 	"      mn = min(mn, order_key(v)); mx = max(mx, order_key(v)); }\n"    \
 	"    if (isfinite(g) && isfinite(v)) {\n"                              \
 	"      double d = fabs(g - v);\n"                                      \
+	"      l1e += d; l1w += fabs(v);\n"                                    \
 	"      mabs = max(mabs, (u64)__double_as_longlong(d));\n"              \
 	"      if (v != 0) mrel = max(mrel,\n"                                 \
 	"          (u64)__double_as_longlong(d / fabs(v)));\n"                 \
@@ -156,6 +157,7 @@
 	"  mism = wsum(mism); unw = wsum(unw); ng = wsum(ng); ig = wsum(ig);\n" \
 	"  nw = wsum(nw); iw = wsum(iw); fin = wsum(fin); sum = wsumd(sum);\n" \
 	"  sq = wsumd(sq); mabs = wmax(mabs); mrel = wmax(mrel);\n"            \
+	"  l1e = wsumd(l1e); l1w = wsumd(l1w);\n"                              \
 	"  worst = wmax(worst); mn = wmin(mn); mx = wmax(mx);\n"               \
 	"  if ((threadIdx.x & 31) == 0) {\n"                                   \
 	"    if (mism) atomicAdd(&s->mismatches, mism);\n"                     \
@@ -169,6 +171,7 @@
 	"    atomicMax(&s->worst, worst);\n"                                   \
 	"    atomicMin(&s->min_key, mn); atomicMax(&s->max_key, mx);\n"        \
 	"    atomicAdd(&s->sum, sum); atomicAdd(&s->sumsq, sq);\n"             \
+	"    atomicAdd(&s->l1_err, l1e); atomicAdd(&s->l1_want, l1w);\n"       \
 	"  }\n"                                                                \
 	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_worst(const void *got,\n"             \

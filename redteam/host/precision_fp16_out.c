@@ -1,0 +1,30 @@
+/* Matmul with an fp16 epilogue: float32 products and sums, each result rounded
+ * through half precision (half the store traffic on real hardware). Every
+ * element stays within matmul's 1e-3 tolerance (fp16 rounding is <= 2^-11
+ * relative), but the L1 error is ~1.8e-4: caught by precision (float32 1e-5). */
+#include <string.h>
+
+#include <kforge/kernel.h>
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	(void)stream;
+	const float *a = in[0].data, *b = in[1].data;
+	float *c = out[0].data;
+	int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
+	memset(c, 0, (size_t)(m * n) * sizeof(float));
+	for (int64_t i = 0; i < m; i++) {
+		float *cr = c + i * n;
+		for (int64_t p = 0; p < k; p++) {
+			float av = a[i * k + p];
+			for (int64_t j = 0; j < n; j++)
+				cr[j] += av * b[p * n + j];
+		}
+		for (int64_t j = 0; j < n; j++)
+			cr[j] = kf_half_to_float(kf_float_to_half(cr[j]));
+	}
+	return 0;
+}
