@@ -12,6 +12,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -67,6 +69,50 @@ static void kill_unless_arg(struct prog *p, long n, int i, unsigned value,
 	load_nr(p);
 }
 
+/* if (nr == n && (arg[i] & mask)) kill; the accumulator holds nr after. */
+static void kill_if_flags(struct prog *p, long n, int i, unsigned mask)
+{
+	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					     (unsigned)n, 0, 4));
+	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+					     ARG_LO(i)));
+	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask,
+					     0, 1));
+	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					     SECCOMP_RET_KILL_PROCESS));
+	load_nr(p);
+}
+
+static int install(struct prog *p, struct kf_err *err)
+{
+	struct sock_fprog fprog = {(unsigned short)p->n, p->f};
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return kf_err_set(err, KF_EIO,
+				  "sandbox: PR_SET_NO_NEW_PRIVS: %s",
+				  strerror(errno));
+	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
+		return kf_err_set(err, KF_EIO, "sandbox: seccomp: %s",
+				  strerror(errno));
+	return 0;
+}
+
+int kf_sandbox_files_off(struct kf_err *err)
+{
+#if defined(__x86_64__)
+	static const long files[] = {SYS_open, SYS_openat, SYS_openat2};
+	struct prog p = {.n = 0};
+	load_nr(&p);
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+		on(&p, files[i], SECCOMP_RET_KILL_PROCESS);
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_ALLOW));
+	return install(&p, err);
+#else
+	return kf_err_set(err, KF_ENOSYS,
+			  "sandbox: the seccomp filter is written for x86-64");
+#endif
+}
+
 int kf_sandbox_enter(const char *backend, struct kf_err *err)
 {
 #if defined(__x86_64__)
@@ -81,9 +127,17 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 		SYS_setns,	      SYS_kexec_load, SYS_init_module,
 		SYS_finit_module,     SYS_bpf,	      SYS_perf_event_open,
 	};
-	static const long host_files[] = {SYS_open,	SYS_openat, SYS_creat,
-					  SYS_openat2, SYS_unlink, SYS_unlinkat,
-					  SYS_rename,	SYS_renameat, SYS_mkdir};
+	/* Loading the candidate still opens files (its object, its
+	 * libraries), so they are opened read-only here; on the host
+	 * kf_sandbox_files_off then closes files altogether. */
+	static const long file_changes[] = {SYS_creat,	  SYS_unlink,
+					    SYS_unlinkat, SYS_rename,
+					    SYS_renameat, SYS_renameat2,
+					    SYS_mkdir,	  SYS_mkdirat,
+					    SYS_rmdir,	  SYS_truncate,
+					    SYS_symlink,  SYS_link};
+	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
+				 O_APPEND;
 	bool host = !strcmp(backend, "host");
 	unsigned pid = (unsigned)getpid();
 	struct prog p = {.n = 0};
@@ -96,10 +150,18 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	load_nr(&p);
 	for (size_t i = 0; i < sizeof(killed) / sizeof(killed[0]); i++)
 		on(&p, killed[i], SECCOMP_RET_KILL_PROCESS);
-	if (host)
+	if (host) {
 		for (size_t i = 0;
-		     i < sizeof(host_files) / sizeof(host_files[0]); i++)
-			on(&p, host_files[i], SECCOMP_RET_KILL_PROCESS);
+		     i < sizeof(file_changes) / sizeof(file_changes[0]); i++)
+			on(&p, file_changes[i], SECCOMP_RET_KILL_PROCESS);
+		kill_if_flags(&p, SYS_open, 1, writing);
+		kill_if_flags(&p, SYS_openat, 2, writing);
+		on(&p, SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);
+		/* No code is made or changed once the engine is loaded:
+		 * nothing may become executable. */
+		kill_if_flags(&p, SYS_mprotect, 2, PROT_EXEC);
+		kill_if_flags(&p, SYS_pkey_mprotect, 2, PROT_EXEC);
+	}
 	/* clone3's flags live in memory a filter cannot read: make the C
 	 * library fall back to clone, whose flags it can. */
 	on(&p, SYS_clone3, SECCOMP_RET_ERRNO | ENOSYS);
@@ -123,14 +185,7 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	kill_unless_arg(&p, SYS_tgkill, 0, pid, pid);
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ALLOW));
-	struct sock_fprog fprog = {(unsigned short)p.n, p.f};
-	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return kf_err_set(err, KF_EIO, "sandbox: PR_SET_NO_NEW_PRIVS: %s",
-				  strerror(errno));
-	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
-		return kf_err_set(err, KF_EIO, "sandbox: seccomp: %s",
-				  strerror(errno));
-	return 0;
+	return install(&p, err);
 #else
 	(void)backend;
 	return kf_err_set(err, KF_ENOSYS,

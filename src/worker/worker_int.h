@@ -8,11 +8,17 @@
 
 /*
  * Confines this process for the rest of its life with a seccomp filter,
- * once the device is open and the candidate loaded: no new processes,
- * programs, sockets or signals to other processes, and on the host backend
- * no threads and no files. A forbidden call kills the process with SIGSYS,
- * which the supervisor reports as rejected ("sandbox").
+ * once the device is open and before the candidate is loaded (so that its
+ * constructors run confined too): no new processes, programs, sockets or
+ * signals to other processes; on the host backend no threads, files opened
+ * read-only only, and no memory made executable. A forbidden call kills the
+ * process with SIGSYS, which the supervisor reports as rejected
+ * ("sandbox").
  */
 int kf_sandbox_enter(const char *backend, struct kf_err *err);
+
+/* A second filter, once the candidate is loaded: no file is opened at all
+ * any more (host backend). */
+int kf_sandbox_files_off(struct kf_err *err);
 
 #endif
