@@ -384,6 +384,19 @@ static void test_eval_changed_fp_environment_is_rejected(void)
 	cJSON_Delete(r);
 }
 
+static void test_eval_fp_environment_changed_at_load_is_rejected(void)
+{
+#if !defined(__x86_64__)
+	SKIP("MXCSR is an x86 register");
+#endif
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/ctor_ftz.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "global_state");
+	cJSON_Delete(r);
+}
+
 static void test_eval_output_cached_by_pointer_fails_when_timed(void)
 {
 	use_tmp_cache();
@@ -462,6 +475,7 @@ KF_TESTS(eval) = {
 	KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
 	KF_TEST(test_eval_write_past_the_end_is_rejected),
 	KF_TEST(test_eval_changed_fp_environment_is_rejected),
+	KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
 	KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
 	KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
 	KF_TEST(test_eval_honest_candidate_passes_with_details),

@@ -295,10 +295,12 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 			finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
 		} else if (sandbox) {
 			why = kf_xasprintf("%s: the sandbox killed the worker: "
-					   "the candidate made a forbidden "
-					   "system call (a process, program, "
-					   "socket, file or signal to another "
-					   "process)",
+					   "the candidate made a system call it "
+					   "forbids (new processes or programs, "
+					   "sockets, tracing, signals to other "
+					   "processes; on the host also "
+					   "threads, files and executable "
+					   "memory)",
 					   phase);
 			finish(s, KF_STATUS_REJECTED, "sandbox", why);
 		} else if (rc == KF_EPROTO) {

@@ -88,10 +88,10 @@ static int install(struct prog *p, struct kf_err *err)
 	struct sock_fprog fprog = {(unsigned short)p->n, p->f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return kf_err_set(err, KF_EIO,
-				  "sandbox: PR_SET_NO_NEW_PRIVS: %s",
+				  "PR_SET_NO_NEW_PRIVS: %s",
 				  strerror(errno));
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
-		return kf_err_set(err, KF_EIO, "sandbox: seccomp: %s",
+		return kf_err_set(err, KF_EIO, "seccomp: %s",
 				  strerror(errno));
 	return 0;
 }
@@ -104,12 +104,14 @@ int kf_sandbox_files_off(struct kf_err *err)
 	load_nr(&p);
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
 		on(&p, files[i], SECCOMP_RET_KILL_PROCESS);
+	/* Everything executable is mapped by now. */
+	kill_if_flags(&p, SYS_mmap, 2, PROT_EXEC);
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ALLOW));
 	return install(&p, err);
 #else
 	return kf_err_set(err, KF_ENOSYS,
-			  "sandbox: the seccomp filter is written for x86-64");
+			  "the seccomp filter is written for x86-64");
 #endif
 }
 
@@ -189,6 +191,6 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 #else
 	(void)backend;
 	return kf_err_set(err, KF_ENOSYS,
-			  "sandbox: the seccomp filter is written for x86-64");
+			  "the seccomp filter is written for x86-64");
 #endif
 }

@@ -673,7 +673,8 @@ static int do_time(struct worker *w, const cJSON *req)
 	int64_t mism = 0, unwr = 0;
 	bool intact = true;
 	for (int k = -warmup; k < pairs; k++) {
-		int p = w->pairs_done + (k < 0 ? 0 : k);
+		/* Every pair, warm-up included, has inputs of its own. */
+		int p = w->pairs_done++;
 		struct tensor_set *s = &w->timing[p & 1];
 		rc = rotate_inputs(w, s, p, &err);
 		if (rc)
@@ -717,7 +718,7 @@ static int do_time(struct worker *w, const cJSON *req)
 		rc = check_pair(w, s, &mism, &unwr, &err);
 		if (rc)
 			goto engine_error;
-		if (k == pairs - 1) {
+		{
 			for (int i = 0; i < t->n_inputs; i++) {
 				uint64_t a, b;
 				rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
@@ -733,13 +734,12 @@ static int do_time(struct worker *w, const cJSON *req)
 			}
 		}
 		if ((mism + unwr > before || w->violation_check[0] || nonzero ||
-		     cuda_errors) &&
+		     cuda_errors || !intact) &&
 		    bad_pair < 0) {
 			bad_pair = p;
 			break; /* the verdict is in: no need to go on */
 		}
 	}
-	w->pairs_done += pairs;
 	cJSON_AddNumberToObject(m, "cand_rc_nonzero", nonzero);
 	cJSON_AddNumberToObject(m, "cand_cuda_errors", cuda_errors);
 	cJSON *chk = cJSON_AddObjectToObject(m, "check");
@@ -842,8 +842,11 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (open_entry(ref, "kf_entry", &w->ref_so, &fn, &err))
 		return reply_error(w, "load_error", "reference", err.msg);
 	w->ref = (kf_entry_fn)fn;
-	/* From here on candidate code can run (its constructors run when it
-	 * is loaded): confine the process first. */
+	/* The global state as the engine left it, before any candidate code
+	 * (its constructors run when it is loaded). */
+	if (w->ops->state)
+		w->ops->state(w->ctx, w->state0, sizeof(w->state0));
+	/* From here on candidate code can run: confine the process first. */
 	if (kf_sandbox_enter(backend, &err))
 		return reply_error(w, "load_error", "sandbox", err.msg);
 	if (open_entry(cand, "kf_entry", &w->cand_so, &fn, &err))
@@ -857,8 +860,6 @@ static int do_load(struct worker *w, const cJSON *req)
 		*(void **)&w->rt_error_name = dlsym(w->cand_so,
 						   "cudaGetErrorName");
 	}
-	if (w->ops->state)
-		w->ops->state(w->ctx, w->state0, sizeof(w->state0));
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
 	cJSON_AddItemToObject(m, "device", w->ops->describe(w->ctx));

@@ -17,8 +17,8 @@
  */
 int kf_sandbox_enter(const char *backend, struct kf_err *err);
 
-/* A second filter, once the candidate is loaded: no file is opened at all
- * any more (host backend). */
+/* A second filter, once the candidate is loaded (host backend): no file is
+ * opened and no memory is mapped executable any more. */
 int kf_sandbox_files_off(struct kf_err *err);
 
 #endif
