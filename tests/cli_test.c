@@ -58,7 +58,7 @@ static void test_cli_ok_candidate_exits_zero(void)
 				  "--no-timing", NULL);
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, "status     ok");
-	CHECK_CONTAINS(o.out, "6 of 6 trials passed (4 on hidden dims)");
+	CHECK_CONTAINS(o.out, "6 of 6 trials passed (4 on hidden dims, seed ");
 	free(o.out);
 }
 

@@ -24,6 +24,7 @@ static void use_tmp_cache(void)
 static struct kf_eval_opts quick(void)
 {
 	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	o.seed = 1; /* reasons below name the trials' seeds */
 	o.no_timing = true;
 	o.include_dir = "include";
 	o.mem_limit_bytes = 1ull << 30;
@@ -328,6 +329,22 @@ static void test_eval_missing_candidate_is_an_error(void)
 	CHECK_CONTAINS(err.msg, "/nonexistent/cand.c");
 }
 
+static void test_eval_seed_is_random_by_default_and_recorded(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.seed = 0;
+	cJSON *a = run(ROWSUM, CAND("same"), &o);
+	cJSON *b = run(ROWSUM, CAND("same"), &o);
+	const char *sa = kf_json_str(a, "seed"), *sb = kf_json_str(b, "seed");
+	CHECK(sa && sb && strcmp(sa, "0") && strcmp(sa, sb));
+	/* The trials use it: trial 0's seed is the recorded one. */
+	const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "trials"), 0);
+	CHECK_STR(kf_json_str(t0, "seed"), sa);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+}
+
 static void test_eval_summary_median_and_interval(void)
 {
 	double x[9] = {5, 1, 9, 3, 7, 2, 8, 4, 6};
@@ -499,6 +516,7 @@ KF_TESTS(eval) = {
 	KF_TEST(test_eval_trials_are_reproducible_from_seed),
 	KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),
 	KF_TEST(test_eval_missing_candidate_is_an_error),
+	KF_TEST(test_eval_seed_is_random_by_default_and_recorded),
 	KF_TEST(test_eval_summary_median_and_interval),
 	KF_TESTS_END,
 };

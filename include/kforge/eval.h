@@ -28,7 +28,10 @@ const char *kf_status_name(enum kf_status s);
 
 struct kf_eval_opts {
 	const char *backend;	 /* "host" (default) or "cuda" */
-	uint64_t seed;		 /* base seed; trial t uses seed + t */
+	uint64_t seed;		 /* base seed; trial t uses seed + t; 0: one
+				    drawn from the system's random source
+				    (recorded in the result), so that no
+				    candidate can predict its inputs */
 	int trials;		 /* correctness trials, >= 5 (default 6) */
 	const char *worker_path; /* NULL: kforge-worker beside the executable */
 	const char *include_dir; /* NULL: see compile.h */
@@ -43,7 +46,7 @@ struct kf_eval_opts {
 				     1 GiB + 8x the task's largest tensors) */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
-	{"host", 1, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false, false, 0}
+	{"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false, false, 0}
 
 /*
  * Evaluates candidate_path against the task at task_path. On return 0,

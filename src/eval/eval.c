@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -866,6 +867,17 @@ static void close_worker(struct session *s)
 	s->log_fd = -1;
 }
 
+/* A nonzero seed from the kernel's random source (the clock if that
+ * fails), below 2^53 so that it survives JSON numbers anywhere. */
+static uint64_t random_seed(void)
+{
+	uint64_t v = 0;
+	if (getrandom(&v, sizeof(v), 0) != sizeof(v))
+		v = kf_now_ns() * 0x9e3779b97f4a7c15ull;
+	v &= (1ull << 53) - 1;
+	return v ? v : 1;
+}
+
 int kf_eval(const char *task_path, const char *candidate_path,
 	    const struct kf_eval_opts *opts, cJSON **result,
 	    struct kf_err *err)
@@ -873,7 +885,13 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	struct kf_eval_opts defaults = KF_EVAL_OPTS_INIT;
 	struct session s;
 	memset(&s, 0, sizeof(s));
+	struct kf_eval_opts seeded;
 	s.o = opts ? opts : &defaults;
+	if (s.o->seed == 0) {
+		seeded = *s.o;
+		seeded.seed = random_seed();
+		s.o = &seeded;
+	}
 	s.log_fd = -1;
 	s.proc = (struct kf_proc)KF_PROC_INIT;
 	s.cand_path = candidate_path;

@@ -62,6 +62,8 @@ static const struct rule rules[] = {
 	       "shmget", "shmat", "memfd_create", "pkey_mprotect")},
 	{"process state", NULL, false,
 	 NAMES("setrlimit", "prlimit", "prlimit64", "prctl", "ptrace",
+	       "process_vm_readv", "process_vm_writev", "pidfd_open",
+	       "pidfd_send_signal", "sigqueue", "io_uring_setup",
 	       "chroot", "setuid", "setgid", "seteuid", "setegid",
 	       "sched_setaffinity", "sched_setscheduler", "setpriority",
 	       "nice", "exit", "_exit", "_Exit", "quick_exit")},

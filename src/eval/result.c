@@ -70,9 +70,9 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 	if (n && passed == n)
 		kf_strbuf_addf(out,
 			       "%-10s %d of %d trials passed (%d on hidden "
-			       "dims); every output element written, inputs "
-			       "unchanged, two calls identical\n",
-			       "checks", passed, n, hidden);
+			       "dims, seed %s); every output element written, "
+			       "inputs unchanged, two calls identical\n",
+			       "checks", passed, n, hidden, str(r, "seed"));
 	else if (n)
 		kf_strbuf_addf(out, "%-10s %d of %d trials run passed\n",
 			       "checks", passed, n);

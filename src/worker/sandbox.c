@@ -20,7 +20,7 @@
 
 #include "worker_int.h"
 
-#define MAX_INSNS 128
+#define MAX_INSNS 256
 
 struct prog {
 	struct sock_filter f[MAX_INSNS];
@@ -128,6 +128,13 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 		SYS_chroot,	      SYS_mount,      SYS_unshare,
 		SYS_setns,	      SYS_kexec_load, SYS_init_module,
 		SYS_finit_module,     SYS_bpf,	      SYS_perf_event_open,
+		/* Files without open(2), sockets and files through a ring
+		 * the filter never sees, signals through pid file
+		 * descriptors. */
+		SYS_name_to_handle_at, SYS_open_by_handle_at,
+		SYS_io_uring_setup,    SYS_io_uring_enter,
+		SYS_io_uring_register, SYS_pidfd_open,
+		SYS_pidfd_send_signal, SYS_pidfd_getfd,
 	};
 	/* Loading the candidate still opens files (its object, its
 	 * libraries), so they are opened read-only here; on the host
@@ -150,6 +157,11 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_KILL_PROCESS));
 	load_nr(&p);
+	/* x32 system call numbers would dodge every rule below. */
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K,
+					      0x40000000u, 0, 1));
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_KILL_PROCESS));
 	for (size_t i = 0; i < sizeof(killed) / sizeof(killed[0]); i++)
 		on(&p, killed[i], SECCOMP_RET_KILL_PROCESS);
 	if (host) {
@@ -185,6 +197,8 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	/* Signals only to itself (abort() uses tgkill on its own pid). */
 	kill_unless_arg(&p, SYS_kill, 0, pid, 0);
 	kill_unless_arg(&p, SYS_tgkill, 0, pid, pid);
+	kill_unless_arg(&p, SYS_rt_sigqueueinfo, 0, pid, pid);
+	kill_unless_arg(&p, SYS_rt_tgsigqueueinfo, 0, pid, pid);
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ALLOW));
 	return install(&p, err);
