@@ -96,20 +96,41 @@ static int install(struct prog *p, struct kf_err *err)
 	return 0;
 }
 
-int kf_sandbox_files_off(struct kf_err *err)
+int kf_sandbox_loaded(const char *backend, struct kf_err *err)
 {
 #if defined(__x86_64__)
 	static const long files[] = {SYS_open, SYS_openat, SYS_openat2};
+	static const long file_changes[] = {
+		SYS_creat,   SYS_unlink,   SYS_unlinkat, SYS_rename,
+		SYS_renameat, SYS_renameat2, SYS_mkdir,   SYS_mkdirat,
+		SYS_rmdir,   SYS_truncate, SYS_symlink,  SYS_link};
+	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
+				 O_APPEND;
 	struct prog p = {.n = 0};
 	load_nr(&p);
-	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-		on(&p, files[i], SECCOMP_RET_KILL_PROCESS);
-	/* Everything executable is mapped by now. */
+	if (!strcmp(backend, "host")) {
+		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
+			on(&p, files[i], SECCOMP_RET_KILL_PROCESS);
+	} else {
+		/* The driver may still read files it needs; nothing may be
+		 * written. */
+		for (size_t i = 0;
+		     i < sizeof(file_changes) / sizeof(file_changes[0]); i++)
+			on(&p, file_changes[i], SECCOMP_RET_KILL_PROCESS);
+		kill_if_flags(&p, SYS_open, 1, writing);
+		kill_if_flags(&p, SYS_openat, 2, writing);
+		on(&p, SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);
+	}
+	/* Everything executable is mapped by now: nothing else may become
+	 * so (no patching of the engine's code). */
 	kill_if_flags(&p, SYS_mmap, 2, PROT_EXEC);
+	kill_if_flags(&p, SYS_mprotect, 2, PROT_EXEC);
+	kill_if_flags(&p, SYS_pkey_mprotect, 2, PROT_EXEC);
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
 					      SECCOMP_RET_ALLOW));
 	return install(&p, err);
 #else
+	(void)backend;
 	return kf_err_set(err, KF_ENOSYS,
 			  "the seccomp filter is written for x86-64");
 #endif

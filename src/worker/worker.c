@@ -27,11 +27,20 @@ struct tensor {
 
 /* The tensors of one call: inputs and outputs for candidate and reference,
  * in separate buffers so that neither sees the other's memory. */
+struct view {
+	DLTensor in[KF_MAX_TENSORS], out[KF_MAX_TENSORS];
+	int64_t in_shape[KF_MAX_TENSORS][KF_MAX_NDIM];
+	int64_t out_shape[KF_MAX_TENSORS][KF_MAX_NDIM];
+};
+
 struct tensor_set {
 	struct tensor in_c[KF_MAX_TENSORS], in_r[KF_MAX_TENSORS];
 	struct tensor out_c[KF_MAX_TENSORS], out_r[KF_MAX_TENSORS];
-	DLTensor dl_in_c[KF_MAX_TENSORS], dl_in_r[KF_MAX_TENSORS];
-	DLTensor dl_out_c[KF_MAX_TENSORS], dl_out_r[KF_MAX_TENSORS];
+	/* What each side is handed: descriptors and shapes in an allocation
+	 * of its own, so that nothing at a fixed offset from a candidate's
+	 * arguments leads to the reference's. */
+	struct view *view_c, *view_r;
+	DLTensor *dl_in_c, *dl_in_r, *dl_out_c, *dl_out_r;
 	uint64_t in_sum[KF_MAX_TENSORS]; /* checksums after filling */
 	/* One arena per side, with the same layout inside, so that neither
 	 * side is favoured by where its buffers fall (cache sets, 4 KiB
@@ -254,7 +263,23 @@ static void set_release(struct worker *w, struct tensor_set *s)
 {
 	w->ops->free(w->ctx, s->arena_c);
 	w->ops->free(w->ctx, s->arena_r);
+	free(s->view_c);
+	free(s->view_r);
 	memset(s, 0, sizeof(*s));
+}
+
+/* Points a side's descriptors at its own view: shapes copied there. */
+static void view_bind(struct view *v, struct tensor *in, struct tensor *out,
+		      int n_in, int n_out)
+{
+	for (int i = 0; i < n_in; i++) {
+		memcpy(v->in_shape[i], in[i].shape, sizeof(v->in_shape[i]));
+		v->in[i].shape = v->in_shape[i];
+	}
+	for (int j = 0; j < n_out; j++) {
+		memcpy(v->out_shape[j], out[j].shape, sizeof(v->out_shape[j]));
+		v->out[j].shape = v->out_shape[j];
+	}
 }
 
 /* Allocates a tensor set for one dimension set and, with fill, fills its
@@ -267,6 +292,12 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 	size_t off_in[KF_MAX_TENSORS], off_out[KF_MAX_TENSORS], end = 0;
 	int rc = 0;
 	memset(s, 0, sizeof(*s));
+	s->view_c = kf_xcalloc(1, sizeof(*s->view_c));
+	s->view_r = kf_xcalloc(1, sizeof(*s->view_r));
+	s->dl_in_c = s->view_c->in;
+	s->dl_out_c = s->view_c->out;
+	s->dl_in_r = s->view_r->in;
+	s->dl_out_r = s->view_r->out;
 	for (int i = 0; i < t->n_inputs && !rc; i++) {
 		rc = tensor_init(w, &s->in_c[i], &t->inputs[i], dimset,
 				 &s->dl_in_c[i], err);
@@ -304,6 +335,8 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 		s->out_r[j].ptr = s->dl_out_r[j].data =
 			(char *)s->arena_r + off_out[j];
 	}
+	view_bind(s->view_c, s->in_c, s->out_c, t->n_inputs, t->n_outputs);
+	view_bind(s->view_r, s->in_r, s->out_r, t->n_inputs, t->n_outputs);
 	rc = guards_set(w, s->in_c, s->out_c, err);
 	if (!rc)
 		rc = guards_set(w, s->in_r, s->out_r, err);
@@ -375,6 +408,31 @@ static int check_side_effects(struct worker *w, struct tensor_set *s,
 				     "was %s",
 				     now, w->state0) < 0)
 				w->violation[0] = '\0';
+		}
+	}
+	return 0;
+}
+
+/* The reference's inputs must still be the pristine copies after a
+ * candidate call: a candidate that reaches them (to make the reference
+ * compute something trivial) is caught. */
+static int reference_intact(struct worker *w, struct tensor_set *s,
+			    struct kf_err *err)
+{
+	for (int i = 0; i < w->task->n_inputs; i++) {
+		uint64_t sum;
+		int rc = w->ops->checksum(w->ctx, s->in_r[i].ptr,
+					  s->in_r[i].bytes, &sum, err);
+		if (rc)
+			return rc;
+		if (sum != s->in_sum[i] && !w->violation_check[0]) {
+			snprintf(w->violation_check,
+				 sizeof(w->violation_check), "tampering");
+			snprintf(w->violation, sizeof(w->violation),
+				 "the reference's copy of input '%s' changed "
+				 "during the candidate's call: the candidate "
+				 "wrote to memory of the engine",
+				 s->in_r[i].spec->name);
 		}
 	}
 	return 0;
@@ -461,17 +519,8 @@ static int do_trial(struct worker *w, const cJSON *req)
 	cJSON_AddNumberToObject(m, "index", kf_json_num(req, "index", 0));
 	struct kf_sample smp;
 	int c_rc = 0;
-	rc = call(w, w->ref, &s, s.dl_in_r, s.dl_out_r, s.out_r, false, &smp,
-		  &err);
-	if (rc)
-		goto engine_error;
-	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
-	cJSON_AddNumberToObject(m, "ref_ns", smp.ns);
-	if (smp.rc || w->cuda_error) {
-		if (w->cuda_error)
-			add_cuda_error(w, m, "ref_cuda_error");
-		goto done;
-	}
+	/* The candidate runs before the reference: there is no reference
+	 * output anywhere in the process to copy. */
 	rc = call(w, w->cand, &s, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
 		  &err);
 	if (rc)
@@ -485,6 +534,22 @@ static int do_trial(struct worker *w, const cJSON *req)
 	}
 	if (add_violation(w, m) || c_rc)
 		goto done;
+	rc = reference_intact(w, &s, &err);
+	if (rc)
+		goto engine_error;
+	if (add_violation(w, m))
+		goto done;
+	rc = call(w, w->ref, &s, s.dl_in_r, s.dl_out_r, s.out_r, false, &smp,
+		  &err);
+	if (rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
+	cJSON_AddNumberToObject(m, "ref_ns", smp.ns);
+	if (smp.rc || w->cuda_error) {
+		if (w->cuda_error)
+			add_cuda_error(w, m, "ref_cuda_error");
+		goto done;
+	}
 
 	cJSON *outs = cJSON_AddArrayToObject(m, "outputs");
 	uint64_t first[KF_MAX_TENSORS];
@@ -626,6 +691,29 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 		if (!rc)
 			rc = w->ops->copy(w->ctx, s->in_r[i].ptr, dst, b->bytes,
 					  err);
+		if (!rc)
+			rc = w->ops->checksum(w->ctx, dst, b->bytes,
+					      &s->in_sum[i], err);
+	}
+	return rc;
+}
+
+/* Hides (or brings back) the reference's outputs while the candidate
+ * runs after it in a pair: they wait in the base set's spare buffers and
+ * the originals hold poison, so there is nothing to copy. */
+static int stash_reference(struct worker *w, struct tensor_set *s, bool hide,
+			   struct kf_err *err)
+{
+	int rc = 0;
+	for (int j = 0; j < w->task->n_outputs && !rc; j++) {
+		struct tensor *o = &s->out_r[j], *spare = &w->base.out_c[j];
+		rc = hide ? w->ops->copy(w->ctx, spare->ptr, o->ptr, o->bytes,
+					 err)
+			  : w->ops->copy(w->ctx, o->ptr, spare->ptr, o->bytes,
+					 err);
+		if (!rc && hide)
+			rc = w->ops->poison(w->ctx, o->ptr, o->spec->dtype,
+					    o->n, err);
 	}
 	return rc;
 }
@@ -685,12 +773,19 @@ static int do_time(struct worker *w, const cJSON *req)
 		for (int side = 0; side < 2; side++) {
 			bool is_cand = (side == 0) == cand_first;
 			struct kf_sample smp;
-			rc = is_cand ? call(w, w->cand, s, s->dl_in_c,
-					    s->dl_out_c, s->out_c, true, &smp,
-					    &err)
-				     : call(w, w->ref, s, s->dl_in_r,
-					    s->dl_out_r, s->out_r, true, &smp,
-					    &err);
+			if (is_cand && !cand_first)
+				rc = stash_reference(w, s, true, &err);
+			if (!rc)
+				rc = is_cand ? call(w, w->cand, s, s->dl_in_c,
+						    s->dl_out_c, s->out_c, true,
+						    &smp, &err)
+					     : call(w, w->ref, s, s->dl_in_r,
+						    s->dl_out_r, s->out_r, true,
+						    &smp, &err);
+			if (!rc && is_cand)
+				rc = reference_intact(w, s, &err);
+			if (!rc && is_cand && !cand_first)
+				rc = stash_reference(w, s, false, &err);
 			if (rc)
 				goto engine_error;
 			if (is_cand && smp.rc)
@@ -718,20 +813,13 @@ static int do_time(struct worker *w, const cJSON *req)
 		rc = check_pair(w, s, &mism, &unwr, &err);
 		if (rc)
 			goto engine_error;
-		{
-			for (int i = 0; i < t->n_inputs; i++) {
-				uint64_t a, b;
-				rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
-						      s->in_c[i].bytes, &a,
-						      &err);
-				if (!rc)
-					rc = w->ops->checksum(
-						w->ctx, s->in_r[i].ptr,
-						s->in_r[i].bytes, &b, &err);
-				if (rc)
-					goto engine_error;
-				intact = intact && a == b;
-			}
+		for (int i = 0; i < t->n_inputs; i++) {
+			uint64_t a;
+			rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
+					      s->in_c[i].bytes, &a, &err);
+			if (rc)
+				goto engine_error;
+			intact = intact && a == s->in_sum[i];
 		}
 		if ((mism + unwr > before || w->violation_check[0] || nonzero ||
 		     cuda_errors || !intact) &&
@@ -863,7 +951,7 @@ static int do_load(struct worker *w, const cJSON *req)
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
 	cJSON_AddItemToObject(m, "device", w->ops->describe(w->ctx));
-	if (!strcmp(backend, "host") && kf_sandbox_files_off(&err)) {
+	if (kf_sandbox_loaded(backend, &err)) {
 		cJSON_Delete(m);
 		return reply_error(w, "load_error", "sandbox", err.msg);
 	}

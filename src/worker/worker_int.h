@@ -17,8 +17,9 @@
  */
 int kf_sandbox_enter(const char *backend, struct kf_err *err);
 
-/* A second filter, once the candidate is loaded (host backend): no file is
- * opened and no memory is mapped executable any more. */
-int kf_sandbox_files_off(struct kf_err *err);
+/* A second filter, once the candidate is loaded: no memory becomes
+ * executable any more; on the host no file is opened, on cuda none is
+ * written. */
+int kf_sandbox_loaded(const char *backend, struct kf_err *err);
 
 #endif
