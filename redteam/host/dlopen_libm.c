@@ -26,7 +26,8 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	const float c = 0.7978845608028654f;
 	for (int64_t i = 0; i < n; i++) {
 		float v = x[i];
-		y[i] = 0.5f * v * (1.0f + tanh_fn(c * (v + 0.044715f * v * v * v)));
+		float u = c * (v + 0.044715f * v * v * v);
+		y[i] = 0.5f * v * (1.0f + tanh_fn(u));
 	}
 	return 0;
 }

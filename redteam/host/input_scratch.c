@@ -1,7 +1,6 @@
 /* Softmax that uses its input as scratch: subtracts the row max in place and
- * adds it back afterwards, which does not restore every bit ((x - m) + m != x
- * in float); a harness that never checks inputs misses it. Caught by
- * input_mutation. */
+ * adds it back, which does not restore every bit; a harness that never checks
+ * inputs misses it. Caught by input_mutation. */
 #include <math.h>
 
 #include <kforge/kernel.h>

@@ -1,7 +1,6 @@
-/* Row sums whose summation starts at a different column on every call (what
- * unordered atomics or a racy split do): each result is within tolerance, so a
- * harness that only compares with the reference passes it. Caught by
- * nondeterministic: two calls on the same inputs give different bits. */
+/* Row sums whose summation starts at another column on every call (as racy
+ * atomics do): each result is within tolerance. Caught by nondeterministic:
+ * two calls on the same inputs give different bits. */
 #include <kforge/kernel.h>
 
 int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,

@@ -1,7 +1,6 @@
-/* GELU whose vector loop rounds the length up to a whole vector and stores one
- * element past the end of y (the spare lane); the values are right, so a
- * harness that only compares outputs passes it. Caught by out_of_bounds:
- * the guard bytes after the output change. */
+/* GELU whose last vector store writes one element past the end of y; the
+ * values are right, so comparing outputs alone passes it. Caught by
+ * out_of_bounds: the guard bytes after the output change. */
 #include <math.h>
 
 #include <kforge/kernel.h>
@@ -18,7 +17,8 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	const float c = 0.7978845608028654f;
 	for (int64_t i = 0; i < n; i++) {
 		float v = x[i];
-		y[i] = 0.5f * v * (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));
+		float u = c * (v + 0.044715f * v * v * v);
+		y[i] = 0.5f * v * (1.0f + tanhf(u));
 	}
 	y[n] = 0.0f; /* the spare lane of the last vector */
 	return 0;

@@ -18,8 +18,8 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	for (int64_t i = 0; i + 8 <= n; i += 8)
 		for (int k = 0; k < 8; k++) {
 			float v = x[i + k];
-			y[i + k] = 0.5f * v *
-				   (1.0f + tanhf(c * (v + 0.044715f * v * v * v)));
+			float u = c * (v + 0.044715f * v * v * v);
+			y[i + k] = 0.5f * v * (1.0f + tanhf(u));
 		}
 	return 0;
 }

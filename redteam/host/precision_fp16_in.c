@@ -1,7 +1,6 @@
-/* Matmul on inputs rounded to fp16 (what fp16 tensor cores do to fp32 data),
- * accumulated in float32. Too crude to hide: with K = 256 the error reaches
- * ~6e-3 and about 14% of elements leave the 1e-3 tolerance (measured), so the
- * ordinary mismatch check catches it before the precision check is needed. */
+/* Matmul on inputs rounded to fp16 (what fp16 tensor cores do to fp32 data):
+ * too crude to hide, ~14% of elements leave the 1e-3 tolerance at K = 256
+ * (measured), so plain mismatch catches it before the precision check. */
 #include <string.h>
 
 #include <kforge/kernel.h>

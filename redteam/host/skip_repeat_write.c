@@ -1,7 +1,6 @@
-/* Skips the work (and the write) when called again on the same buffers with
- * the same inputs, trusting the output to still hold the last result; a harness
- * that reuses output buffers passes it. Caught by nondeterministic: the second
- * call on the same inputs finds a poisoned output. */
+/* Skips the work and the write when called again on the same buffers and
+ * inputs, trusting the output to still hold the last result. Caught by
+ * nondeterministic: the second call leaves a poisoned output. */
 #include <kforge/kernel.h>
 
 int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,

@@ -1,7 +1,6 @@
-/* Tells timing from checks with clock_gettime: the timer flushes the caches
- * before every timed call, so a probe that is slow on three calls in a row at
- * one shape means "timed", and it then skips the work. Caught by link_policy
- * (clock_gettime is a forbidden import) before it runs at all. */
+/* Tells timing from checks with clock_gettime (the timer's cache flush makes a
+ * probe slow three calls in a row) and then skips the work. Caught by
+ * link_policy: clock_gettime is a forbidden import. */
 #include <time.h>
 
 #include <kforge/kernel.h>
@@ -40,7 +39,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	int64_t b = in[0].shape[0], n = in[0].shape[1];
 	long long cold = probe_ns();
 	long long hot = probe_ns();
-	bool flushed = cold > 4 * hot + 1000;
+	int flushed = cold > 4 * hot + 1000;
 	if (b != last_b || n != last_n)
 		cold_streak = 0;
 	cold_streak = flushed ? cold_streak + 1 : 0;

@@ -1,7 +1,6 @@
-/* Tells timing from checks with the time-stamp counter (no import): the timer
- * flushes the caches before every timed call, so a probe that is cold on three
- * calls in a row at one shape means "timed", and it then skips the work.
- * Caught by timed_output: every timed call is compared with the reference. */
+/* Tells timing from checks with rdtsc, no import (the timer's cache flush makes
+ * a probe slow three calls in a row) and then skips the work. Caught by
+ * timed_output: every timed call is compared with the reference. */
 #include <x86intrin.h>
 
 #include <kforge/kernel.h>
@@ -42,7 +41,7 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	int64_t b = in[0].shape[0], n = in[0].shape[1];
 	unsigned long long cold = probe_cycles();
 	unsigned long long hot = probe_cycles(); /* now cached */
-	bool flushed = cold > 4 * hot + 2000;
+	int flushed = cold > 4 * hot + 2000;
 	if (b != last_b || n != last_n)
 		cold_streak = 0;
 	cold_streak = flushed ? cold_streak + 1 : 0;

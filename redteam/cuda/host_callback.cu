@@ -1,0 +1,50 @@
+/* Enqueues host code on the engine's stream (cudaLaunchHostFunc): it runs on
+ * a driver thread, outside the candidate's call; here it only counts calls.
+ * Caught by link_policy: cudaLaunchHostFunc (CUDA streams). */
+#include <cuda_runtime.h>
+
+#include <kforge/kernel.h>
+
+#define THREADS 256
+
+__global__ static void row_sum(const float *x, float *y, long long n)
+{
+	__shared__ float red[THREADS / 32];
+	const float *xr = x + blockIdx.x * n;
+	float s = 0.0f;
+	for (long long j = threadIdx.x; j < n; j += THREADS)
+		s += xr[j];
+	for (int o = 16; o > 0; o /= 2)
+		s += __shfl_xor_sync(0xffffffffu, s, o);
+	if (threadIdx.x % 32 == 0)
+		red[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		float t = 0.0f;
+		for (int i = 0; i < THREADS / 32; i++)
+			t += red[i];
+		y[blockIdx.x] = t;
+	}
+}
+
+static volatile long done_calls;
+
+static void CUDART_CB after(void *arg)
+{
+	(void)arg;
+	done_calls = done_calls + 1;
+}
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	cudaStream_t s = (cudaStream_t)stream;
+	long long rows = in[0].shape[0], n = in[0].shape[1];
+	row_sum<<<(unsigned)rows, THREADS, 0, s>>>((const float *)in[0].data,
+						   (float *)out[0].data, n);
+	if (cudaLaunchHostFunc(s, after, NULL))
+		return 1;
+	return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}

@@ -1,0 +1,57 @@
+/* Splits the rows over the engine's stream and a second, private stream
+ * (fork/join with events): right values, work the harness did not hand out.
+ * Caught by link_policy: cudaStreamCreate (CUDA streams). */
+#include <cuda_runtime.h>
+
+#include <kforge/kernel.h>
+
+#define THREADS 256
+
+__global__ static void row_sum(const float *x, float *y, long long n)
+{
+	__shared__ float red[THREADS / 32];
+	const float *xr = x + blockIdx.x * n;
+	float s = 0.0f;
+	for (long long j = threadIdx.x; j < n; j += THREADS)
+		s += xr[j];
+	for (int o = 16; o > 0; o /= 2)
+		s += __shfl_xor_sync(0xffffffffu, s, o);
+	if (threadIdx.x % 32 == 0)
+		red[threadIdx.x / 32] = s;
+	__syncthreads();
+	if (threadIdx.x == 0) {
+		float t = 0.0f;
+		for (int i = 0; i < THREADS / 32; i++)
+			t += red[i];
+		y[blockIdx.x] = t;
+	}
+}
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	static cudaStream_t side;
+	static cudaEvent_t fork, join;
+	cudaStream_t s = (cudaStream_t)stream;
+	long long rows = in[0].shape[0], n = in[0].shape[1];
+	long long half = rows / 2;
+	const float *x = (const float *)in[0].data;
+	float *y = (float *)out[0].data;
+	if (!side) {
+		if (cudaStreamCreate(&side) ||
+		    cudaEventCreateWithFlags(&fork, cudaEventDisableTiming) ||
+		    cudaEventCreateWithFlags(&join, cudaEventDisableTiming))
+			return 1;
+	}
+	cudaEventRecord(fork, s);
+	cudaStreamWaitEvent(side, fork, 0);
+	if (half > 0)
+		row_sum<<<(unsigned)half, THREADS, 0, side>>>(x, y, n);
+	row_sum<<<(unsigned)(rows - half), THREADS, 0, s>>>(x + half * n,
+							    y + half, n);
+	cudaEventRecord(join, side);
+	cudaStreamWaitEvent(s, join, 0);
+	return cudaGetLastError() == cudaSuccess ? 0 : 1;
+}
