@@ -161,7 +161,7 @@ static void test_cli_bad_options_are_exit_2(void)
 
 static void test_cli_every_command_has_help(void)
 {
-	const char *cmds[] = {"eval", "suite", "tasks", "doctor"};
+	const char *cmds[] = {"eval", "suite", "tasks", "doctor", "redteam"};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		struct outcome o = kforge(cmds[i], "--help", NULL, NULL, NULL);
 		CHECK(o.code == 0);
@@ -210,7 +210,24 @@ static void test_cli_suite_compares_expected_statuses(void)
 	free(o.out);
 }
 
+static void test_cli_redteam_compares_verdicts(void)
+{
+	struct outcome o = kforge("redteam", "--manifest",
+				  "tests/fixtures/redteam.json", NULL, NULL);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "wrong_answer/unwritten");
+	CHECK_CONTAINS(o.out, "redteam (host): 2 cases, 2 as expected, 0 not");
+	free(o.out);
+	o = kforge("redteam", "--manifest", "tests/fixtures/redteam-wrong.json",
+		   NULL, NULL);
+	CHECK(o.code == 1);
+	CHECK_CONTAINS(o.out, "UNEXPECTED");
+	CHECK_CONTAINS(o.out, "2 cases, 1 as expected, 1 not");
+	free(o.out);
+}
+
 KF_TESTS(cli) = {
+	KF_TEST(test_cli_redteam_compares_verdicts),
 	KF_TEST(test_cli_ok_candidate_exits_zero),
 	KF_TEST(test_cli_json_result_parses),
 	KF_TEST(test_cli_malformed_task_is_one_line_and_exit_2),
