@@ -96,16 +96,28 @@ static int install(struct prog *p, struct kf_err *err)
 	return 0;
 }
 
+/* Kills every system call that creates, removes, renames or writes a
+ * file; files may still be opened read-only. */
+static void no_file_changes(struct prog *p)
+{
+	static const long changes[] = {
+		SYS_creat,    SYS_unlink,    SYS_unlinkat, SYS_rename,
+		SYS_renameat, SYS_renameat2, SYS_mkdir,	   SYS_mkdirat,
+		SYS_rmdir,    SYS_truncate,  SYS_symlink,  SYS_link};
+	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
+				 O_APPEND;
+	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
+		on(p, changes[i], SECCOMP_RET_KILL_PROCESS);
+	kill_if_flags(p, SYS_open, 1, writing);
+	kill_if_flags(p, SYS_openat, 2, writing);
+	/* openat2's flags live in memory a filter cannot read. */
+	on(p, SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);
+}
+
 int kf_sandbox_loaded(const char *backend, struct kf_err *err)
 {
 #if defined(__x86_64__)
 	static const long files[] = {SYS_open, SYS_openat, SYS_openat2};
-	static const long file_changes[] = {
-		SYS_creat,   SYS_unlink,   SYS_unlinkat, SYS_rename,
-		SYS_renameat, SYS_renameat2, SYS_mkdir,   SYS_mkdirat,
-		SYS_rmdir,   SYS_truncate, SYS_symlink,  SYS_link};
-	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
-				 O_APPEND;
 	struct prog p = {.n = 0};
 	load_nr(&p);
 	if (!strcmp(backend, "host")) {
@@ -114,12 +126,7 @@ int kf_sandbox_loaded(const char *backend, struct kf_err *err)
 	} else {
 		/* The driver may still read files it needs; nothing may be
 		 * written. */
-		for (size_t i = 0;
-		     i < sizeof(file_changes) / sizeof(file_changes[0]); i++)
-			on(&p, file_changes[i], SECCOMP_RET_KILL_PROCESS);
-		kill_if_flags(&p, SYS_open, 1, writing);
-		kill_if_flags(&p, SYS_openat, 2, writing);
-		on(&p, SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);
+		no_file_changes(&p);
 	}
 	/* Everything executable is mapped by now: nothing else may become
 	 * so (no patching of the engine's code). */
@@ -158,16 +165,8 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 		SYS_pidfd_send_signal, SYS_pidfd_getfd,
 	};
 	/* Loading the candidate still opens files (its object, its
-	 * libraries), so they are opened read-only here; on the host
-	 * kf_sandbox_files_off then closes files altogether. */
-	static const long file_changes[] = {SYS_creat,	  SYS_unlink,
-					    SYS_unlinkat, SYS_rename,
-					    SYS_renameat, SYS_renameat2,
-					    SYS_mkdir,	  SYS_mkdirat,
-					    SYS_rmdir,	  SYS_truncate,
-					    SYS_symlink,  SYS_link};
-	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
-				 O_APPEND;
+	 * libraries): on the host they are opened read-only here, and
+	 * kf_sandbox_loaded then closes files altogether. */
 	bool host = !strcmp(backend, "host");
 	unsigned pid = (unsigned)getpid();
 	struct prog p = {.n = 0};
@@ -186,12 +185,7 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	for (size_t i = 0; i < sizeof(killed) / sizeof(killed[0]); i++)
 		on(&p, killed[i], SECCOMP_RET_KILL_PROCESS);
 	if (host) {
-		for (size_t i = 0;
-		     i < sizeof(file_changes) / sizeof(file_changes[0]); i++)
-			on(&p, file_changes[i], SECCOMP_RET_KILL_PROCESS);
-		kill_if_flags(&p, SYS_open, 1, writing);
-		kill_if_flags(&p, SYS_openat, 2, writing);
-		on(&p, SYS_openat2, SECCOMP_RET_ERRNO | ENOSYS);
+		no_file_changes(&p);
 		/* No code is made or changed once the engine is loaded:
 		 * nothing may become executable. */
 		kill_if_flags(&p, SYS_mprotect, 2, PROT_EXEC);
