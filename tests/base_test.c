@@ -1011,13 +1011,16 @@ static void test_base_which_skips_non_executables(void)
 
 static void test_base_text_sanitize_keeps_utf8_and_drops_the_rest(void)
 {
-	char s[] = "caf\xc3\xa9 \xe2\x80\x98ok\xe2\x80\x99\x01\xff\xc3(\xed\xa0\x80\n\tend";
+	char s[] = "caf\xc3\xa9 "
+		   "\xe2\x80\x98ok\xe2\x80\x99\x01\xff\xc3(\xed\xa0\x80\n\tend";
 	kf_text_sanitize(s);
-	CHECK_STR(s, "caf\xc3\xa9 \xe2\x80\x98ok\xe2\x80\x99??" "?(??" "?\n\tend");
+	CHECK_STR(s, "caf\xc3\xa9 \xe2\x80\x98ok\xe2\x80\x99??"
+		     "?(??"
+		     "?\n\tend");
 }
 
 KF_TESTS(base) = {
-	KF_TEST(test_base_text_sanitize_keeps_utf8_and_drops_the_rest),
+    KF_TEST(test_base_text_sanitize_keeps_utf8_and_drops_the_rest),
     KF_TEST(test_base_sha256_known_answers),
     KF_TEST(test_base_sha256_padding_boundaries),
     KF_TEST(test_base_sha256_million_a_in_odd_chunks),

@@ -90,15 +90,15 @@ static void test_cli_malformed_task_is_one_line_and_exit_2(void)
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(kf_mkdir_p(dir, &err) == 0);
 	const char *text =
-		"{\"description\": \"d\", \"dims\": {\"N\": 8},"
-		" \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
-		" \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\","
-		" \"shape\": [\"N\"]}],"
-		" \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
-		" \"shape\": [\"M\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
+	    "{\"description\": \"d\", \"dims\": {\"N\": 8},"
+	    " \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
+	    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float32\","
+	    " \"shape\": [\"N\"]}],"
+	    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
+	    " \"shape\": [\"M\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
 	CHECK(kf_file_write_atomic(path, text, strlen(text), &err) == 0);
 	struct outcome o =
-		kforge("eval", dir, ROWSUM "/candidates/same.c", NULL, NULL);
+	    kforge("eval", dir, ROWSUM "/candidates/same.c", NULL, NULL);
 	CHECK(o.code == 2);
 	CHECK(lines(o.out) == 1);
 	CHECK_CONTAINS(o.out, "task.json: outputs[0].shape[0]");
@@ -110,8 +110,8 @@ static void test_cli_malformed_task_is_one_line_and_exit_2(void)
 
 static void test_cli_compile_error_names_the_line(void)
 {
-	struct outcome o = kforge("eval", ROWSUM,
-				  ROWSUM "/candidates/syntax.c", NULL, NULL);
+	struct outcome o =
+	    kforge("eval", ROWSUM, ROWSUM "/candidates/syntax.c", NULL, NULL);
 	CHECK(o.code == 1);
 	CHECK_CONTAINS(o.out, "kforge: compile_error: ");
 	CHECK_CONTAINS(o.out, "syntax.c:8");
@@ -120,8 +120,8 @@ static void test_cli_compile_error_names_the_line(void)
 
 static void test_cli_missing_entry_names_the_symbol(void)
 {
-	struct outcome o = kforge("eval", ROWSUM,
-				  ROWSUM "/candidates/noentry.c", NULL, NULL);
+	struct outcome o =
+	    kforge("eval", ROWSUM, ROWSUM "/candidates/noentry.c", NULL, NULL);
 	CHECK(o.code == 1);
 	CHECK_CONTAINS(o.out, "kforge: load_error: ");
 	CHECK_CONTAINS(o.out, "no symbol kf_entry");
@@ -174,8 +174,7 @@ static void test_cli_every_command_has_help(void)
 
 static void test_cli_tasks_lists_dims_and_counts(void)
 {
-	struct outcome o =
-		kforge("tasks", "--root", "tests", NULL, NULL);
+	struct outcome o = kforge("tasks", "--root", "tests", NULL, NULL);
 	CHECK(o.code == 0);
 	CHECK_CONTAINS(o.out, "fixtures/rowsum");
 	CHECK_CONTAINS(o.out, "B=64 N=256");
@@ -202,8 +201,8 @@ static void test_cli_doctor_reports_the_machine(void)
 
 static void test_cli_suite_compares_expected_statuses(void)
 {
-	struct outcome o = kforge("suite", "--root=tests",
-				  "--task=constant", "--no-timing", NULL);
+	struct outcome o = kforge("suite", "--root=tests", "--task=constant",
+				  "--no-timing", NULL);
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, "zeros.c");
 	CHECK_CONTAINS(o.out, "suite: 1 candidates, 1 as expected, 0 not");
@@ -227,17 +226,17 @@ static void test_cli_redteam_compares_verdicts(void)
 }
 
 KF_TESTS(cli) = {
-	KF_TEST(test_cli_redteam_compares_verdicts),
-	KF_TEST(test_cli_ok_candidate_exits_zero),
-	KF_TEST(test_cli_json_result_parses),
-	KF_TEST(test_cli_malformed_task_is_one_line_and_exit_2),
-	KF_TEST(test_cli_compile_error_names_the_line),
-	KF_TEST(test_cli_missing_entry_names_the_symbol),
-	KF_TEST(test_cli_missing_candidate_is_exit_2),
-	KF_TEST(test_cli_bad_options_are_exit_2),
-	KF_TEST(test_cli_every_command_has_help),
-	KF_TEST(test_cli_tasks_lists_dims_and_counts),
-	KF_TEST(test_cli_doctor_reports_the_machine),
-	KF_TEST(test_cli_suite_compares_expected_statuses),
-	KF_TESTS_END,
+    KF_TEST(test_cli_redteam_compares_verdicts),
+    KF_TEST(test_cli_ok_candidate_exits_zero),
+    KF_TEST(test_cli_json_result_parses),
+    KF_TEST(test_cli_malformed_task_is_one_line_and_exit_2),
+    KF_TEST(test_cli_compile_error_names_the_line),
+    KF_TEST(test_cli_missing_entry_names_the_symbol),
+    KF_TEST(test_cli_missing_candidate_is_exit_2),
+    KF_TEST(test_cli_bad_options_are_exit_2),
+    KF_TEST(test_cli_every_command_has_help),
+    KF_TEST(test_cli_tasks_lists_dims_and_counts),
+    KF_TEST(test_cli_doctor_reports_the_machine),
+    KF_TEST(test_cli_suite_compares_expected_statuses),
+    KF_TESTS_END,
 };

@@ -91,8 +91,8 @@ static void test_eval_honest_candidate_passes_with_details(void)
 		hidden += cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden"));
 	}
 	CHECK(hidden == 4); /* dim sets 1 and 2, twice each */
-	CHECK(!cJSON_IsTrue(cJSON_GetObjectItem(
-		cJSON_GetObjectItem(r, "degenerate"), "flag")));
+	CHECK(!cJSON_IsTrue(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "degenerate"), "flag")));
 	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "task"), "id"),
 		  "fixtures/rowsum");
 	cJSON_Delete(r);
@@ -174,8 +174,8 @@ static void test_eval_compile_error_names_file_and_line(void)
 	CHECK_STR(status(r), "compile_error");
 	CHECK_CONTAINS(reason(r), "syntax.c:8");
 	CHECK_CONTAINS(reason(r), "error");
-	const cJSON *c = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "compile"),
-					     "candidate");
+	const cJSON *c =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "compile"), "candidate");
 	CHECK_CONTAINS(kf_json_str(c, "log"), "expected");
 	cJSON_Delete(r);
 }
@@ -216,13 +216,15 @@ static void test_eval_trials_cover_each_dimset_with_several_dists(void)
 	int k = 0;
 	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
 	{
-		const char *d = kf_json_str(cJSON_GetObjectItem(t, "dists"), "x");
+		const char *d =
+		    kf_json_str(cJSON_GetObjectItem(t, "dists"), "x");
 		seen[k % 3][k / 3] = d;
 		k++;
 	}
 	CHECK(k == 6);
 	for (int s = 0; s < 3; s++)
-		CHECK_MSG(seen[s][0] && seen[s][1] && strcmp(seen[s][0], seen[s][1]),
+		CHECK_MSG(seen[s][0] && seen[s][1] &&
+			      strcmp(seen[s][0], seen[s][1]),
 			  "dim set %d saw only %s", s, seen[s][0]);
 	cJSON_Delete(r);
 }
@@ -250,10 +252,10 @@ static void test_eval_timing_reports_speedup_and_roofline(void)
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
 	CHECK(tm != NULL);
 	const cJSON *sp = cJSON_GetObjectItem(tm, "speedup");
-	double lo = cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 0)
-			    ->valuedouble;
-	double hi = cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 1)
-			    ->valuedouble;
+	double lo =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 0)->valuedouble;
+	double hi =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(sp, "ci95"), 1)->valuedouble;
 	double med = kf_json_num(sp, "median", 0);
 	/* The interval brackets its own median (no claim on the value). */
 	CHECK(lo <= med && med <= hi && med > 0);
@@ -301,12 +303,12 @@ static void test_eval_bad_task_is_an_error_naming_the_field(void)
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(kf_mkdir_p(dir, &err) == 0);
 	const char *text =
-		"{\"description\": \"d\", \"dims\": {\"N\": 8},"
-		" \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
-		" \"inputs\": [{\"name\": \"x\", \"dtype\": \"float33\","
-		" \"shape\": [\"N\"]}],"
-		" \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
-		" \"shape\": [\"N\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
+	    "{\"description\": \"d\", \"dims\": {\"N\": 8},"
+	    " \"hidden_dims\": [{\"N\": 3}, {\"N\": 5}],"
+	    " \"inputs\": [{\"name\": \"x\", \"dtype\": \"float33\","
+	    " \"shape\": [\"N\"]}],"
+	    " \"outputs\": [{\"name\": \"y\", \"dtype\": \"float32\","
+	    " \"shape\": [\"N\"]}], \"flops\": \"N\", \"bytes\": \"N\"}";
 	CHECK(kf_file_write_atomic(path, text, strlen(text), &err) == 0);
 	struct kf_eval_opts o = quick();
 	cJSON *res = NULL;
@@ -339,7 +341,8 @@ static void test_eval_seed_is_random_by_default_and_recorded(void)
 	const char *sa = kf_json_str(a, "seed"), *sb = kf_json_str(b, "seed");
 	CHECK(sa && sb && strcmp(sa, "0") && strcmp(sa, sb));
 	/* The trials use it: trial 0's seed is the recorded one. */
-	const cJSON *t0 = cJSON_GetArrayItem(cJSON_GetObjectItem(a, "trials"), 0);
+	const cJSON *t0 =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(a, "trials"), 0);
 	CHECK_STR(kf_json_str(t0, "seed"), sa);
 	cJSON_Delete(a);
 	cJSON_Delete(b);
@@ -441,10 +444,11 @@ static void test_eval_faster_than_the_roofline_is_rejected(void)
 	/* Peaks a thousand times too low: any honest time is "faster than
 	 * the hardware allows". */
 	char *dir = kf_path_join(getenv("KFORGE_CACHE"), "peaks");
-	char *cmd = kf_xasprintf("sed -i 's/\"bytes_per_s\":.*/\"bytes_per_s\": "
-				 "1e3,/; s/\"flops_per_s\":.*/\"flops_per_s\": "
-				 "1e3,/' %s/host-*.json",
-				 dir);
+	char *cmd =
+	    kf_xasprintf("sed -i 's/\"bytes_per_s\":.*/\"bytes_per_s\": "
+			 "1e3,/; s/\"flops_per_s\":.*/\"flops_per_s\": "
+			 "1e3,/' %s/host-*.json",
+			 dir);
 	CHECK(system(cmd) == 0);
 	r = run(SCALE, SCALE "/candidates/same.c", &o);
 	CHECK_STR(status(r), "rejected");
@@ -487,36 +491,36 @@ static void test_eval_threads_are_rejected_before_running(void)
 }
 
 KF_TESTS(eval) = {
-	KF_TEST(test_eval_inline_system_call_is_stopped_by_the_sandbox),
-	KF_TEST(test_eval_threads_are_rejected_before_running),
-	KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
-	KF_TEST(test_eval_write_past_the_end_is_rejected),
-	KF_TEST(test_eval_changed_fp_environment_is_rejected),
-	KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
-	KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
-	KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
-	KF_TEST(test_eval_honest_candidate_passes_with_details),
-	KF_TEST(test_eval_segfault_is_runtime_error),
-	KF_TEST(test_eval_abort_is_runtime_error),
-	KF_TEST(test_eval_exit_in_candidate_is_rejected_by_link_policy),
-	KF_TEST(test_eval_infinite_loop_is_timeout),
-	KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
-	KF_TEST(test_eval_partial_output_is_wrong_answer),
-	KF_TEST(test_eval_input_mutation_is_rejected),
-	KF_TEST(test_eval_nonzero_return_is_runtime_error),
-	KF_TEST(test_eval_nondeterminism_is_rejected),
-	KF_TEST(test_eval_hardcoded_shape_fails_on_hidden_dims),
-	KF_TEST(test_eval_compile_error_names_file_and_line),
-	KF_TEST(test_eval_missing_entry_is_load_error),
-	KF_TEST(test_eval_candidate_output_does_not_break_frames),
-	KF_TEST(test_eval_trials_cover_each_dimset_with_several_dists),
-	KF_TEST(test_eval_timed_calls_are_checked),
-	KF_TEST(test_eval_timing_reports_speedup_and_roofline),
-	KF_TEST(test_eval_degenerate_task_is_flagged),
-	KF_TEST(test_eval_trials_are_reproducible_from_seed),
-	KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),
-	KF_TEST(test_eval_missing_candidate_is_an_error),
-	KF_TEST(test_eval_seed_is_random_by_default_and_recorded),
-	KF_TEST(test_eval_summary_median_and_interval),
-	KF_TESTS_END,
+    KF_TEST(test_eval_inline_system_call_is_stopped_by_the_sandbox),
+    KF_TEST(test_eval_threads_are_rejected_before_running),
+    KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
+    KF_TEST(test_eval_write_past_the_end_is_rejected),
+    KF_TEST(test_eval_changed_fp_environment_is_rejected),
+    KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
+    KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
+    KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
+    KF_TEST(test_eval_honest_candidate_passes_with_details),
+    KF_TEST(test_eval_segfault_is_runtime_error),
+    KF_TEST(test_eval_abort_is_runtime_error),
+    KF_TEST(test_eval_exit_in_candidate_is_rejected_by_link_policy),
+    KF_TEST(test_eval_infinite_loop_is_timeout),
+    KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
+    KF_TEST(test_eval_partial_output_is_wrong_answer),
+    KF_TEST(test_eval_input_mutation_is_rejected),
+    KF_TEST(test_eval_nonzero_return_is_runtime_error),
+    KF_TEST(test_eval_nondeterminism_is_rejected),
+    KF_TEST(test_eval_hardcoded_shape_fails_on_hidden_dims),
+    KF_TEST(test_eval_compile_error_names_file_and_line),
+    KF_TEST(test_eval_missing_entry_is_load_error),
+    KF_TEST(test_eval_candidate_output_does_not_break_frames),
+    KF_TEST(test_eval_trials_cover_each_dimset_with_several_dists),
+    KF_TEST(test_eval_timed_calls_are_checked),
+    KF_TEST(test_eval_timing_reports_speedup_and_roofline),
+    KF_TEST(test_eval_degenerate_task_is_flagged),
+    KF_TEST(test_eval_trials_are_reproducible_from_seed),
+    KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),
+    KF_TEST(test_eval_missing_candidate_is_an_error),
+    KF_TEST(test_eval_seed_is_random_by_default_and_recorded),
+    KF_TEST(test_eval_summary_median_and_interval),
+    KF_TESTS_END,
 };

@@ -59,8 +59,8 @@ static void expect(const char *cand, const char *status, const char *check,
 {
 	cJSON *r = eval_cuda(cand, false);
 	CHECK_MSG(!strcmp(kf_json_str(r, "status"), status),
-		  "%s: status %s (%s), want %s", cand,
-		  kf_json_str(r, "status"), reason(r), status);
+		  "%s: status %s (%s), want %s", cand, kf_json_str(r, "status"),
+		  reason(r), status);
 	if (check)
 		CHECK_STR(kf_json_str(r, "check"), check);
 	if (text)
@@ -68,9 +68,8 @@ static void expect(const char *cand, const char *status, const char *check,
 	cJSON_Delete(r);
 	/* The next evaluation, in the same supervisor, is normal. */
 	r = eval_cuda(CU("same"), false);
-	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"),
-		  "after %s: %s (%s)", cand, kf_json_str(r, "status"),
-		  reason(r));
+	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "after %s: %s (%s)",
+		  cand, kf_json_str(r, "status"), reason(r));
 	cJSON_Delete(r);
 }
 
@@ -102,26 +101,28 @@ static void test_gpu_inputs_match_host_backend(void)
 	void *ctx = NULL;
 	CHECK_MSG(ops->init(&ctx, &err) == 0, "%s", err.msg);
 	const int64_t n = 1 << 20;
-	const enum kf_dtype dts[] = {KF_F32, KF_F64, KF_F16, KF_BF16, KF_I32,
-				     KF_I64};
+	const enum kf_dtype dts[] = {KF_F32,  KF_F64, KF_F16,
+				     KF_BF16, KF_I32, KF_I64};
 	const struct {
 		enum kf_dist_kind kind;
 		double p0, p1;
 	} dists[] = {
-		{KF_DIST_NORMAL, 0, 1},	  {KF_DIST_UNIFORM, -1, 1},
-		{KF_DIST_HEAVY, 1, 1000}, {KF_DIST_WIDE, -4, 4},
-		{KF_DIST_INT, -5, 1000},  {KF_DIST_CONST, 2.5, 0},
+	    {KF_DIST_NORMAL, 0, 1},   {KF_DIST_UNIFORM, -1, 1},
+	    {KF_DIST_HEAVY, 1, 1000}, {KF_DIST_WIDE, -4, 4},
+	    {KF_DIST_INT, -5, 1000},  {KF_DIST_CONST, 2.5, 0},
 	};
 	void *dev = NULL;
 	CHECK(ops->alloc(ctx, (size_t)n * 8, &dev, &err) == 0);
-	unsigned char *got = malloc((size_t)n * 8), *want = malloc((size_t)n * 8);
+	unsigned char *got = malloc((size_t)n * 8),
+		      *want = malloc((size_t)n * 8);
 	for (size_t a = 0; a < sizeof(dts) / sizeof(dts[0]); a++) {
 		for (size_t b = 0; b < sizeof(dists) / sizeof(dists[0]); b++) {
 			bool is_int = dts[a] == KF_I32 || dts[a] == KF_I64;
 			if (is_int && dists[b].kind != KF_DIST_INT &&
 			    dists[b].kind != KF_DIST_CONST)
 				continue;
-			struct kf_fill f = {0x1234567890abcdefull, 3,
+			struct kf_fill f = {0x1234567890abcdefull,
+					    3,
 					    dists[b].kind,
 					    {dists[b].p0, dists[b].p1}};
 			size_t w = kf_dtype_bytes(dts[a]);
@@ -132,14 +133,17 @@ static void test_gpu_inputs_match_host_backend(void)
 			double worst = 0;
 			for (int64_t i = 0; i < n; i++) {
 				kf_store_from_double(
-					want, dts[a], i,
-					kf_rng_value(&f, (uint64_t)i));
+				    want, dts[a], i,
+				    kf_rng_value(&f, (uint64_t)i));
 				if (memcmp(got + i * w, want + i * w, w)) {
 					differ++;
-					double g = kf_load_as_double(got, dts[a], i);
-					double h = kf_load_as_double(want, dts[a], i);
+					double g =
+					    kf_load_as_double(got, dts[a], i);
+					double h =
+					    kf_load_as_double(want, dts[a], i);
 					double ulp = fabs(h) * 2.220446e-16;
-					double e = fabs(g - h) / (ulp > 0 ? ulp : 1e-300);
+					double e = fabs(g - h) /
+						   (ulp > 0 ? ulp : 1e-300);
 					if (e > worst)
 						worst = e;
 				}
@@ -180,11 +184,11 @@ static void test_gpu_compare_counts_like_the_host(void)
 		g[i] = w[i] = (float)sin(i) * 10;
 	uint64_t poison;
 	kf_poison_bits(KF_F32, &poison);
-	g[17] = w[17] + 0.5f;	      /* the worst */
-	g[99] = w[99] + 0.05f;	      /* a mismatch */
+	g[17] = w[17] + 0.5f;	     /* the worst */
+	g[99] = w[99] + 0.05f;	     /* a mismatch */
 	memcpy(&g[500], &poison, 4); /* unwritten */
-	g[777] = NAN;		      /* NaN where a number is due */
-	w[800] = g[800] = NAN;	      /* NaN matches NaN */
+	g[777] = NAN;		     /* NaN where a number is due */
+	w[800] = g[800] = NAN;	     /* NaN matches NaN */
 	g[900] = w[900] = INFINITY;
 	void *dg, *dw;
 	CHECK(ops->alloc(ctx, N * 4, &dg, &err) == 0);
@@ -245,7 +249,8 @@ static void test_gpu_side_stream_work_is_timed(void)
 	cJSON *r = eval_cuda(CU("sidestream"), true);
 	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "%s", reason(r));
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
-	double sp = kf_json_num(cJSON_GetObjectItem(tm, "speedup"), "median", 0);
+	double sp =
+	    kf_json_num(cJSON_GetObjectItem(tm, "speedup"), "median", 0);
 	CHECK_MSG(sp < 2.0, "side-stream work went unmeasured: speedup %.2f",
 		  sp);
 	CHECK(kf_json_num(tm, "candidate_kernels", -1) >= 1);
@@ -349,25 +354,25 @@ static void test_gpu_write_past_the_end_is_rejected(void)
 }
 
 KF_TESTS(gpu) = {
-	KF_TEST(test_gpu_stream_creation_is_rejected_before_running),
-	KF_TEST(test_gpu_write_past_the_end_is_rejected),
-	KF_TEST(test_gpu_doctor_describes_the_device),
-	KF_TEST(test_gpu_inputs_match_host_backend),
-	KF_TEST(test_gpu_compare_counts_like_the_host),
-	KF_TEST(test_gpu_honest_candidate_passes_and_is_timed),
-	KF_TEST(test_gpu_side_stream_work_is_timed),
-	KF_TEST(test_gpu_illegal_address_is_device_fault),
-	KF_TEST(test_gpu_trap_is_device_fault),
-	KF_TEST(test_gpu_kernel_that_never_ends_is_timeout),
-	KF_TEST(test_gpu_failed_launch_is_cuda_error),
-	KF_TEST(test_gpu_host_segfault_is_crash),
-	KF_TEST(test_gpu_host_abort_is_crash),
-	KF_TEST(test_gpu_host_loop_is_timeout),
-	KF_TEST(test_gpu_device_memory_exhaustion_is_runtime_error),
-	KF_TEST(test_gpu_partial_output_is_wrong_answer),
-	KF_TEST(test_gpu_input_mutation_is_rejected),
-	KF_TEST(test_gpu_nonzero_return_is_runtime_error),
-	KF_TEST(test_gpu_nondeterminism_is_rejected),
-	KF_TEST(test_gpu_hardcoded_shape_fails_on_hidden_dims),
-	KF_TESTS_END,
+    KF_TEST(test_gpu_stream_creation_is_rejected_before_running),
+    KF_TEST(test_gpu_write_past_the_end_is_rejected),
+    KF_TEST(test_gpu_doctor_describes_the_device),
+    KF_TEST(test_gpu_inputs_match_host_backend),
+    KF_TEST(test_gpu_compare_counts_like_the_host),
+    KF_TEST(test_gpu_honest_candidate_passes_and_is_timed),
+    KF_TEST(test_gpu_side_stream_work_is_timed),
+    KF_TEST(test_gpu_illegal_address_is_device_fault),
+    KF_TEST(test_gpu_trap_is_device_fault),
+    KF_TEST(test_gpu_kernel_that_never_ends_is_timeout),
+    KF_TEST(test_gpu_failed_launch_is_cuda_error),
+    KF_TEST(test_gpu_host_segfault_is_crash),
+    KF_TEST(test_gpu_host_abort_is_crash),
+    KF_TEST(test_gpu_host_loop_is_timeout),
+    KF_TEST(test_gpu_device_memory_exhaustion_is_runtime_error),
+    KF_TEST(test_gpu_partial_output_is_wrong_answer),
+    KF_TEST(test_gpu_input_mutation_is_rejected),
+    KF_TEST(test_gpu_nonzero_return_is_runtime_error),
+    KF_TEST(test_gpu_nondeterminism_is_rejected),
+    KF_TEST(test_gpu_hardcoded_shape_fails_on_hidden_dims),
+    KF_TESTS_END,
 };

@@ -15,9 +15,15 @@ struct kf_test {
 	void (*fn)(void);
 };
 
-#define KF_TEST(fn) {#fn, fn}
+#define KF_TEST(fn)                                                            \
+	{                                                                      \
+#fn, fn                                                        \
+	}
 #define KF_TESTS(module) const struct kf_test kf_tests_##module[]
-#define KF_TESTS_END {NULL, NULL}
+#define KF_TESTS_END                                                           \
+	{                                                                      \
+		NULL, NULL                                                     \
+	}
 
 /* Exit status of a skipped case; the reason goes to stdout first. */
 #define KF_TEST_SKIP_STATUS 77

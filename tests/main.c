@@ -22,8 +22,8 @@ extern const struct kf_test kf_tests_cli[];
 extern const struct kf_test kf_tests_gpu[];
 
 static const struct kf_test *const all_tables[] = {
-	kf_tests_base,	  kf_tests_task, kf_tests_compile,
-	kf_tests_backend, kf_tests_eval, kf_tests_cli,  kf_tests_gpu,
+    kf_tests_base, kf_tests_task, kf_tests_compile, kf_tests_backend,
+    kf_tests_eval, kf_tests_cli,  kf_tests_gpu,
 };
 
 static char tmpdir[256];
@@ -92,10 +92,9 @@ int main(int argc, char **argv)
 			clock_gettime(CLOCK_MONOTONIC, &b);
 			double s = (double)(b.tv_sec - a.tv_sec) +
 				   (double)(b.tv_nsec - a.tv_nsec) * 1e-9;
-			const char *word = rc == 0 ? "ok"
-					   : rc == KF_TEST_SKIP_STATUS
-						   ? "skip"
-						   : "FAIL";
+			const char *word = rc == 0		       ? "ok"
+					   : rc == KF_TEST_SKIP_STATUS ? "skip"
+								       : "FAIL";
 			printf("%-4s %s (%.2f s)\n", word, t->name, s);
 			if (rc == 0)
 				passed++;

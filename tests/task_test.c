@@ -883,11 +883,11 @@ static void test_task_reference_paths(void)
 
 static void test_task_cuda_dims_replace_timing_dims_on_cuda(void)
 {
-	struct kf_task *t = load_ok(
-	    "big/gpu",
-	    HEAD "'cuda_dims': {'N': 4096}, 'cuda_libraries': ['cublas'],"
-		 " 'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': "
-		 "['N']}]" TAIL);
+	struct kf_task *t =
+	    load_ok("big/gpu", HEAD
+		    "'cuda_dims': {'N': 4096}, 'cuda_libraries': ['cublas'],"
+		    " 'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': "
+		    "['N']}]" TAIL);
 	CHECK(t->n_dimsets == 3); /* cuda_dims is not a hidden set */
 	CHECK(kf_task_dims(t, 0)[0] == 8);
 	CHECK(t->n_cuda_libraries == 1);
@@ -923,8 +923,8 @@ static void test_task_rejects_bad_cuda_dims(void)
 }
 
 KF_TESTS(task) = {
-	KF_TEST(test_task_cuda_dims_replace_timing_dims_on_cuda),
-	KF_TEST(test_task_rejects_bad_cuda_dims),
+    KF_TEST(test_task_cuda_dims_replace_timing_dims_on_cuda),
+    KF_TEST(test_task_rejects_bad_cuda_dims),
     KF_TEST(test_task_load_valid_spec),
     KF_TEST(test_task_load_accepts_file_path_and_trailing_slash),
     KF_TEST(test_task_id_from_dot_and_symlinked_suite),

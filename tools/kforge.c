@@ -68,20 +68,20 @@ enum {
 };
 
 static const struct option eval_longopts[] = {
-	{"json", no_argument, NULL, OPT_JSON},
-	{"backend", required_argument, NULL, OPT_BACKEND},
-	{"seed", required_argument, NULL, OPT_SEED},
-	{"trials", required_argument, NULL, OPT_TRIALS},
-	{"no-timing", no_argument, NULL, OPT_NO_TIMING},
-	{"time-cap", required_argument, NULL, OPT_TIME_CAP},
-	{"call-timeout-ms", required_argument, NULL, OPT_CALL_TIMEOUT},
-	{"no-cache", no_argument, NULL, OPT_NO_CACHE},
-	{"root", required_argument, NULL, OPT_ROOT},
-	{"task", required_argument, NULL, OPT_TASK},
-	{"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
-	{"manifest", required_argument, NULL, OPT_MANIFEST},
-	{"help", no_argument, NULL, OPT_HELP},
-	{NULL, 0, NULL, 0},
+    {"json", no_argument, NULL, OPT_JSON},
+    {"backend", required_argument, NULL, OPT_BACKEND},
+    {"seed", required_argument, NULL, OPT_SEED},
+    {"trials", required_argument, NULL, OPT_TRIALS},
+    {"no-timing", no_argument, NULL, OPT_NO_TIMING},
+    {"time-cap", required_argument, NULL, OPT_TIME_CAP},
+    {"call-timeout-ms", required_argument, NULL, OPT_CALL_TIMEOUT},
+    {"no-cache", no_argument, NULL, OPT_NO_CACHE},
+    {"root", required_argument, NULL, OPT_ROOT},
+    {"task", required_argument, NULL, OPT_TASK},
+    {"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
+    {"manifest", required_argument, NULL, OPT_MANIFEST},
+    {"help", no_argument, NULL, OPT_HELP},
+    {NULL, 0, NULL, 0},
 };
 
 struct common {
@@ -182,26 +182,26 @@ static int parse_common(int argc, char **argv, struct common *c,
 }
 
 static const char eval_usage[] =
-	"usage: kforge eval TASK CANDIDATE [options]\n"
-	"\n"
-	"Checks CANDIDATE (a .c or .cu file defining kf_entry) against the\n"
-	"reference of TASK (a task directory or its task.json) on fresh\n"
-	"random inputs, then times both, interleaved.\n"
-	"\n"
-	"  --json               print the result JSON (docs/results.md)\n"
-	"  --backend host|cuda  where to run (default host)\n"
-	"  --seed N             base seed; trial t uses N+t (default: a\n"
-	"                       random one, shown in the result)\n"
-	"  --trials N           correctness trials, 5..1000 (default 6)\n"
-	"  --no-timing          checks only\n"
-	"  --time-cap S         timing budget in seconds (default 10)\n"
-	"  --call-timeout-ms MS longest one call may take in checks\n"
-	"                       (default: the task's call_timeout_ms)\n"
-	"  --no-cache           recompile even when the object is cached\n"
-	"  --mem-limit-mb MB    the host worker's memory (default: 1 GiB\n"
-	"                       plus 8x the task's largest tensors)\n"
-	"\n"
-	"Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
+    "usage: kforge eval TASK CANDIDATE [options]\n"
+    "\n"
+    "Checks CANDIDATE (a .c or .cu file defining kf_entry) against the\n"
+    "reference of TASK (a task directory or its task.json) on fresh\n"
+    "random inputs, then times both, interleaved.\n"
+    "\n"
+    "  --json               print the result JSON (docs/results.md)\n"
+    "  --backend host|cuda  where to run (default host)\n"
+    "  --seed N             base seed; trial t uses N+t (default: a\n"
+    "                       random one, shown in the result)\n"
+    "  --trials N           correctness trials, 5..1000 (default 6)\n"
+    "  --no-timing          checks only\n"
+    "  --time-cap S         timing budget in seconds (default 10)\n"
+    "  --call-timeout-ms MS longest one call may take in checks\n"
+    "                       (default: the task's call_timeout_ms)\n"
+    "  --no-cache           recompile even when the object is cached\n"
+    "  --mem-limit-mb MB    the host worker's memory (default: 1 GiB\n"
+    "                       plus 8x the task's largest tensors)\n"
+    "\n"
+    "Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 
 static int emit(const cJSON *res, bool json)
 {
@@ -248,10 +248,10 @@ static int cmd_eval(int argc, char **argv)
 }
 
 static const char tasks_usage[] =
-	"usage: kforge tasks [--root DIR] [--json]\n"
-	"\n"
-	"Lists the tasks under DIR (default tasks/): timing dims, hidden dim\n"
-	"sets, FLOP and byte counts of one call at the timing dims.\n";
+    "usage: kforge tasks [--root DIR] [--json]\n"
+    "\n"
+    "Lists the tasks under DIR (default tasks/): timing dims, hidden dim\n"
+    "sets, FLOP and byte counts of one call at the timing dims.\n";
 
 static int cmd_tasks(int argc, char **argv)
 {
@@ -287,8 +287,10 @@ static int cmd_tasks(int argc, char **argv)
 			cJSON_AddStringToObject(o, "dims", dims);
 			cJSON_AddNumberToObject(o, "hidden_sets",
 						t->n_dimsets - 1);
-			cJSON_AddNumberToObject(o, "flops", kf_task_flops(t, 0));
-			cJSON_AddNumberToObject(o, "bytes", kf_task_bytes(t, 0));
+			cJSON_AddNumberToObject(o, "flops",
+						kf_task_flops(t, 0));
+			cJSON_AddNumberToObject(o, "bytes",
+						kf_task_bytes(t, 0));
 			cJSON_AddStringToObject(o, "description",
 						t->description);
 			cJSON_AddItemToArray(arr, o);
@@ -313,13 +315,13 @@ static int cmd_tasks(int argc, char **argv)
 }
 
 static const char suite_usage[] =
-	"usage: kforge suite [--root DIR] [--task SUBSTR] [--backend B]\n"
-	"                    [--json] [--no-timing] [--time-cap S]\n"
-	"\n"
-	"Evaluates every candidate under DIR/*/*/candidates/ (default\n"
-	"tasks/) and prints one row per candidate: the status it must get\n"
-	"(wrong*.c: wrong_answer; the others: ok), the status it got, the\n"
-	"speedup with its 95% interval. Exits 1 if any row differs.\n";
+    "usage: kforge suite [--root DIR] [--task SUBSTR] [--backend B]\n"
+    "                    [--json] [--no-timing] [--time-cap S]\n"
+    "\n"
+    "Evaluates every candidate under DIR/*/*/candidates/ (default\n"
+    "tasks/) and prints one row per candidate: the status it must get\n"
+    "(wrong*.c: wrong_answer; the others: ok), the status it got, the\n"
+    "speedup with its 95% interval. Exits 1 if any row differs.\n";
 
 static int name_cmp(const void *a, const void *b)
 {
@@ -386,16 +388,16 @@ static int cmd_suite(int argc, char **argv)
 		char **cands = list_candidates(tdir, ext, &nc);
 		for (int k = 0; k < nc; k++) {
 			const char *base = strrchr(cands[k], '/') + 1;
-			const char *want = strncmp(base, "wrong", 5)
-						   ? "ok"
-						   : "wrong_answer";
+			const char *want =
+			    strncmp(base, "wrong", 5) ? "ok" : "wrong_answer";
 			cJSON *res = NULL;
 			char tid[64];
 			snprintf(tid, sizeof(tid), "%s", tdir);
 			rows++;
 			if (kf_eval(tdir, cands[k], &c.eo, &res, &err)) {
 				if (c.json)
-					fprintf(stderr, "kforge: %s\n", err.msg);
+					fprintf(stderr, "kforge: %s\n",
+						err.msg);
 				else
 					printf("%-26s %-14s %-13s %-13s %s\n",
 					       tid, base, want, "error",
@@ -412,14 +414,16 @@ static int cmd_suite(int argc, char **argv)
 				continue;
 			}
 			const cJSON *sp = cJSON_GetObjectItem(
-				cJSON_GetObjectItem(res, "timing"), "speedup");
+			    cJSON_GetObjectItem(res, "timing"), "speedup");
 			char spd[64] = "-";
 			if (sp) {
-				const cJSON *ci = cJSON_GetObjectItem(sp, "ci95");
-				snprintf(spd, sizeof(spd), "%.2fx [%.2f, %.2f]",
-					 kf_json_num(sp, "median", 0),
-					 cJSON_GetArrayItem(ci, 0)->valuedouble,
-					 cJSON_GetArrayItem(ci, 1)->valuedouble);
+				const cJSON *ci =
+				    cJSON_GetObjectItem(sp, "ci95");
+				snprintf(
+				    spd, sizeof(spd), "%.2fx [%.2f, %.2f]",
+				    kf_json_num(sp, "median", 0),
+				    cJSON_GetArrayItem(ci, 0)->valuedouble,
+				    cJSON_GetArrayItem(ci, 1)->valuedouble);
 			}
 			const char *reason = kf_json_str(res, "reason");
 			const cJSON *task = cJSON_GetObjectItem(res, "task");
@@ -451,19 +455,20 @@ static int cmd_suite(int argc, char **argv)
 }
 
 static const char redteam_usage[] =
-	"usage: kforge redteam [--backend host|cuda] [--manifest FILE]\n"
-	"                      [--task SUBSTR] [--json] [--time-cap S]\n"
-	"\n"
-	"Runs the red-team corpus (default redteam/BACKEND.json): known reward\n"
-	"hacks that must be caught and honest candidates that must pass. Prints\n"
-	"one row per case: what it tries, the verdict it must get, the verdict\n"
-	"it got and why. Exits 1 if any row differs.\n";
+    "usage: kforge redteam [--backend host|cuda] [--manifest FILE]\n"
+    "                      [--task SUBSTR] [--json] [--time-cap S]\n"
+    "\n"
+    "Runs the red-team corpus (default redteam/BACKEND.json): known reward\n"
+    "hacks that must be caught and honest candidates that must pass. Prints\n"
+    "one row per case: what it tries, the verdict it must get, the verdict\n"
+    "it got and why. Exits 1 if any row differs.\n";
 
 /* "status/check", or "status" when the check is absent; caller frees. */
 static char *verdict_str(const char *status, const char *check, bool degenerate)
 {
 	return kf_xasprintf("%s%s%s%s", status, check && *check ? "/" : "",
-			    check ? check : "", degenerate ? " (degenerate)" : "");
+			    check ? check : "",
+			    degenerate ? " (degenerate)" : "");
 }
 
 static int cmd_redteam(int argc, char **argv)
@@ -482,8 +487,8 @@ static int cmd_redteam(int argc, char **argv)
 	if (c.eo.time_cap_s == 10.0)
 		c.eo.time_cap_s = 1.0;
 	struct kf_err err = KF_ERR_INIT;
-	char *text = NULL, *deflt = kf_xasprintf("redteam/%s.json",
-						 c.eo.backend);
+	char *text = NULL,
+	     *deflt = kf_xasprintf("redteam/%s.json", c.eo.backend);
 	if (!c.manifest)
 		c.manifest = deflt;
 	int rc = kf_file_read(c.manifest, 4u << 20, &text, NULL, &err);
@@ -516,7 +521,7 @@ static int cmd_redteam(int argc, char **argv)
 		const char *expect = kf_json_str(cs, "expect");
 		const char *check = kf_json_str(cs, "check");
 		bool want_degenerate =
-			cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
+		    cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
 		k++;
 		if (!name || !backend || !task || !cand || !expect || !tries) {
 			fprintf(stderr,
@@ -531,8 +536,7 @@ static int cmd_redteam(int argc, char **argv)
 		     !strstr(task, c.task_filter)))
 			continue;
 		struct kf_eval_opts eo = c.eo;
-		eo.no_timing =
-			cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
+		eo.no_timing = cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
 		cJSON *res = NULL;
 		char *want = verdict_str(expect, check, want_degenerate);
 		char *got;
@@ -545,7 +549,7 @@ static int cmd_redteam(int argc, char **argv)
 			const char *st = kf_json_str(res, "status");
 			const char *ck = kf_json_str(res, "check");
 			bool deg = cJSON_IsTrue(cJSON_GetObjectItem(
-				cJSON_GetObjectItem(res, "degenerate"), "flag"));
+			    cJSON_GetObjectItem(res, "degenerate"), "flag"));
 			/* The expected check is compared only when the case
 			 * names one. */
 			got = verdict_str(st, check ? ck : NULL, deg);
@@ -591,10 +595,10 @@ static int cmd_redteam(int argc, char **argv)
 }
 
 static const char doctor_usage[] =
-	"usage: kforge doctor [--json]\n"
-	"\n"
-	"Reports what this machine offers: CPU, GPUs (or none), the NVIDIA\n"
-	"driver, cc and nvcc, Python and torch, the cache directory.\n";
+    "usage: kforge doctor [--json]\n"
+    "\n"
+    "Reports what this machine offers: CPU, GPUs (or none), the NVIDIA\n"
+    "driver, cc and nvcc, Python and torch, the cache directory.\n";
 
 static int cmd_doctor(int argc, char **argv)
 {
@@ -641,23 +645,25 @@ static int cmd_doctor(int argc, char **argv)
 			       kf_json_num(dev, "memory_clock_mhz", 0),
 			       kf_json_num(dev, "memory_bus_bits", 0),
 			       kf_json_str(dev, "cuda_driver_api"),
-			       kf_json_str(dev, "nvrtc") ? kf_json_str(dev, "nvrtc")
-							  : "not found",
-			       kf_json_str(dev, "driver") ? kf_json_str(dev, "driver")
-							   : "?",
+			       kf_json_str(dev, "nvrtc")
+				   ? kf_json_str(dev, "nvrtc")
+				   : "not found",
+			       kf_json_str(dev, "driver")
+				   ? kf_json_str(dev, "driver")
+				   : "?",
 			       cJSON_IsTrue(cJSON_GetObjectItem(dev, "nvml"))
-				       ? "yes"
-				       : "no",
+				   ? "yes"
+				   : "no",
 			       cJSON_IsTrue(cJSON_GetObjectItem(dev, "cupti"))
-				       ? "yes"
-				       : "no");
+				   ? "yes"
+				   : "no");
 		else
-			printf("device   unusable: %s\n", kf_json_str(g, "why"));
-	}
-	else
+			printf("device   unusable: %s\n",
+			       kf_json_str(g, "why"));
+	} else
 		printf("gpus     none: %s\n", kf_json_str(g, "why"));
-	const char *keys[] = {"nvidia_driver", "cc", "nvcc", "python",
-			      "torch", "cache"};
+	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",
+			      "python",	       "torch", "cache"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = kf_json_str(d, keys[i]);
 		printf("%-8s %s\n", keys[i], v ? v : "not found");
@@ -667,11 +673,11 @@ static int cmd_doctor(int argc, char **argv)
 }
 
 static const struct command commands[] = {
-	{"eval", cmd_eval, eval_usage},
-	{"suite", cmd_suite, suite_usage},
-	{"tasks", cmd_tasks, tasks_usage},
-	{"redteam", cmd_redteam, redteam_usage},
-	{"doctor", cmd_doctor, doctor_usage},
+    {"eval", cmd_eval, eval_usage},
+    {"suite", cmd_suite, suite_usage},
+    {"tasks", cmd_tasks, tasks_usage},
+    {"redteam", cmd_redteam, redteam_usage},
+    {"doctor", cmd_doctor, doctor_usage},
 };
 
 static void usage(FILE *f)

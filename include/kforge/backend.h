@@ -35,8 +35,8 @@ struct kf_cmp {
 	int64_t mismatches; /* outside atol + rtol*|want|, NaN/Inf included */
 	int64_t unwritten;  /* still holding the poison while want does not */
 	int64_t nan_got, inf_got, nan_want, inf_want;
-	double max_abs; /* over elements where both are finite */
-	double max_rel; /* |got-want| / |want|, where want != 0 */
+	double max_abs;	     /* over elements where both are finite */
+	double max_rel;	     /* |got-want| / |want|, where want != 0 */
 	int64_t worst_index; /* the element furthest outside (or nearest to)
 				the tolerance; -1 when n == 0 */
 	double worst_got, worst_want;
@@ -48,16 +48,16 @@ struct kf_cmp {
 
 /* One timed call, as measured. */
 struct kf_sample {
-	double ns;	 /* from the start of the call until all work it
-			    started on the device had finished */
-	double event_ns; /* the engine stream's own view (events), or ns */
+	double ns;	  /* from the start of the call until all work it
+			     started on the device had finished */
+	double event_ns;  /* the engine stream's own view (events), or ns */
 	double clock_mhz; /* SM clock read after the call, 0 if unknown */
-	bool throttled;	 /* the device reported a slowdown (power,
-			    thermal) during the call */
-	int kernels;	 /* device activities seen in the window, -1 if
-			    not traced */
-	int streams;	 /* distinct streams they ran on, -1 if not traced */
-	int rc;		 /* what fn returned */
+	bool throttled;	  /* the device reported a slowdown (power,
+			     thermal) during the call */
+	int kernels;	  /* device activities seen in the window, -1 if
+			     not traced */
+	int streams;	  /* distinct streams they ran on, -1 if not traced */
+	int rc;		  /* what fn returned */
 };
 
 struct kf_backend_ops {
@@ -93,8 +93,8 @@ struct kf_backend_ops {
 		       enum kf_dtype dt, int64_t n, struct kf_tolerance tol,
 		       struct kf_cmp *out, struct kf_err *err);
 	/* A 64-bit hash of the bytes. */
-	int (*checksum)(void *ctx, const void *ptr, size_t bytes,
-			uint64_t *out, struct kf_err *err);
+	int (*checksum)(void *ctx, const void *ptr, size_t bytes, uint64_t *out,
+			struct kf_err *err);
 	/* Waits for all work the process started on the device. */
 	int (*sync)(void *ctx, struct kf_err *err);
 
@@ -129,7 +129,7 @@ struct kf_backend_ops {
 	/* Source of the roofline probe (compiled like a candidate; it defines
 	 * kf_probe, see worker.c), or NULL. */
 	const char *probe_source;
-	const char *probe_ext; /* ".c" or ".cu" */
+	const char *probe_ext;	     /* ".c" or ".cu" */
 	const char *probe_libraries; /* a library the probe links, or NULL */
 };
 

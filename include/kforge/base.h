@@ -42,16 +42,24 @@ struct kf_err {
 	int code;
 	char msg[1024];
 };
-#define KF_ERR_INIT {0, {0}}
+#define KF_ERR_INIT                                                            \
+	{                                                                      \
+		0,                                                             \
+		{                                                              \
+			0                                                      \
+		}                                                              \
+	}
 
-/* Sets code and message; returns code so that callers can `return kf_err_set(...)`. */
+/* Sets code and message; returns code so that callers can `return
+ * kf_err_set(...)`. */
 int kf_err_set(struct kf_err *err, int code, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
+    __attribute__((format(printf, 3, 4)));
 /* Prefixes the message with "prefix: " (the outer subject, a file name). */
 void kf_err_prefix(struct kf_err *err, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
-/* Allocation: out of memory aborts with a message, so these never return NULL. */
+/* Allocation: out of memory aborts with a message, so these never return NULL.
+ */
 void *kf_xmalloc(size_t bytes);
 void *kf_xcalloc(size_t n, size_t bytes);
 void *kf_xrealloc(void *p, size_t bytes);
@@ -62,7 +70,7 @@ char *kf_xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 #define KF_ASSERT(cond)                                                        \
 	((cond) ? (void)0 : kf_assert_fail(#cond, __FILE__, __LINE__))
 void kf_assert_fail(const char *what, const char *file, int line)
-	__attribute__((noreturn));
+    __attribute__((noreturn));
 
 /* A growable NUL-terminated string; embed with KF_STRBUF_INIT. */
 struct kf_strbuf {
@@ -70,11 +78,14 @@ struct kf_strbuf {
 	size_t len;
 	size_t alloc;
 };
-#define KF_STRBUF_INIT {NULL, 0, 0}
+#define KF_STRBUF_INIT                                                         \
+	{                                                                      \
+		NULL, 0, 0                                                     \
+	}
 void kf_strbuf_add(struct kf_strbuf *sb, const void *data, size_t bytes);
 void kf_strbuf_addstr(struct kf_strbuf *sb, const char *s);
 void kf_strbuf_addf(struct kf_strbuf *sb, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 void kf_strbuf_vaddf(struct kf_strbuf *sb, const char *fmt, va_list ap);
 /* The contents, "" when empty; borrowed until the next change. */
 const char *kf_strbuf_str(const struct kf_strbuf *sb);
@@ -87,16 +98,19 @@ void kf_strbuf_release(struct kf_strbuf *sb);
  * UTF-8 become '?'. */
 void kf_text_sanitize(char *s);
 
-/* Logging to stderr; the level comes from KFORGE_LOG (error|warn|info|debug). */
+/* Logging to stderr; the level comes from KFORGE_LOG (error|warn|info|debug).
+ */
 enum { KF_LOG_ERROR, KF_LOG_WARN, KF_LOG_INFO, KF_LOG_DEBUG };
 void kf_log(int level, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
+    __attribute__((format(printf, 2, 3)));
 
 /* Files. */
-/* Reads a whole file of at most cap_bytes; *out is NUL-terminated, caller frees. */
+/* Reads a whole file of at most cap_bytes; *out is NUL-terminated, caller
+ * frees. */
 int kf_file_read(const char *path, size_t cap_bytes, char **out,
 		 size_t *out_bytes, struct kf_err *err);
-/* Writes through a temporary file and rename(), so readers see all or nothing. */
+/* Writes through a temporary file and rename(), so readers see all or nothing.
+ */
 int kf_file_write_atomic(const char *path, const void *data, size_t bytes,
 			 struct kf_err *err);
 int kf_mkdir_p(const char *path, struct kf_err *err);
@@ -124,16 +138,16 @@ void kf_sha256_final_hex(struct kf_sha256 *s, char hex[65]);
 uint64_t kf_fnv1a64(const void *data, size_t bytes, uint64_t seed);
 
 /* Clocks. */
-uint64_t kf_now_ns(void); /* CLOCK_MONOTONIC */
+uint64_t kf_now_ns(void);   /* CLOCK_MONOTONIC */
 char *kf_utc_iso8601(void); /* "2026-11-30T01:02:03Z"; caller frees */
 
 /* Child processes. */
 struct kf_limits {
-	double cpu_s;	       /* RLIMIT_CPU, 0 = unchanged */
-	uint64_t as_bytes;     /* RLIMIT_AS, 0 = unchanged */
-	uint64_t fsize_bytes;  /* RLIMIT_FSIZE, 0 = unchanged */
-	uint64_t nproc;	       /* RLIMIT_NPROC, 0 = unchanged */
-	int no_core;	       /* RLIMIT_CORE = 0 */
+	double cpu_s;	      /* RLIMIT_CPU, 0 = unchanged */
+	uint64_t as_bytes;    /* RLIMIT_AS, 0 = unchanged */
+	uint64_t fsize_bytes; /* RLIMIT_FSIZE, 0 = unchanged */
+	uint64_t nproc;	      /* RLIMIT_NPROC, 0 = unchanged */
+	int no_core;	      /* RLIMIT_CORE = 0 */
 };
 
 struct kf_proc {
@@ -141,7 +155,10 @@ struct kf_proc {
 	int to_child;	/* write end of the child's stdin, -1 if none */
 	int from_child; /* read end of the child's stdout, -1 if none */
 };
-#define KF_PROC_INIT {0, -1, -1}
+#define KF_PROC_INIT                                                           \
+	{                                                                      \
+		0, -1, -1                                                      \
+	}
 
 /*
  * Starts argv[0] (a path) with pipes on stdin and stdout; the child's stderr
@@ -150,12 +167,14 @@ struct kf_proc {
 int kf_proc_spawn(struct kf_proc *p, char *const argv[],
 		  const struct kf_limits *lim, int stderr_fd,
 		  struct kf_err *err);
-/* Kills (SIGKILL) and reaps; *status gets the wait status. Safe on a reaped proc. */
+/* Kills (SIGKILL) and reaps; *status gets the wait status. Safe on a reaped
+ * proc. */
 void kf_proc_kill(struct kf_proc *p, int *status);
 /* Waits up to timeout_ms for exit (then kills); closes the pipes. */
 int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 		 long *maxrss_kib);
-/* Describes a wait status: "exited with code 3", "killed by signal 11 (SIGSEGV)". */
+/* Describes a wait status: "exited with code 3", "killed by signal 11
+ * (SIGSEGV)". */
 char *kf_wait_describe(int status);
 
 /*
@@ -171,7 +190,8 @@ int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 char *kf_which(const char *name);
 /* True when path is a regular file this process may execute. */
 int kf_is_executable(const char *path);
-/* Runs a shell-free command and returns the first line of its output, or NULL. */
+/* Runs a shell-free command and returns the first line of its output, or NULL.
+ */
 char *kf_proc_first_line(char *const argv[], int timeout_ms);
 
 /*

@@ -14,10 +14,10 @@
 #define KF_COMPILE_LOG_CAP (64u << 10) /* bytes of compiler output kept */
 
 struct kf_compile_opts {
-	const char *backend;	/* "host" (cc) or "cuda" (nvcc) */
+	const char *backend;	 /* "host" (cc) or "cuda" (nvcc) */
 	const char *include_dir; /* holds kforge/kernel.h; NULL: found next to
 				    the executable or in the source tree */
-	const char *arch;	/* cuda: "sm_90", "sm_90a"; NULL: detected */
+	const char *arch;	 /* cuda: "sm_90", "sm_90a"; NULL: detected */
 	const char *const *libraries; /* extra -l names the task allows */
 	int n_libraries;
 	int timeout_ms; /* 0: 120000 */
@@ -26,17 +26,20 @@ struct kf_compile_opts {
 
 /* The outcome of one compilation. */
 struct kf_compile_result {
-	bool ok;	 /* false: the compiler failed or timed out */
+	bool ok; /* false: the compiler failed or timed out */
 	bool timed_out;
-	bool cached;	 /* the object came from the cache */
-	char *so_path;	 /* owned; the shared object, when ok */
-	char *log;	 /* owned; compiler output, at most KF_COMPILE_LOG_CAP */
-	char *key;	 /* owned; the cache key (64 hex digits) */
-	char *command;	 /* owned; the command line, for the record */
+	bool cached;   /* the object came from the cache */
+	char *so_path; /* owned; the shared object, when ok */
+	char *log;     /* owned; compiler output, at most KF_COMPILE_LOG_CAP */
+	char *key;     /* owned; the cache key (64 hex digits) */
+	char *command; /* owned; the command line, for the record */
 	char *toolchain; /* owned; the compiler's version line */
 	double seconds;	 /* wall time of the compiler, 0 when cached */
 };
-#define KF_COMPILE_RESULT_INIT {0}
+#define KF_COMPILE_RESULT_INIT                                                 \
+	{                                                                      \
+		0                                                              \
+	}
 
 /*
  * Compiles source_path. Returns 0 when it could try (r->ok tells whether the

@@ -46,7 +46,10 @@ struct kf_eval_opts {
 				     1 GiB + 8x the task's largest tensors) */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
-	{"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false, false, 0}
+	{                                                                      \
+		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
+		    false, 0                                                   \
+	}
 
 /*
  * Evaluates candidate_path against the task at task_path. On return 0,

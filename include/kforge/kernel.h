@@ -32,8 +32,8 @@
  * element of every output and return 0; any other value is a runtime error.
  * The engine owns every buffer and may move them between calls.
  */
-KF_EXTERN_C int kf_entry(const DLTensor *in, int n_in, DLTensor *out,
-			 int n_out, void *stream);
+KF_EXTERN_C int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+			 void *stream);
 
 /* Number of elements of a tensor. */
 KF_HD int64_t kf_numel(const DLTensor *t)

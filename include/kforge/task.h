@@ -134,7 +134,8 @@ void kf_task_select_backend(struct kf_task *t, const char *backend);
 /* The values of dimension set s (n_dims of them); borrowed. */
 const int64_t *kf_task_dims(const struct kf_task *t, int s);
 /* Shape of a tensor under dimension set s; returns its element count, or a
- * negative KF_E code with err set when a dimension is not a positive integer. */
+ * negative KF_E code with err set when a dimension is not a positive integer.
+ */
 int64_t kf_task_shape(const struct kf_task *t, const struct kf_tensor_spec *ts,
 		      int s, int64_t shape[KF_MAX_NDIM], struct kf_err *err);
 /* "M=128 N=64" for dimension set s; caller frees. */

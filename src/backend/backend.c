@@ -11,8 +11,8 @@ extern const struct kf_backend_ops kf_backend_host;
 extern const struct kf_backend_ops kf_backend_cuda;
 
 static const struct kf_backend_ops *const backends[] = {
-	&kf_backend_host,
-	&kf_backend_cuda,
+    &kf_backend_host,
+    &kf_backend_cuda,
 };
 
 const struct kf_backend_ops *kf_backend_find(const char *name)
@@ -90,8 +90,7 @@ double kf_rng_value(const struct kf_fill *f, uint64_t index)
 {
 	const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),
 				 f->stream, 0x6b666f72u};
-	const uint32_t key[2] = {(uint32_t)f->seed,
-				 (uint32_t)(f->seed >> 32)};
+	const uint32_t key[2] = {(uint32_t)f->seed, (uint32_t)(f->seed >> 32)};
 	uint32_t r[4];
 	kf_philox4x32(ctr, key, r);
 	double u0 = unit(r[0], r[1]), u1 = unit(r[2], r[3]);

@@ -66,9 +66,9 @@ struct driver {
 	cu_result (*memset32_async)(cu_ptr, unsigned, size_t, cu_stream);
 	cu_result (*module_load)(cu_module *, const void *);
 	cu_result (*module_func)(cu_function *, cu_module, const char *);
-	cu_result (*launch)(cu_function, unsigned, unsigned, unsigned,
-			    unsigned, unsigned, unsigned, unsigned, cu_stream,
-			    void **, void **);
+	cu_result (*launch)(cu_function, unsigned, unsigned, unsigned, unsigned,
+			    unsigned, unsigned, unsigned, cu_stream, void **,
+			    void **);
 	cu_result (*event_create)(cu_event *, unsigned);
 	cu_result (*event_record)(cu_event, cu_stream);
 	cu_result (*event_sync)(cu_event);
@@ -179,10 +179,9 @@ static bool sticky(cu_result r)
 	do {                                                                   \
 		cu_result r_ = (call);                                         \
 		if (r_ != 0)                                                   \
-			return kf_err_set(err,                                 \
-					  sticky(r_) ? KF_EFAULT : KF_EIO,     \
-					  "%s: %s (%d)", what, cu_err(c, r_),  \
-					  r_);                                 \
+			return kf_err_set(                                     \
+			    err, sticky(r_) ? KF_EFAULT : KF_EIO,              \
+			    "%s: %s (%d)", what, cu_err(c, r_), r_);           \
 	} while (0)
 
 static void *open_first(const char *const *names)
@@ -262,13 +261,13 @@ static int cuda_available(struct kf_err *err)
 static int open_nvrtc(struct nvrtc *r, struct kf_err *err)
 {
 	static const char *const names[] = {
-		"libnvrtc.so.13",
-		"libnvrtc.so.12",
-		"libnvrtc.so",
-		"/usr/local/cuda/lib64/libnvrtc.so.13",
-		"/usr/local/cuda/lib64/libnvrtc.so.12",
-		"/usr/local/cuda/lib64/libnvrtc.so",
-		NULL,
+	    "libnvrtc.so.13",
+	    "libnvrtc.so.12",
+	    "libnvrtc.so",
+	    "/usr/local/cuda/lib64/libnvrtc.so.13",
+	    "/usr/local/cuda/lib64/libnvrtc.so.12",
+	    "/usr/local/cuda/lib64/libnvrtc.so",
+	    NULL,
 	};
 	r->so = open_first(names);
 	if (!r->so)
@@ -371,12 +370,12 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream_id,
 static bool open_cupti(void)
 {
 	static const char *const names[] = {
-		"libcupti.so.13",
-		"libcupti.so",
-		"/usr/local/cuda/lib64/libcupti.so.13",
-		"/usr/local/cuda/lib64/libcupti.so",
-		"/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
-		NULL,
+	    "libcupti.so.13",
+	    "libcupti.so",
+	    "/usr/local/cuda/lib64/libcupti.so.13",
+	    "/usr/local/cuda/lib64/libcupti.so",
+	    "/usr/local/cuda/extras/CUPTI/lib64/libcupti.so",
+	    NULL,
 	};
 	if (getenv("KFORGE_NO_CUPTI"))
 		return false;
@@ -390,10 +389,10 @@ static bool open_cupti(void)
 		  LOAD(&cupti, timestamp, "cuptiGetTimestamp") &&
 		  LOAD(&cupti, stream_id, "cuptiGetStreamId");
 	if (!ok || cupti.register_cb(buffer_requested, buffer_completed) !=
-			   CUPTI_SUCCESS)
+		       CUPTI_SUCCESS)
 		return false;
 	return cupti.enable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL) ==
-		       CUPTI_SUCCESS &&
+		   CUPTI_SUCCESS &&
 	       cupti.enable(CUPTI_ACTIVITY_KIND_MEMCPY) == CUPTI_SUCCESS &&
 	       cupti.enable(CUPTI_ACTIVITY_KIND_MEMSET) == CUPTI_SUCCESS;
 }
@@ -408,8 +407,8 @@ static int engine_cubin(struct cuda *c, char **cubin, size_t *bytes,
 	char arch[64], hex[65];
 	struct kf_sha256 h;
 	c->r.version(&major, &minor);
-	snprintf(arch, sizeof(arch), "--gpu-architecture=sm_%d%d",
-		 c->cc_major, c->cc_minor);
+	snprintf(arch, sizeof(arch), "--gpu-architecture=sm_%d%d", c->cc_major,
+		 c->cc_minor);
 	kf_sha256_init(&h);
 	kf_sha256_update(&h, KF_CUDA_SOURCE, strlen(KF_CUDA_SOURCE));
 	kf_sha256_update(&h, arch, strlen(arch));
@@ -434,8 +433,9 @@ static int engine_cubin(struct cuda *c, char **cubin, size_t *bytes,
 		c->r.log_size(prog, &n);
 		char *log = kf_xcalloc(1, n + 1);
 		c->r.log(prog, log);
-		rc = kf_err_set(err, KF_EIO, "NVRTC: the engine's kernels do not "
-					     "compile: %.800s",
+		rc = kf_err_set(err, KF_EIO,
+				"NVRTC: the engine's kernels do not "
+				"compile: %.800s",
 				log);
 		free(log);
 		c->r.destroy(&prog);
@@ -484,9 +484,8 @@ static int cuda_init(void **ctxp, struct kf_err *err)
 	 * stream is ordered with it. */
 	CU(c, c->d.stream_create(&c->stream, 0), err, "cuStreamCreate");
 #ifdef KF_HAVE_CUPTI
-	if (c->cupti &&
-	    cupti.stream_id((CUcontext)c->ctx, (CUstream)c->stream,
-			    &cupti.engine_stream) != CUPTI_SUCCESS)
+	if (c->cupti && cupti.stream_id((CUcontext)c->ctx, (CUstream)c->stream,
+					&cupti.engine_stream) != CUPTI_SUCCESS)
 		c->cupti = false;
 #endif
 	CU(c, c->d.event_create(&c->ev0, 0), err, "cuEventCreate");
@@ -518,7 +517,8 @@ static int cuda_init(void **ctxp, struct kf_err *err)
 	open_nvml(c);
 	/* A per-process key: a candidate cannot aim a change of its inputs
 	 * at a hash collision it cannot compute. */
-	c->hash_key = kf_fnv1a64(&c, sizeof(c), kf_now_ns()) ^ (uint64_t)getpid();
+	c->hash_key =
+	    kf_fnv1a64(&c, sizeof(c), kf_now_ns()) ^ (uint64_t)getpid();
 	return 0;
 }
 
@@ -639,9 +639,9 @@ static int launch(struct cuda *c, cu_function f, int64_t n, void **args,
 		  struct kf_err *err)
 {
 	int64_t want = (n + 255) / 256;
-	unsigned blocks = (unsigned)(want < 1 ? 1
+	unsigned blocks = (unsigned)(want < 1		      ? 1
 				     : want > 8 * c->sm_count ? 8 * c->sm_count
-							       : want);
+							      : want);
 	CU(c, c->d.launch(f, blocks, 1, 1, 256, 1, 1, 0, c->stream, args, NULL),
 	   err, "cuLaunchKernel (engine)");
 	return 0;
@@ -681,8 +681,8 @@ struct dev_stats {
 
 static double from_key(uint64_t k)
 {
-	uint64_t b = (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull
-						 : ~k;
+	uint64_t b =
+	    (k & 0x8000000000000000ull) ? k ^ 0x8000000000000000ull : ~k;
 	double v;
 	memcpy(&v, &b, 8);
 	return v;
@@ -717,7 +717,7 @@ static int cuda_compare(void *ctx, const void *got, const void *want,
 	uint64_t poison;
 	kf_poison_bits(dt, &poison);
 	cu_ptr sp = c->scratch;
-	void *args[] = {&got,  &want, &dti,   &width, &nn,
+	void *args[] = {&got,  &want, &dti,    &width, &nn,
 			&atol, &rtol, &poison, &sp};
 	int rc = launch(c, c->f_compare, n, args, err);
 	void *wargs[] = {&got, &want, &dti, &nn, &atol, &rtol, &sp};
@@ -860,9 +860,9 @@ static int cuda_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
 		cupti.flush_all(1);
 		s->kernels = cupti.activities;
 		s->streams = cupti.n_streams;
-		double span = cupti.activities ? (double)(cupti.last_end -
-							  cupti.first_start)
-					       : 0;
+		double span = cupti.activities
+				  ? (double)(cupti.last_end - cupti.first_start)
+				  : 0;
 		/* The longer of the stream's view and the span of all device
 		 * work in the window: work on other streams is counted. */
 		s->ns = span > s->event_ns ? span : s->event_ns;
@@ -879,8 +879,9 @@ static void cuda_state(void *ctx, char *buf, size_t cap)
 {
 	struct cuda *c = ctx;
 	static const char *const names[] = {
-		NULL,	      "printf_fifo",   "malloc_heap", "sync_depth",
-		"pending_launches", "l2_fetch", "persisting_l2"};
+	    NULL,	    "printf_fifo",	"malloc_heap",
+	    "sync_depth",   "pending_launches", "l2_fetch",
+	    "persisting_l2"};
 	size_t len = 0;
 	for (int l = 1; l <= 6 && len < cap; l++) {
 		size_t v = 0;
@@ -922,80 +923,80 @@ static int cuda_energy(void *ctx, double *mj, struct kf_err *err)
 /* The roofline probe: copy bandwidth (device to device, read + write
  * counted), FP32 FMA rate and the bf16 matrix rate through cuBLAS. */
 static const char cuda_probe[] =
-	"#include <cuda_runtime.h>\n"
-	"#include <cuda_bf16.h>\n"
-	"#include <cublas_v2.h>\n"
-	"__global__ void fma_loop(float *out, int iters) {\n"
-	"  float a[8]; for (int j = 0; j < 8; j++) a[j] = threadIdx.x + j;\n"
-	"  for (int i = 0; i < iters; i++)\n"
-	"    for (int j = 0; j < 8; j++) a[j] = fmaf(a[j], 0.9999f, 1e-7f);\n"
-	"  float s = 0; for (int j = 0; j < 8; j++) s += a[j];\n"
-	"  if (s == 1234.5f) out[0] = s;\n"
-	"}\n"
-	"static float best_ms(cudaEvent_t a, cudaEvent_t b, float best) {\n"
-	"  float ms; cudaEventElapsedTime(&ms, a, b);\n"
-	"  return best == 0 || ms < best ? ms : best;\n"
-	"}\n"
-	"extern \"C\" int kf_probe(double *flops, double *bytes,\n"
-	"                          double *matrix) {\n"
-	"  size_t n = (size_t)2 << 30; void *x, *y; float *o;\n"
-	"  if (cudaMalloc(&x, n) || cudaMalloc(&y, n) || cudaMalloc(&o, 4))\n"
-	"    return 1;\n"
-	"  cudaMemset(x, 1, n); cudaEvent_t a, b;\n"
-	"  cudaEventCreate(&a); cudaEventCreate(&b); float ms = 0;\n"
-	"  for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
-	"    cudaMemcpyAsync(y, x, n, cudaMemcpyDeviceToDevice);\n"
-	"    cudaEventRecord(b); cudaEventSynchronize(b);\n"
-	"    if (r) ms = best_ms(a, b, ms); }\n"
-	"  *bytes = 2.0 * n / (ms * 1e-3);\n"
-	"  int dev, sms; cudaGetDevice(&dev);\n"
-	"  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
-	"  int blocks = sms * 8, threads = 256, iters = 1 << 14; ms = 0;\n"
-	"  for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
-	"    fma_loop<<<blocks, threads>>>(o, iters);\n"
-	"    cudaEventRecord(b); cudaEventSynchronize(b);\n"
-	"    if (r) ms = best_ms(a, b, ms); }\n"
-	"  *flops = 2.0 * 8 * iters * (double)blocks * threads / (ms * 1e-3);\n"
-	"  cublasHandle_t h; int m = 8192; *matrix = 0;\n"
-	"  if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {\n"
-	"    float alpha = 1, beta = 0; ms = 0;\n"
-	"    cudaMemset(x, 0x3c, (size_t)m * m * 2);\n"
-	"    for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
-	"      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, x,\n"
-	"        CUDA_R_16BF, m, (char *)x + (size_t)m * m * 2, CUDA_R_16BF,\n"
-	"        m, &beta, y, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,\n"
-	"        CUBLAS_GEMM_DEFAULT);\n"
-	"      cudaEventRecord(b); cudaEventSynchronize(b);\n"
-	"      if (r) ms = best_ms(a, b, ms); }\n"
-	"    *matrix = 2.0 * m * (double)m * m / (ms * 1e-3);\n"
-	"    cublasDestroy(h); }\n"
-	"  cudaFree(x); cudaFree(y); cudaFree(o);\n"
-	"  return cudaGetLastError() != cudaSuccess;\n"
-	"}\n";
+    "#include <cuda_runtime.h>\n"
+    "#include <cuda_bf16.h>\n"
+    "#include <cublas_v2.h>\n"
+    "__global__ void fma_loop(float *out, int iters) {\n"
+    "  float a[8]; for (int j = 0; j < 8; j++) a[j] = threadIdx.x + j;\n"
+    "  for (int i = 0; i < iters; i++)\n"
+    "    for (int j = 0; j < 8; j++) a[j] = fmaf(a[j], 0.9999f, 1e-7f);\n"
+    "  float s = 0; for (int j = 0; j < 8; j++) s += a[j];\n"
+    "  if (s == 1234.5f) out[0] = s;\n"
+    "}\n"
+    "static float best_ms(cudaEvent_t a, cudaEvent_t b, float best) {\n"
+    "  float ms; cudaEventElapsedTime(&ms, a, b);\n"
+    "  return best == 0 || ms < best ? ms : best;\n"
+    "}\n"
+    "extern \"C\" int kf_probe(double *flops, double *bytes,\n"
+    "                          double *matrix) {\n"
+    "  size_t n = (size_t)2 << 30; void *x, *y; float *o;\n"
+    "  if (cudaMalloc(&x, n) || cudaMalloc(&y, n) || cudaMalloc(&o, 4))\n"
+    "    return 1;\n"
+    "  cudaMemset(x, 1, n); cudaEvent_t a, b;\n"
+    "  cudaEventCreate(&a); cudaEventCreate(&b); float ms = 0;\n"
+    "  for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
+    "    cudaMemcpyAsync(y, x, n, cudaMemcpyDeviceToDevice);\n"
+    "    cudaEventRecord(b); cudaEventSynchronize(b);\n"
+    "    if (r) ms = best_ms(a, b, ms); }\n"
+    "  *bytes = 2.0 * n / (ms * 1e-3);\n"
+    "  int dev, sms; cudaGetDevice(&dev);\n"
+    "  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev);\n"
+    "  int blocks = sms * 8, threads = 256, iters = 1 << 14; ms = 0;\n"
+    "  for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
+    "    fma_loop<<<blocks, threads>>>(o, iters);\n"
+    "    cudaEventRecord(b); cudaEventSynchronize(b);\n"
+    "    if (r) ms = best_ms(a, b, ms); }\n"
+    "  *flops = 2.0 * 8 * iters * (double)blocks * threads / (ms * 1e-3);\n"
+    "  cublasHandle_t h; int m = 8192; *matrix = 0;\n"
+    "  if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {\n"
+    "    float alpha = 1, beta = 0; ms = 0;\n"
+    "    cudaMemset(x, 0x3c, (size_t)m * m * 2);\n"
+    "    for (int r = 0; r < 6; r++) { cudaEventRecord(a);\n"
+    "      cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, m, m, m, &alpha, x,\n"
+    "        CUDA_R_16BF, m, (char *)x + (size_t)m * m * 2, CUDA_R_16BF,\n"
+    "        m, &beta, y, CUDA_R_16BF, m, CUBLAS_COMPUTE_32F,\n"
+    "        CUBLAS_GEMM_DEFAULT);\n"
+    "      cudaEventRecord(b); cudaEventSynchronize(b);\n"
+    "      if (r) ms = best_ms(a, b, ms); }\n"
+    "    *matrix = 2.0 * m * (double)m * m / (ms * 1e-3);\n"
+    "    cublasDestroy(h); }\n"
+    "  cudaFree(x); cudaFree(y); cudaFree(o);\n"
+    "  return cudaGetLastError() != cudaSuccess;\n"
+    "}\n";
 
 const struct kf_backend_ops kf_backend_cuda = {
-	.version = KF_BACKEND_VERSION,
-	.name = "cuda",
-	.device_type = kDLCUDA,
-	.init = cuda_init,
-	.fini = cuda_fini,
-	.describe = cuda_describe,
-	.stream = cuda_stream,
-	.alloc = cuda_alloc,
-	.free = cuda_free,
-	.copy = cuda_copy,
-	.read = cuda_read,
-	.write = cuda_write,
-	.fill = cuda_fill,
-	.poison = cuda_poison,
-	.compare = cuda_compare,
-	.checksum = cuda_checksum,
-	.sync = cuda_sync,
-	.time_call = cuda_time_call,
-	.state = cuda_state,
-	.energy_mj = cuda_energy,
-	.available = cuda_available,
-	.probe_source = cuda_probe,
-	.probe_ext = ".cu",
-	.probe_libraries = "cublas",
+    .version = KF_BACKEND_VERSION,
+    .name = "cuda",
+    .device_type = kDLCUDA,
+    .init = cuda_init,
+    .fini = cuda_fini,
+    .describe = cuda_describe,
+    .stream = cuda_stream,
+    .alloc = cuda_alloc,
+    .free = cuda_free,
+    .copy = cuda_copy,
+    .read = cuda_read,
+    .write = cuda_write,
+    .fill = cuda_fill,
+    .poison = cuda_poison,
+    .compare = cuda_compare,
+    .checksum = cuda_checksum,
+    .sync = cuda_sync,
+    .time_call = cuda_time_call,
+    .state = cuda_state,
+    .energy_mj = cuda_energy,
+    .available = cuda_available,
+    .probe_source = cuda_probe,
+    .probe_ext = ".cu",
+    .probe_libraries = "cublas",
 };

@@ -99,12 +99,13 @@ static cJSON *host_describe(void *ctx)
 	char *model = cpu_model();
 	cJSON_AddStringToObject(d, "kind", "cpu");
 	cJSON_AddStringToObject(d, "name", model);
-	cJSON_AddNumberToObject(d, "cores", (double)sysconf(_SC_NPROCESSORS_ONLN));
+	cJSON_AddNumberToObject(d, "cores",
+				(double)sysconf(_SC_NPROCESSORS_ONLN));
 	cJSON_AddNumberToObject(d, "llc_bytes", (double)h->llc_bytes);
 	cJSON_AddNumberToObject(d, "flush_bytes", (double)h->flush_bytes);
 	cJSON_AddNumberToObject(d, "memory_bytes",
 				(double)sysconf(_SC_PHYS_PAGES) *
-					(double)sysconf(_SC_PAGESIZE));
+				    (double)sysconf(_SC_PAGESIZE));
 	free(model);
 	return d;
 }
@@ -264,7 +265,8 @@ static int host_compare(void *ctx, const void *got, const void *want,
 	}
 	if (finite) {
 		c->want_mean = sum / (double)finite;
-		double var = sumsq / (double)finite - c->want_mean * c->want_mean;
+		double var =
+		    sumsq / (double)finite - c->want_mean * c->want_mean;
 		c->want_std = var > 0 ? sqrt(var) : 0;
 	} else {
 		c->want_min = c->want_max = 0;
@@ -354,53 +356,53 @@ static int host_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
 /* The roofline probe, compiled with the candidates' flags: one core's
  * FMA throughput and copy bandwidth, the best of several runs. */
 static const char host_probe[] =
-	"#include <stdlib.h>\n"
-	"#include <string.h>\n"
-	"#include <time.h>\n"
-	"static double now(void) { struct timespec t;\n"
-	"  clock_gettime(CLOCK_MONOTONIC, &t);\n"
-	"  return t.tv_sec + t.tv_nsec * 1e-9; }\n"
-	"int kf_probe(double *flops_per_s, double *bytes_per_s,\n"
-	"             double *matrix_flops_per_s) {\n"
-	"  *matrix_flops_per_s = 0;\n"
-	"  float acc[64]; volatile float seed = 1.0f; float a = 0.999999f,\n"
-	"  b = 1e-7f; for (int j = 0; j < 64; j++) acc[j] = seed * j;\n"
-	"  double best = 0; long iters = 4000000;\n"
-	"  for (int r = 0; r < 5; r++) { double t0 = now();\n"
-	"    for (long i = 0; i < iters; i++)\n"
-	"      for (int j = 0; j < 64; j++) acc[j] = acc[j] * a + b;\n"
-	"    double t = now() - t0; double f = 2.0 * 64 * iters / t;\n"
-	"    if (f > best) best = f; }\n"
-	"  float s = 0; for (int j = 0; j < 64; j++) s += acc[j];\n"
-	"  seed = s; *flops_per_s = best;\n"
-	"  size_t n = (size_t)256 << 20; char *x = malloc(n), *y = malloc(n);\n"
-	"  if (!x || !y) { free(x); free(y); return 1; }\n"
-	"  memset(x, 1, n); memset(y, 2, n); best = 0;\n"
-	"  for (int r = 0; r < 5; r++) { double t0 = now(); memcpy(y, x, n);\n"
-	"    double t = now() - t0; if (2.0 * n / t > best) best = 2.0 * n / t;\n"
-	"    x[r] = y[n - 1 - r]; }\n"
-	"  free(x); free(y); *bytes_per_s = best; return 0; }\n";
+    "#include <stdlib.h>\n"
+    "#include <string.h>\n"
+    "#include <time.h>\n"
+    "static double now(void) { struct timespec t;\n"
+    "  clock_gettime(CLOCK_MONOTONIC, &t);\n"
+    "  return t.tv_sec + t.tv_nsec * 1e-9; }\n"
+    "int kf_probe(double *flops_per_s, double *bytes_per_s,\n"
+    "             double *matrix_flops_per_s) {\n"
+    "  *matrix_flops_per_s = 0;\n"
+    "  float acc[64]; volatile float seed = 1.0f; float a = 0.999999f,\n"
+    "  b = 1e-7f; for (int j = 0; j < 64; j++) acc[j] = seed * j;\n"
+    "  double best = 0; long iters = 4000000;\n"
+    "  for (int r = 0; r < 5; r++) { double t0 = now();\n"
+    "    for (long i = 0; i < iters; i++)\n"
+    "      for (int j = 0; j < 64; j++) acc[j] = acc[j] * a + b;\n"
+    "    double t = now() - t0; double f = 2.0 * 64 * iters / t;\n"
+    "    if (f > best) best = f; }\n"
+    "  float s = 0; for (int j = 0; j < 64; j++) s += acc[j];\n"
+    "  seed = s; *flops_per_s = best;\n"
+    "  size_t n = (size_t)256 << 20; char *x = malloc(n), *y = malloc(n);\n"
+    "  if (!x || !y) { free(x); free(y); return 1; }\n"
+    "  memset(x, 1, n); memset(y, 2, n); best = 0;\n"
+    "  for (int r = 0; r < 5; r++) { double t0 = now(); memcpy(y, x, n);\n"
+    "    double t = now() - t0; if (2.0 * n / t > best) best = 2.0 * n / t;\n"
+    "    x[r] = y[n - 1 - r]; }\n"
+    "  free(x); free(y); *bytes_per_s = best; return 0; }\n";
 
 const struct kf_backend_ops kf_backend_host = {
-	.version = KF_BACKEND_VERSION,
-	.name = "host",
-	.device_type = kDLCPU,
-	.init = host_init,
-	.fini = host_fini,
-	.describe = host_describe,
-	.stream = host_stream,
-	.alloc = host_alloc,
-	.free = host_free,
-	.copy = host_copy,
-	.read = host_copy,
-	.write = host_copy,
-	.fill = host_fill,
-	.poison = host_poison,
-	.compare = host_compare,
-	.checksum = host_checksum,
-	.sync = host_sync,
-	.time_call = host_time_call,
-	.state = host_state,
-	.probe_source = host_probe,
-	.probe_ext = ".c",
+    .version = KF_BACKEND_VERSION,
+    .name = "host",
+    .device_type = kDLCPU,
+    .init = host_init,
+    .fini = host_fini,
+    .describe = host_describe,
+    .stream = host_stream,
+    .alloc = host_alloc,
+    .free = host_free,
+    .copy = host_copy,
+    .read = host_copy,
+    .write = host_copy,
+    .fill = host_fill,
+    .poison = host_poison,
+    .compare = host_compare,
+    .checksum = host_checksum,
+    .sync = host_sync,
+    .time_call = host_time_call,
+    .state = host_state,
+    .probe_source = host_probe,
+    .probe_ext = ".c",
 };

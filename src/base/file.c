@@ -20,8 +20,7 @@ int kf_file_read(const char *path, size_t cap_bytes, char **out,
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return kf_err_set(err, errno == ENOENT ? KF_ENOENT : KF_EIO,
-				  "%s: cannot open: %s", path,
-				  strerror(errno));
+				  "%s: cannot open: %s", path, strerror(errno));
 	for (;;) {
 		if (len + 4096 + 1 > alloc) {
 			alloc = alloc ? alloc * 2 : 8192;
@@ -39,9 +38,10 @@ int kf_file_read(const char *path, size_t cap_bytes, char **out,
 			break;
 		len += (size_t)n;
 		if (len > cap_bytes) {
-			rc = kf_err_set(err, KF_ERANGE,
-					"%s: larger than the limit of %zu bytes",
-					path, cap_bytes);
+			rc =
+			    kf_err_set(err, KF_ERANGE,
+				       "%s: larger than the limit of %zu bytes",
+				       path, cap_bytes);
 			goto out;
 		}
 	}

@@ -13,8 +13,7 @@
 
 #include <kforge/base.h>
 
-static int write_all(int fd, const void *data, size_t bytes,
-		     struct kf_err *err)
+static int write_all(int fd, const void *data, size_t bytes, struct kf_err *err)
 {
 	/* A write to a pipe whose reader has gone raises SIGPIPE, which would
 	 * end the caller (a supervisor whose worker died): block it for the
@@ -79,8 +78,9 @@ static int read_all(int fd, void *data, size_t bytes, uint64_t deadline_ns,
 		if (deadline_ns) {
 			uint64_t now = kf_now_ns();
 			if (now >= deadline_ns)
-				return kf_err_set(err, KF_ETIMEDOUT,
-						  "no frame before the deadline");
+				return kf_err_set(
+				    err, KF_ETIMEDOUT,
+				    "no frame before the deadline");
 			struct pollfd pfd = {fd, POLLIN, 0};
 			int ms = (int)((deadline_ns - now) / 1000000ull) + 1;
 			int r = poll(&pfd, 1, ms);
@@ -104,8 +104,7 @@ static int read_all(int fd, void *data, size_t bytes, uint64_t deadline_ns,
 	return 0;
 }
 
-int kf_frame_read(int fd, uint64_t deadline_ns, cJSON **out,
-		  struct kf_err *err)
+int kf_frame_read(int fd, uint64_t deadline_ns, cJSON **out, struct kf_err *err)
 {
 	uint8_t hdr[4];
 	int rc = read_all(fd, hdr, 4, deadline_ns, err);

@@ -91,8 +91,8 @@ int kf_proc_spawn(struct kf_proc *p, char *const argv[],
 		waitpid(pid, NULL, 0);
 		close(in[1]);
 		close(out[0]);
-		return kf_err_set(err, KF_ECHILD, "%s: cannot run: %s",
-				  argv[0], strerror(child_errno));
+		return kf_err_set(err, KF_ECHILD, "%s: cannot run: %s", argv[0],
+				  strerror(child_errno));
 	}
 	p->pid = pid;
 	p->to_child = in[1];
@@ -229,8 +229,8 @@ int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 			size_t keep = (size_t)n;
 			if (out->len + keep > cap_bytes)
 				keep = cap_bytes > out->len
-					       ? cap_bytes - out->len
-					       : 0;
+					   ? cap_bytes - out->len
+					   : 0;
 			dropped += (size_t)n - keep;
 			if (keep)
 				kf_strbuf_add(out, buf, keep);
@@ -243,8 +243,8 @@ int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 	/* The output has ended but the child may still run: it gets what is
 	 * left of the deadline, not a fresh one. */
 	uint64_t now = kf_now_ns();
-	int left_ms = now < end ? (int)((end - now + 999999ull) / 1000000ull)
-				: 0;
+	int left_ms =
+	    now < end ? (int)((end - now + 999999ull) / 1000000ull) : 0;
 	if (kf_proc_wait(&p, left_ms, status, NULL) == KF_ETIMEDOUT)
 		return kf_err_set(err, KF_ETIMEDOUT,
 				  "%s: no result after %d ms", argv[0],

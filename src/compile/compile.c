@@ -284,8 +284,8 @@ static int build_command(struct command *c, const char *backend,
 					  arch);
 		/* The shared CUDA runtime: candidate and reference then share
 		 * one, and the worker can ask it for launch errors. */
-		const char *flags[] = {"-O3",	  "-std=c++17", "-Xcompiler",
-				       "-fPIC",	  "-shared",	"-cudart",
+		const char *flags[] = {"-O3",	 "-std=c++17", "-Xcompiler",
+				       "-fPIC",	 "-shared",    "-cudart",
 				       "shared", "-gencode"};
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			cmd_add(c, kf_xstrdup(flags[i]));
@@ -332,11 +332,11 @@ static void key_add(struct kf_sha256 *s, const char *tag, const void *data,
 static void command_flags(const struct command *c, struct kf_strbuf *sb)
 {
 	for (int i = 1; i < c->argc; i++) {
-		const char *a = i == c->src_i	? "<source>"
-				: i == c->out_i ? "<output>"
-				: i == c->inc_i ? "-I<include>"
+		const char *a = i == c->src_i	   ? "<source>"
+				: i == c->out_i	   ? "<output>"
+				: i == c->inc_i	   ? "-I<include>"
 				: i == c->dlpack_i ? "<dlpack>"
-						: c->argv[i];
+						   : c->argv[i];
 		kf_strbuf_add(sb, a, strlen(a) + 1);
 	}
 }

@@ -70,11 +70,12 @@ int kf_compile_imports(const char *so_path, char ***out, int *n_out,
 			    sym[k].st_name >= strs->sh_size)
 				continue;
 			const char *name = str + sym[k].st_name;
-			size_t len = strnlen(name, strs->sh_size - sym[k].st_name);
+			size_t len =
+			    strnlen(name, strs->sh_size - sym[k].st_name);
 			if (!len || len == strs->sh_size - sym[k].st_name)
 				continue; /* empty or unterminated */
-			names = kf_xrealloc(names, sizeof(char *) *
-							   (size_t)(n + 1));
+			names = kf_xrealloc(names,
+					    sizeof(char *) * (size_t)(n + 1));
 			names[n++] = kf_xstrdup(name);
 		}
 	}

@@ -32,7 +32,7 @@ struct session {
 	struct kf_proc proc;
 	int log_fd;
 	double call_ms;
-	bool done; /* a final status is set */
+	bool done;   /* a final status is set */
 	bool reaped; /* the worker is gone; exit_status says how */
 	int exit_status;
 	long maxrss_kib;
@@ -171,10 +171,10 @@ static bool link_policy(struct session *s, const char *so_path)
 		finish(s, KF_STATUS_INFRA_ERROR, "link_policy", err.msg);
 		return true;
 	}
-	int bad = kf_policy_check(s->task, s->o->backend, names, n, why,
-				  sizeof(why));
+	int bad =
+	    kf_policy_check(s->task, s->o->backend, names, n, why, sizeof(why));
 	cJSON *imp = cJSON_AddArrayToObject(
-		cJSON_GetObjectItem(s->res, "candidate"), "imports");
+	    cJSON_GetObjectItem(s->res, "candidate"), "imports");
 	for (int i = 0; i < n; i++) {
 		cJSON_AddItemToArray(imp, cJSON_CreateString(names[i]));
 		free(names[i]);
@@ -218,8 +218,8 @@ static uint64_t default_mem_limit(const struct kf_task *t)
 static int spawn_worker(struct session *s, struct kf_err *err)
 {
 	char *path = s->o->worker_path
-			     ? kf_xstrdup(s->o->worker_path)
-			     : kf_path_join(kf_exe_dir(), "kforge-worker");
+			 ? kf_xstrdup(s->o->worker_path)
+			 : kf_path_join(kf_exe_dir(), "kforge-worker");
 	char *argv[] = {path, NULL};
 	struct kf_limits lim = {0};
 	lim.no_core = 1;
@@ -286,23 +286,26 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 		s->exit_status = status;
 		s->maxrss_kib = rss;
 		char *d = kf_wait_describe(status);
-		bool cpu = WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
-						   WTERMSIG(status) == SIGKILL);
-		bool sandbox = WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
+		bool cpu =
+		    WIFSIGNALED(status) && (WTERMSIG(status) == SIGXCPU ||
+					    WTERMSIG(status) == SIGKILL);
+		bool sandbox =
+		    WIFSIGNALED(status) && WTERMSIG(status) == SIGSYS;
 		if (cpu && WTERMSIG(status) == SIGXCPU) {
 			why = kf_xasprintf("%s: the worker ran out of CPU time "
 					   "(%s)",
 					   phase, d);
 			finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
 		} else if (sandbox) {
-			why = kf_xasprintf("%s: the sandbox killed the worker: "
-					   "the candidate made a system call it "
-					   "forbids (new processes or programs, "
-					   "sockets, tracing, signals to other "
-					   "processes; on the host also "
-					   "threads, files and executable "
-					   "memory)",
-					   phase);
+			why =
+			    kf_xasprintf("%s: the sandbox killed the worker: "
+					 "the candidate made a system call it "
+					 "forbids (new processes or programs, "
+					 "sockets, tracing, signals to other "
+					 "processes; on the host also "
+					 "threads, files and executable "
+					 "memory)",
+					 phase);
 			finish(s, KF_STATUS_REJECTED, "sandbox", why);
 		} else if (rc == KF_EPROTO) {
 			why = kf_xasprintf("%s: %s", phase, err.msg);
@@ -314,8 +317,7 @@ static cJSON *exchange(struct session *s, cJSON *req, double timeout_ms,
 					   phase, d);
 			finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
 		} else {
-			why = kf_xasprintf("%s: the worker died: %s", phase,
-					   d);
+			why = kf_xasprintf("%s: the worker died: %s", phase, d);
 			finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
 		}
 		free(d);
@@ -416,21 +418,23 @@ static cJSON *peaks(struct session *s, const cJSON *device)
 			close_worker(&ps);
 		}
 		if (ps.done || !rep)
-			kf_log(KF_LOG_WARN, "measuring the device's peaks failed: %s",
-			       ps.done ? kf_json_str(ps.res, "reason") : err.msg);
+			kf_log(KF_LOG_WARN,
+			       "measuring the device's peaks failed: %s",
+			       ps.done ? kf_json_str(ps.res, "reason")
+				       : err.msg);
 		cJSON_Delete(ps.res);
 		const char *ev = rep ? kf_json_str(rep, "ev") : NULL;
 		if (ev && !strcmp(ev, "peaks")) {
 			p = cJSON_CreateObject();
 			cJSON_AddNumberToObject(
-				p, "flops_per_s",
-				kf_json_num(rep, "flops_per_s", 0));
+			    p, "flops_per_s",
+			    kf_json_num(rep, "flops_per_s", 0));
 			cJSON_AddNumberToObject(
-				p, "bytes_per_s",
-				kf_json_num(rep, "bytes_per_s", 0));
+			    p, "bytes_per_s",
+			    kf_json_num(rep, "bytes_per_s", 0));
 			cJSON_AddNumberToObject(
-				p, "matrix_flops_per_s",
-				kf_json_num(rep, "matrix_flops_per_s", 0));
+			    p, "matrix_flops_per_s",
+			    kf_json_num(rep, "matrix_flops_per_s", 0));
 			cJSON_AddStringToObject(p, "device", name ? name : "");
 			char *when = kf_utc_iso8601();
 			cJSON_AddStringToObject(p, "measured_at", when);
@@ -478,8 +482,8 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	for (int i = 0; i < t->n_inputs; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		cJSON_AddStringToObject(
-			d, sp->name,
-			kf_dist_name(sp->dists[p->dists[i] % sp->n_dists].kind));
+		    d, sp->name,
+		    kf_dist_name(sp->dists[p->dists[i] % sp->n_dists].kind));
 	}
 	cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
 	const cJSON *fo;
@@ -487,15 +491,16 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	{
 		cJSON *o = cJSON_CreateObject();
 		static const char *const keys[] = {
-			"n",	   "mismatches", "unwritten", "nan_got",
-			"inf_got", "max_abs",	 "max_rel"};
+		    "n",       "mismatches", "unwritten", "nan_got",
+		    "inf_got", "max_abs",    "max_rel"};
 		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			cJSON_AddNumberToObject(o, keys[k],
 						kf_json_num(fo, keys[k], 0));
 		cJSON_AddItemToArray(outs, o);
 	}
-	cJSON_AddNumberToObject(j, "ref_ms", kf_json_num(frame, "ref_ns", 0) / 1e6);
+	cJSON_AddNumberToObject(j, "ref_ms",
+				kf_json_num(frame, "ref_ns", 0) / 1e6);
 	cJSON_AddNumberToObject(j, "cand_ms",
 				kf_json_num(frame, "cand_ns", 0) / 1e6);
 	return j;
@@ -529,12 +534,14 @@ static void run_trials(struct session *s, cJSON *frames,
 		cJSON_AddNumberToObject(req, "dimset", p->dimset);
 		cJSON *d = cJSON_AddArrayToObject(req, "dists");
 		for (int i = 0; i < t->n_inputs; i++)
-			cJSON_AddItemToArray(d, cJSON_CreateNumber(p->dists[i]));
+			cJSON_AddItemToArray(d,
+					     cJSON_CreateNumber(p->dists[i]));
 		char *label = kf_judge_trial_label(t, p);
 		/* Three calls (reference, candidate twice) plus generating,
 		 * comparing and hashing: 2 s and 1 us per element. */
 		double allowance = 2000 + 1e-3 * trial_elements(t, p->dimset);
-		cJSON *rep = exchange(s, req, 3 * s->call_ms + allowance, label);
+		cJSON *rep =
+		    exchange(s, req, 3 * s->call_ms + allowance, label);
 		if (!rep) {
 			free(label);
 			return;
@@ -563,8 +570,8 @@ static void run_trials(struct session *s, cJSON *frames,
 	}
 }
 
-static void summary_json(cJSON *parent, const char *key, const double *x,
-			 int n, double scale)
+static void summary_json(cJSON *parent, const char *key, const double *x, int n,
+			 double scale)
 {
 	struct kf_summary m;
 	kf_summarize(x, n, &m);
@@ -599,7 +606,7 @@ static double num_at(const cJSON *arr, int i, double dflt)
 struct samples {
 	double *c, *r, *mhz; /* candidate and reference ns, SM clock */
 	int n, cap;
-	int throttled;	     /* pairs dropped: the device slowed down */
+	int throttled;	      /* pairs dropped: the device slowed down */
 	int kernels, streams; /* most seen in one candidate call, -1 n/a */
 };
 
@@ -693,13 +700,13 @@ static void roofline(struct session *s, const cJSON *peak, double cand_ns,
 		double fraction = fmax(tf, tb) / sec;
 		if (fraction > KF_PLAUSIBLE_FRACTION) {
 			char *why = kf_xasprintf(
-				"timing: the candidate's %.4f ms is %.2f times "
-				"faster than the roofline allows (%s-bound: "
-				"%.4f ms for %.3g FLOP and %.3g bytes at the "
-				"measured peaks): implausible",
-				cand_ns * 1e-6, fraction,
-				tf >= tb ? "compute" : "memory",
-				fmax(tf, tb) * 1e3, flops, bytes);
+			    "timing: the candidate's %.4f ms is %.2f times "
+			    "faster than the roofline allows (%s-bound: "
+			    "%.4f ms for %.3g FLOP and %.3g bytes at the "
+			    "measured peaks): implausible",
+			    cand_ns * 1e-6, fraction,
+			    tf >= tb ? "compute" : "memory", fmax(tf, tb) * 1e3,
+			    flops, bytes);
 			finish(s, KF_STATUS_REJECTED, "implausible", why);
 			free(why);
 		}
@@ -725,9 +732,9 @@ static void energy(struct session *s)
 			double calls = kf_json_num(o, "calls", 0);
 			cJSON *j = cJSON_AddObjectToObject(e, sides[i]);
 			cJSON_AddNumberToObject(
-				j, "joules_per_call",
-				calls > 0 ? kf_json_num(o, "joules", 0) / calls
-					  : 0);
+			    j, "joules_per_call",
+			    calls > 0 ? kf_json_num(o, "joules", 0) / calls
+				      : 0);
 			cJSON_AddNumberToObject(j, "calls", calls);
 			cJSON_AddNumberToObject(j, "seconds",
 						kf_json_num(o, "seconds", 0));
@@ -755,7 +762,7 @@ static void run_timing(struct session *s, const cJSON *peak)
 		uint64_t b0 = kf_now_ns();
 		cJSON *rep = exchange(s, req,
 				      (batch + warmup) * 2 * s->call_ms + 2000 +
-					      1e-3 * trial_elements(s->task, 0),
+					  1e-3 * trial_elements(s->task, 0),
 				      "timing");
 		if (!rep)
 			break;
@@ -879,8 +886,7 @@ static uint64_t random_seed(void)
 }
 
 int kf_eval(const char *task_path, const char *candidate_path,
-	    const struct kf_eval_opts *opts, cJSON **result,
-	    struct kf_err *err)
+	    const struct kf_eval_opts *opts, cJSON **result, struct kf_err *err)
 {
 	struct kf_eval_opts defaults = KF_EVAL_OPTS_INIT;
 	struct session s;
@@ -972,10 +978,10 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	if (!cr.ok) {
 		char *line = first_error_line(cr.log);
 		char *why = cr.timed_out
-				    ? kf_xasprintf("%s: the compiler did not "
-						   "finish in time",
-						   candidate_path)
-				    : kf_xstrdup(line);
+				? kf_xasprintf("%s: the compiler did not "
+					       "finish in time",
+					       candidate_path)
+				: kf_xstrdup(line);
 		finish(&s, KF_STATUS_COMPILE_ERROR, "compile", why);
 		free(why);
 		free(line);
@@ -1003,8 +1009,7 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	} else {
 		const char *what = kf_json_str(rep, "what");
 		bool cand = what && !strcmp(what, "candidate");
-		char *why = kf_xasprintf("%s: %s",
-					 cand ? candidate_path : what,
+		char *why = kf_xasprintf("%s: %s", cand ? candidate_path : what,
 					 kf_json_str(rep, "message"));
 		finish(&s, cand ? KF_STATUS_LOAD_ERROR : KF_STATUS_INFRA_ERROR,
 		       "load", why);

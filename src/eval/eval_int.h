@@ -11,7 +11,7 @@
 /* What the judge concluded from one frame; status OK means "go on". */
 struct verdict {
 	enum kf_status status;
-	char check[32];	 /* which check failed: "mismatch", "unwritten"... */
+	char check[32]; /* which check failed: "mismatch", "unwritten"... */
 	char reason[1024];
 	cJSON *failure; /* owned; details of the failing element, or NULL */
 };

@@ -13,11 +13,11 @@
 const char *kf_status_name(enum kf_status s)
 {
 	static const char *const names[] = {
-		"ok",	       "compile_error", "load_error", "runtime_error",
-		"timeout",     "wrong_answer",	"rejected",   "infra_error",
+	    "ok",      "compile_error", "load_error", "runtime_error",
+	    "timeout", "wrong_answer",	"rejected",   "infra_error",
 	};
 	return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s]
-							     : "unknown";
+							      : "unknown";
 }
 
 char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
@@ -29,9 +29,9 @@ char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
 		       p->dimset ? "hidden" : "timing", dims);
 	for (int i = 0; i < t->n_inputs; i++) {
 		const struct kf_tensor_spec *s = &t->inputs[i];
-		kf_strbuf_addf(&sb, " %s=%s", s->name,
-			       kf_dist_name(s->dists[p->dists[i] % s->n_dists]
-						    .kind));
+		kf_strbuf_addf(
+		    &sb, " %s=%s", s->name,
+		    kf_dist_name(s->dists[p->dists[i] % s->n_dists].kind));
 	}
 	kf_strbuf_addstr(&sb, ")");
 	free(dims);
@@ -146,9 +146,9 @@ static void mismatch(const struct kf_task *t, const struct trial_plan *p,
 static bool complete(const struct kf_task *t, const cJSON *frame)
 {
 	static const char *const out_keys[] = {
-		"n",	       "mismatches", "unwritten",  "worst_index",
-		"checksum_1", "checksum_2", "checksum_ref", "l1_err",
-		"l1_want"};
+	    "n",	  "mismatches", "unwritten",	"worst_index",
+	    "checksum_1", "checksum_2", "checksum_ref", "l1_err",
+	    "l1_want"};
 	const cJSON *outs = cJSON_GetObjectItem(frame, "outputs");
 	const cJSON *ins = cJSON_GetObjectItem(frame, "inputs");
 	bool second = kf_json_num(frame, "cand_rc_2", 0) == 0 &&
@@ -268,9 +268,11 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		double l1 = want > 0 ? kf_json_num(o, "l1_err", 0) / want : 0;
 		if (bound > 0 && l1 > bound) {
 			set(v, KF_STATUS_REJECTED, "precision",
-			    "%s: output '%s' is within the tolerance but its L1 "
+			    "%s: output '%s' is within the tolerance but its "
+			    "L1 "
 			    "relative error %.3g exceeds %.0e, the most a %s "
-			    "computation should show: the candidate computes in "
+			    "computation should show: the candidate computes "
+			    "in "
 			    "lower precision than the task demands (fp16, bf16 "
 			    "or tf32 arithmetic)",
 			    label, t->outputs[j].name, l1, bound,
@@ -299,8 +301,8 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 			    "elements outside the tolerance)",
 			    label, t->outputs[j].name,
 			    t->determinism_bitwise
-				    ? "the task requires identical bits"
-				    : "beyond the tolerance",
+				? "the task requires identical bits"
+				: "beyond the tolerance",
 			    m2);
 			goto out;
 		}
@@ -362,31 +364,31 @@ void kf_judge_degenerate(const struct kf_task *t,
 	for (int j = 0; j < t->n_outputs && n > 0; j++) {
 		bool constant = true, independent = true, compared = false;
 		const cJSON *o0 = cJSON_GetArrayItem(
-			cJSON_GetObjectItem(cJSON_GetArrayItem(frames, 0),
-					    "outputs"),
-			j);
+		    cJSON_GetObjectItem(cJSON_GetArrayItem(frames, 0),
+					"outputs"),
+		    j);
 		for (int k = 0; k < n; k++) {
 			const cJSON *o = cJSON_GetArrayItem(
-				cJSON_GetObjectItem(
-					cJSON_GetArrayItem(frames, k),
-					"outputs"),
-				j);
+			    cJSON_GetObjectItem(cJSON_GetArrayItem(frames, k),
+						"outputs"),
+			    j);
 			double lo = kf_json_num(o, "want_min", 0);
 			double hi = kf_json_num(o, "want_max", 0);
 			if (!close6(lo, hi) ||
 			    !close6(kf_json_num(o, "want_mean", 0),
 				    kf_json_num(o0, "want_mean", 0)))
 				constant = false;
-			/* Same dims, other seed: the reference should change. */
+			/* Same dims, other seed: the reference should change.
+			 */
 			for (int m = 0; m < k; m++) {
 				if (plans[m].dimset != plans[k].dimset ||
 				    plans[m].seed == plans[k].seed)
 					continue;
 				const cJSON *om = cJSON_GetArrayItem(
-					cJSON_GetObjectItem(
-						cJSON_GetArrayItem(frames, m),
-						"outputs"),
-					j);
+				    cJSON_GetObjectItem(
+					cJSON_GetArrayItem(frames, m),
+					"outputs"),
+				    j);
 				compared = true;
 				if (strcmp(hexfield(o, "checksum_ref"),
 					   hexfield(om, "checksum_ref")))
@@ -397,13 +399,13 @@ void kf_judge_degenerate(const struct kf_task *t,
 			independent = false;
 		if (constant || independent) {
 			cJSON_AddItemToArray(
-				names, cJSON_CreateString(t->outputs[j].name));
+			    names, cJSON_CreateString(t->outputs[j].name));
 			kf_strbuf_addf(
-				&why, "%soutput '%s' %s", why.len ? "; " : "",
-				t->outputs[j].name,
-				constant ? "is the same constant in every trial"
-					 : "does not change when the input "
-					   "values change");
+			    &why, "%soutput '%s' %s", why.len ? "; " : "",
+			    t->outputs[j].name,
+			    constant ? "is the same constant in every trial"
+				     : "does not change when the input "
+				       "values change");
 		}
 	}
 	bool flag = cJSON_GetArraySize(names) > 0;

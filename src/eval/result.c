@@ -37,20 +37,20 @@ static void timing_line(struct kf_strbuf *out, const char *label,
 			const cJSON *s)
 {
 	const cJSON *ci = cJSON_GetObjectItem(s, "ci95");
-	kf_strbuf_addf(out,
-		       "%-10s %10.4f ms  [%.4f, %.4f] 95%% CI, IQR %.4f ms, "
-		       "n=%.0f\n",
-		       label, num(s, "median"),
-		       cJSON_GetArrayItem(ci, 0)->valuedouble,
-		       cJSON_GetArrayItem(ci, 1)->valuedouble, num(s, "iqr"),
-		       num(s, "n"));
+	kf_strbuf_addf(
+	    out,
+	    "%-10s %10.4f ms  [%.4f, %.4f] 95%% CI, IQR %.4f ms, "
+	    "n=%.0f\n",
+	    label, num(s, "median"), cJSON_GetArrayItem(ci, 0)->valuedouble,
+	    cJSON_GetArrayItem(ci, 1)->valuedouble, num(s, "iqr"), num(s, "n"));
 }
 
 void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 {
 	kf_strbuf_addf(out, "%-10s %s (%s)\n", "task", str(r, "task.id"),
 		       str(r, "backend"));
-	kf_strbuf_addf(out, "%-10s %s\n", "candidate", str(r, "candidate.path"));
+	kf_strbuf_addf(out, "%-10s %s\n", "candidate",
+		       str(r, "candidate.path"));
 	const char *check = str(r, "check");
 	kf_strbuf_addf(out, "%-10s %s%s%s%s\n", "status", str(r, "status"),
 		       *check ? " (" : "", check, *check ? ")" : "");
@@ -92,31 +92,30 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 			       cJSON_GetArrayItem(ci, 1)->valuedouble,
 			       num(tm, "pairs"), 100 * num(tm, "ci_target"),
 			       cJSON_IsTrue(get(tm, "ci_target_met"))
-				       ? "met"
-				       : "not met within the time cap");
+				   ? "met"
+				   : "not met within the time cap");
 	}
 	const cJSON *rf = get(r, "roofline");
 	if (rf && cJSON_IsString(get(rf, "bound")))
-		kf_strbuf_addf(out,
-			       "%-10s %s-bound: %.2f GFLOP/s, %.2f GB/s; "
-			       "candidate at %.1f%% of the bound, reference "
-			       "at %.1f%%\n",
-			       "roofline", str(rf, "bound"),
-			       num(rf, "flops_per_s") / 1e9,
-			       num(rf, "bytes_per_s") / 1e9,
-			       100 * num(rf, "fraction"),
-			       100 * num(rf, "reference_fraction"));
+		kf_strbuf_addf(
+		    out,
+		    "%-10s %s-bound: %.2f GFLOP/s, %.2f GB/s; "
+		    "candidate at %.1f%% of the bound, reference "
+		    "at %.1f%%\n",
+		    "roofline", str(rf, "bound"), num(rf, "flops_per_s") / 1e9,
+		    num(rf, "bytes_per_s") / 1e9, 100 * num(rf, "fraction"),
+		    100 * num(rf, "reference_fraction"));
 	if (get(r, "compile.candidate"))
 		kf_strbuf_addf(out,
 			       "%-10s candidate %.2f s%s, reference %.2f s%s\n",
 			       "compile", num(r, "compile.candidate.seconds"),
 			       cJSON_IsTrue(get(r, "compile.candidate.cached"))
-				       ? " (cached)"
-				       : "",
+				   ? " (cached)"
+				   : "",
 			       num(r, "compile.reference.seconds"),
 			       cJSON_IsTrue(get(r, "compile.reference.cached"))
-				       ? " (cached)"
-				       : "");
+				   ? " (cached)"
+				   : "");
 	const char *log = str(r, "worker.log");
 	if (*log && strcmp(str(r, "status"), "ok"))
 		kf_strbuf_addf(out, "%-10s\n%s\n", "worker log", log);

@@ -280,8 +280,7 @@ static int parse_set(struct loader *ld, const cJSON *h, const char *item,
 	struct kf_task *t = ld->t;
 	char field[256];
 	if (!cJSON_IsObject(h))
-		return bad(ld, item, "must be an object, got %s",
-			   json_type(h));
+		return bad(ld, item, "must be an object, got %s", json_type(h));
 	for (const cJSON *c = h->child; c; c = c->next) {
 		field_key(field, sizeof(field), item, c->string);
 		int d = 0;
@@ -791,12 +790,10 @@ static int parse_libraries(struct loader *ld, const cJSON *j, const char *key,
 	if (!j)
 		return 0;
 	if (!cJSON_IsArray(j))
-		return bad(ld, key, "must be an array, got %s",
-			   json_type(j));
+		return bad(ld, key, "must be an array, got %s", json_type(j));
 	int n = cJSON_GetArraySize(j);
 	if (n > MAX_LIBRARIES)
-		return bad(ld, key, "%d entries, at most %d", n,
-			   MAX_LIBRARIES);
+		return bad(ld, key, "%d entries, at most %d", n, MAX_LIBRARIES);
 	*list = kf_xcalloc((size_t)n + 1, sizeof(**list));
 	int i = 0;
 	for (const cJSON *c = j->child; c; c = c->next, i++) {
@@ -865,10 +862,10 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	struct kf_task *t = ld->t;
 	int rc;
 	static const char *const keys[] = {
-	    "name",   "description", "dims",	    "hidden_dims",
-	    "inputs", "outputs",     "tolerance",   "flops",
-	    "bytes",  "libraries",   "determinism", "call_timeout_ms",
-	    "cuda_libraries", "cuda_dims", "cuda_arch", NULL,
+	    "name",	      "description", "dims",	    "hidden_dims",
+	    "inputs",	      "outputs",     "tolerance",   "flops",
+	    "bytes",	      "libraries",   "determinism", "call_timeout_ms",
+	    "cuda_libraries", "cuda_dims",   "cuda_arch",   NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
 			     "name, description, dims, hidden_dims, inputs, "
@@ -1313,8 +1310,8 @@ void kf_task_select_backend(struct kf_task *t, const char *backend)
 {
 	if (t->cuda_dimset < 0 || t->cuda_selected || strcmp(backend, "cuda"))
 		return;
-	int64_t *a = t->dimsets, *b = t->dimsets + (size_t)t->cuda_dimset *
-							 t->n_dims;
+	int64_t *a = t->dimsets,
+		*b = t->dimsets + (size_t)t->cuda_dimset * t->n_dims;
 	for (int d = 0; d < t->n_dims; d++) {
 		int64_t x = a[d];
 		a[d] = b[d];

@@ -58,8 +58,8 @@ static void kill_unless_arg(struct prog *p, long n, int i, unsigned value,
 {
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 					     (unsigned)n, 0, 5));
-	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					     ARG_LO(i)));
+	emit(p,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(i)));
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, value,
 					     2, 0));
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, alt, 1,
@@ -74,8 +74,8 @@ static void kill_if_flags(struct prog *p, long n, int i, unsigned mask)
 {
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 					     (unsigned)n, 0, 4));
-	emit(p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					     ARG_LO(i)));
+	emit(p,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(i)));
 	emit(p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K, mask,
 					     0, 1));
 	emit(p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
@@ -87,12 +87,10 @@ static int install(struct prog *p, struct kf_err *err)
 {
 	struct sock_fprog fprog = {(unsigned short)p->n, p->f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
-		return kf_err_set(err, KF_EIO,
-				  "PR_SET_NO_NEW_PRIVS: %s",
+		return kf_err_set(err, KF_EIO, "PR_SET_NO_NEW_PRIVS: %s",
 				  strerror(errno));
 	if (syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &fprog))
-		return kf_err_set(err, KF_EIO, "seccomp: %s",
-				  strerror(errno));
+		return kf_err_set(err, KF_EIO, "seccomp: %s", strerror(errno));
 	return 0;
 }
 
@@ -101,11 +99,11 @@ static int install(struct prog *p, struct kf_err *err)
 static void no_file_changes(struct prog *p)
 {
 	static const long changes[] = {
-		SYS_creat,    SYS_unlink,    SYS_unlinkat, SYS_rename,
-		SYS_renameat, SYS_renameat2, SYS_mkdir,	   SYS_mkdirat,
-		SYS_rmdir,    SYS_truncate,  SYS_symlink,  SYS_link};
-	const unsigned writing = O_WRONLY | O_RDWR | O_CREAT | O_TRUNC |
-				 O_APPEND;
+	    SYS_creat,	  SYS_unlink,	 SYS_unlinkat, SYS_rename,
+	    SYS_renameat, SYS_renameat2, SYS_mkdir,    SYS_mkdirat,
+	    SYS_rmdir,	  SYS_truncate,	 SYS_symlink,  SYS_link};
+	const unsigned writing =
+	    O_WRONLY | O_RDWR | O_CREAT | O_TRUNC | O_APPEND;
 	for (size_t i = 0; i < sizeof(changes) / sizeof(changes[0]); i++)
 		on(p, changes[i], SECCOMP_RET_KILL_PROCESS);
 	kill_if_flags(p, SYS_open, 1, writing);
@@ -133,8 +131,8 @@ int kf_sandbox_loaded(const char *backend, struct kf_err *err)
 	kill_if_flags(&p, SYS_mmap, 2, PROT_EXEC);
 	kill_if_flags(&p, SYS_mprotect, 2, PROT_EXEC);
 	kill_if_flags(&p, SYS_pkey_mprotect, 2, PROT_EXEC);
-	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-					      SECCOMP_RET_ALLOW));
+	emit(&p,
+	     (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	return install(&p, err);
 #else
 	(void)backend;
@@ -147,22 +145,43 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 {
 #if defined(__x86_64__)
 	static const long killed[] = {
-		SYS_execve,	      SYS_execveat,   SYS_fork,
-		SYS_vfork,	      SYS_socket,     SYS_socketpair,
-		SYS_connect,	      SYS_bind,	      SYS_listen,
-		SYS_accept,	      SYS_accept4,    SYS_ptrace,
-		SYS_process_vm_readv, SYS_process_vm_writev,
-		SYS_tkill,	      SYS_setrlimit,  SYS_prlimit64,
-		SYS_chroot,	      SYS_mount,      SYS_unshare,
-		SYS_setns,	      SYS_kexec_load, SYS_init_module,
-		SYS_finit_module,     SYS_bpf,	      SYS_perf_event_open,
-		/* Files without open(2), sockets and files through a ring
-		 * the filter never sees, signals through pid file
-		 * descriptors. */
-		SYS_name_to_handle_at, SYS_open_by_handle_at,
-		SYS_io_uring_setup,    SYS_io_uring_enter,
-		SYS_io_uring_register, SYS_pidfd_open,
-		SYS_pidfd_send_signal, SYS_pidfd_getfd,
+	    SYS_execve,
+	    SYS_execveat,
+	    SYS_fork,
+	    SYS_vfork,
+	    SYS_socket,
+	    SYS_socketpair,
+	    SYS_connect,
+	    SYS_bind,
+	    SYS_listen,
+	    SYS_accept,
+	    SYS_accept4,
+	    SYS_ptrace,
+	    SYS_process_vm_readv,
+	    SYS_process_vm_writev,
+	    SYS_tkill,
+	    SYS_setrlimit,
+	    SYS_prlimit64,
+	    SYS_chroot,
+	    SYS_mount,
+	    SYS_unshare,
+	    SYS_setns,
+	    SYS_kexec_load,
+	    SYS_init_module,
+	    SYS_finit_module,
+	    SYS_bpf,
+	    SYS_perf_event_open,
+	    /* Files without open(2), sockets and files through a ring
+	     * the filter never sees, signals through pid file
+	     * descriptors. */
+	    SYS_name_to_handle_at,
+	    SYS_open_by_handle_at,
+	    SYS_io_uring_setup,
+	    SYS_io_uring_enter,
+	    SYS_io_uring_register,
+	    SYS_pidfd_open,
+	    SYS_pidfd_send_signal,
+	    SYS_pidfd_getfd,
 	};
 	/* Loading the candidate still opens files (its object, its
 	 * libraries): on the host they are opened read-only here, and
@@ -170,8 +189,8 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	bool host = !strcmp(backend, "host");
 	unsigned pid = (unsigned)getpid();
 	struct prog p = {.n = 0};
-	emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
-					      ARCH_OFF));
+	emit(&p,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARCH_OFF));
 	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
 					      AUDIT_ARCH_X86_64, 1, 0));
 	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
@@ -203,10 +222,9 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 		emit(&p, (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 						      ARG_LO(0)));
 		emit(&p, (struct sock_filter)BPF_JUMP(
-				 BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1,
-				 0));
+			     BPF_JMP | BPF_JSET | BPF_K, CLONE_THREAD, 1, 0));
 		emit(&p, (struct sock_filter)BPF_STMT(
-				 BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
+			     BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS));
 		load_nr(&p);
 	}
 	/* Signals only to itself (abort() uses tgkill on its own pid). */
@@ -214,8 +232,8 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 	kill_unless_arg(&p, SYS_tgkill, 0, pid, pid);
 	kill_unless_arg(&p, SYS_rt_sigqueueinfo, 0, pid, pid);
 	kill_unless_arg(&p, SYS_rt_tgsigqueueinfo, 0, pid, pid);
-	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
-					      SECCOMP_RET_ALLOW));
+	emit(&p,
+	     (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW));
 	return install(&p, err);
 #else
 	(void)backend;

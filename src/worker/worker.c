@@ -60,13 +60,13 @@ struct worker {
 	 * inputs they are rotated from. */
 	struct tensor_set timing[2], base;
 	uint64_t timing_seed;
-	int pairs_done; /* alternates the order within a pair */
+	int pairs_done;	  /* alternates the order within a pair */
 	char state0[512]; /* global state at load (backend->state) */
 	/* What the candidate's last call broke beyond its outputs: guards
 	 * ("out_of_bounds") or global state ("global_state"); "" if none. */
 	char violation_check[32];
 	char violation[1200];
-	bool faulted;	/* the device is lost: report and exit */
+	bool faulted; /* the device is lost: report and exit */
 	/* The CUDA runtime's error query, found through the candidate's
 	 * object (NULL on the host backend). */
 	int (*rt_last_error)(void);
@@ -131,9 +131,9 @@ static int reply_engine_error(struct worker *w, int rc, struct kf_err *err)
 static void add_cuda_error(struct worker *w, cJSON *m, const char *key)
 {
 	const char *name =
-		w->rt_error_name ? w->rt_error_name(w->cuda_error) : NULL;
-	char *s = kf_xasprintf("%s (%d)", name ? name : "cudaError",
-			       w->cuda_error);
+	    w->rt_error_name ? w->rt_error_name(w->cuda_error) : NULL;
+	char *s =
+	    kf_xasprintf("%s (%d)", name ? name : "cudaError", w->cuda_error);
 	cJSON_AddStringToObject(m, key, s);
 	free(s);
 }
@@ -217,8 +217,8 @@ static int guards_set(struct worker *w, struct tensor *in, struct tensor *out,
 	for (int k = 0; k < w->task->n_inputs + w->task->n_outputs && !rc;
 	     k++) {
 		struct tensor *t = k < w->task->n_inputs
-					   ? &in[k]
-					   : &out[k - w->task->n_inputs];
+				       ? &in[k]
+				       : &out[k - w->task->n_inputs];
 		rc = w->ops->write(w->ctx, (char *)t->ptr - GUARD_BYTES, g,
 				   GUARD_BYTES, err);
 		if (!rc)
@@ -230,15 +230,15 @@ static int guards_set(struct worker *w, struct tensor *in, struct tensor *out,
 
 /* The first guard of the candidate's side that changed, as "output 'y'
  * (after)", or NULL in *where when all are intact. */
-static int guards_check(struct worker *w, struct tensor_set *s,
-			char *where, size_t cap, struct kf_err *err)
+static int guards_check(struct worker *w, struct tensor_set *s, char *where,
+			size_t cap, struct kf_err *err)
 {
 	unsigned char g[GUARD_BYTES];
 	where[0] = '\0';
 	for (int k = 0; k < w->task->n_inputs + w->task->n_outputs; k++) {
 		bool is_in = k < w->task->n_inputs;
-		struct tensor *t = is_in ? &s->in_c[k]
-					 : &s->out_c[k - w->task->n_inputs];
+		struct tensor *t =
+		    is_in ? &s->in_c[k] : &s->out_c[k - w->task->n_inputs];
 		for (int side = 0; side < 2; side++) {
 			char *at = side ? (char *)t->ptr + t->bytes
 					: (char *)t->ptr - GUARD_BYTES;
@@ -325,15 +325,15 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 		goto out;
 	for (int i = 0; i < t->n_inputs; i++) {
 		s->in_c[i].ptr = s->dl_in_c[i].data =
-			(char *)s->arena_c + off_in[i];
+		    (char *)s->arena_c + off_in[i];
 		s->in_r[i].ptr = s->dl_in_r[i].data =
-			(char *)s->arena_r + off_in[i];
+		    (char *)s->arena_r + off_in[i];
 	}
 	for (int j = 0; j < t->n_outputs; j++) {
 		s->out_c[j].ptr = s->dl_out_c[j].data =
-			(char *)s->arena_c + off_out[j];
+		    (char *)s->arena_c + off_out[j];
 		s->out_r[j].ptr = s->dl_out_r[j].data =
-			(char *)s->arena_r + off_out[j];
+		    (char *)s->arena_r + off_out[j];
 	}
 	view_bind(s->view_c, s->in_c, s->out_c, t->n_inputs, t->n_outputs);
 	view_bind(s->view_r, s->in_r, s->out_r, t->n_inputs, t->n_outputs);
@@ -343,16 +343,15 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 	for (int i = 0; i < t->n_inputs && !rc && fill; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *d =
-			&sp->dists[dist_index ? dist_index[i] % sp->n_dists
-					      : 0];
+		    &sp->dists[dist_index ? dist_index[i] % sp->n_dists : 0];
 		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}};
 		kf_dist_params(t, d, dimset, f.p);
 		rc = w->ops->fill(w->ctx, s->in_c[i].ptr, sp->dtype,
 				  s->in_c[i].n, &f, err);
 		if (!rc)
-			rc = w->ops->copy(w->ctx, s->in_r[i].ptr,
-					  s->in_c[i].ptr, s->in_c[i].bytes,
-					  err);
+			rc =
+			    w->ops->copy(w->ctx, s->in_r[i].ptr, s->in_c[i].ptr,
+					 s->in_c[i].bytes, err);
 		if (!rc)
 			rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
 					      s->in_c[i].bytes, &s->in_sum[i],
@@ -400,8 +399,8 @@ static int check_side_effects(struct worker *w, struct tensor_set *s,
 		char now[sizeof(w->state0)];
 		w->ops->state(w->ctx, now, sizeof(now));
 		if (strcmp(now, w->state0)) {
-			snprintf(w->violation_check,
-				 sizeof(w->violation_check), "global_state");
+			snprintf(w->violation_check, sizeof(w->violation_check),
+				 "global_state");
 			/* A description that does not fit is cut. */
 			if (snprintf(w->violation, sizeof(w->violation),
 				     "the candidate changed global state: %s, "
@@ -426,8 +425,8 @@ static int reference_intact(struct worker *w, struct tensor_set *s,
 		if (rc)
 			return rc;
 		if (sum != s->in_sum[i] && !w->violation_check[0]) {
-			snprintf(w->violation_check,
-				 sizeof(w->violation_check), "tampering");
+			snprintf(w->violation_check, sizeof(w->violation_check),
+				 "tampering");
 			snprintf(w->violation, sizeof(w->violation),
 				 "the reference's copy of input '%s' changed "
 				 "during the candidate's call: the candidate "
@@ -560,9 +559,9 @@ static int do_trial(struct worker *w, const cJSON *req)
 				     t->outputs[j].dtype, s.out_c[j].n,
 				     t->tol[t->outputs[j].dtype], &c, &err);
 		if (!rc)
-			rc = w->ops->checksum(w->ctx, s.out_c[j].ptr,
-					      s.out_c[j].bytes, &first[j],
-					      &err);
+			rc =
+			    w->ops->checksum(w->ctx, s.out_c[j].ptr,
+					     s.out_c[j].bytes, &first[j], &err);
 		if (!rc)
 			rc = w->ops->checksum(w->ctx, s.out_r[j].ptr,
 					      s.out_r[j].bytes, &ref_sum, &err);
@@ -610,11 +609,10 @@ static int do_trial(struct worker *w, const cJSON *req)
 		add_hex(o, "checksum_2", second);
 		if (second != first[j]) {
 			struct kf_cmp c;
-			rc = w->ops->compare(w->ctx, s.out_c[j].ptr,
-					     s.out_r[j].ptr,
-					     t->outputs[j].dtype, s.out_c[j].n,
-					     t->tol[t->outputs[j].dtype], &c,
-					     &err);
+			rc = w->ops->compare(
+			    w->ctx, s.out_c[j].ptr, s.out_r[j].ptr,
+			    t->outputs[j].dtype, s.out_c[j].n,
+			    t->tol[t->outputs[j].dtype], &c, &err);
 			if (rc)
 				goto engine_error;
 			cJSON_AddNumberToObject(o, "mismatches_2",
@@ -667,9 +665,9 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 		uint32_t r[4];
 		kf_philox4x32(ctr, key, r);
 		size_t width = kf_dtype_bytes(b->spec->dtype);
-		size_t shift = (size_t)((((uint64_t)r[0] << 32) | r[1]) %
-					(uint64_t)b->n) *
-			       width;
+		size_t shift =
+		    (size_t)((((uint64_t)r[0] << 32) | r[1]) % (uint64_t)b->n) *
+		    width;
 		char *dst = s->in_c[i].ptr;
 		const char *src = b->ptr;
 		rc = w->ops->copy(w->ctx, dst, src + shift, b->bytes - shift,
@@ -683,7 +681,9 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 		int64_t at = (int64_t)(r[2] % (uint64_t)(b->n - len + 1));
 		const struct kf_tensor_spec *sp = &w->task->inputs[i];
 		struct kf_fill f = {((uint64_t)r[3] << 32) | r[2],
-				    (uint32_t)i, sp->dists[0].kind, {0, 0}};
+				    (uint32_t)i,
+				    sp->dists[0].kind,
+				    {0, 0}};
 		kf_dist_params(w->task, &sp->dists[0], 0, f.p);
 		if (!rc)
 			rc = w->ops->fill(w->ctx, dst + (size_t)at * width,
@@ -726,10 +726,10 @@ static int check_pair(struct worker *w, struct tensor_set *s, int64_t *mism,
 	const struct kf_task *t = w->task;
 	for (int j = 0; j < t->n_outputs; j++) {
 		struct kf_cmp c;
-		int rc = w->ops->compare(w->ctx, s->out_c[j].ptr,
-					 s->out_r[j].ptr, t->outputs[j].dtype,
-					 s->out_c[j].n,
-					 t->tol[t->outputs[j].dtype], &c, err);
+		int rc =
+		    w->ops->compare(w->ctx, s->out_c[j].ptr, s->out_r[j].ptr,
+				    t->outputs[j].dtype, s->out_c[j].n,
+				    t->tol[t->outputs[j].dtype], &c, err);
 		if (rc)
 			return rc;
 		*mism += c.mismatches;
@@ -802,10 +802,9 @@ static int do_time(struct worker *w, const cJSON *req)
 					     cJSON_CreateBool(smp.throttled));
 			if (is_cand) {
 				cJSON_AddItemToArray(
-					ckern, cJSON_CreateNumber(smp.kernels));
+				    ckern, cJSON_CreateNumber(smp.kernels));
 				cJSON_AddItemToArray(
-					cstreams,
-					cJSON_CreateNumber(smp.streams));
+				    cstreams, cJSON_CreateNumber(smp.streams));
 			}
 		}
 		/* Every timed call is checked, warm-up calls included. */
@@ -898,8 +897,7 @@ static int open_entry(const char *path, const char *symbol, void **so,
 {
 	*so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!*so)
-		return kf_err_set(err, KF_ENOENT, "cannot load: %s",
-				  dlerror());
+		return kf_err_set(err, KF_ENOENT, "cannot load: %s", dlerror());
 	dlerror();
 	*fn = dlsym(*so, symbol);
 	if (!*fn)
@@ -943,10 +941,10 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (w->ops->device_type == kDLCUDA) {
 		/* dlsym through the candidate's handle also searches the
 		 * libraries it depends on, the CUDA runtime among them. */
-		*(void **)&w->rt_last_error = dlsym(w->cand_so,
-						   "cudaGetLastError");
-		*(void **)&w->rt_error_name = dlsym(w->cand_so,
-						   "cudaGetErrorName");
+		*(void **)&w->rt_last_error =
+		    dlsym(w->cand_so, "cudaGetLastError");
+		*(void **)&w->rt_error_name =
+		    dlsym(w->cand_so, "cudaGetErrorName");
 	}
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
@@ -997,13 +995,14 @@ int kf_worker_main(int in_fd, int out_fd)
 		int rc = 0;
 		bool quit = false;
 		if (!op)
-			rc = reply_error(&w, "error", NULL, "request has no op");
+			rc =
+			    reply_error(&w, "error", NULL, "request has no op");
 		else if (!strcmp(op, "load"))
 			rc = do_load(&w, req);
 		else if (!strcmp(op, "peaks"))
 			rc = do_peaks(&w, req);
-		else if (!w.cand && (!strcmp(op, "trial") ||
-				     !strcmp(op, "time")))
+		else if (!w.cand &&
+			 (!strcmp(op, "trial") || !strcmp(op, "time")))
 			rc = reply_error(&w, "error", NULL, "nothing loaded");
 		else if (!strcmp(op, "trial"))
 			rc = do_trial(&w, req);
