@@ -696,8 +696,11 @@ static void roofline(struct session *s, const cJSON *peak, double cand_ns,
 					fmax(tf, tb) / (ref_ns * 1e-9));
 		/* Faster than the hardware allows (with room for peaks that
 		 * a probe underestimates): the work was not all measured, or
-		 * not all done. */
-		double fraction = fmax(tf, tb) / sec;
+		 * not all done. The compute term takes the device's fastest
+		 * units, so that fp32 work done exactly on tensor cores (3xTF32
+		 * and the like) is not mistaken for a hack. */
+		double tf_fastest = flops / fmax(pf, pm);
+		double fraction = fmax(tf_fastest, tb) / sec;
 		if (fraction > KF_PLAUSIBLE_FRACTION) {
 			char *why = kf_xasprintf(
 			    "timing: the candidate's %.4f ms is %.2f times "
@@ -705,8 +708,8 @@ static void roofline(struct session *s, const cJSON *peak, double cand_ns,
 			    "%.4f ms for %.3g FLOP and %.3g bytes at the "
 			    "measured peaks): implausible",
 			    cand_ns * 1e-6, fraction,
-			    tf >= tb ? "compute" : "memory", fmax(tf, tb) * 1e3,
-			    flops, bytes);
+			    tf_fastest >= tb ? "compute" : "memory",
+			    fmax(tf_fastest, tb) * 1e3, flops, bytes);
 			finish(s, KF_STATUS_REJECTED, "implausible", why);
 			free(why);
 		}
