@@ -111,11 +111,6 @@ static void compile_json(cJSON *parent, const char *key,
 	}
 }
 
-static const char *toolchain_of(const cJSON *res)
-{
-	return kf_json_str(res, "toolchain");
-}
-
 static int compile_one(struct session *s, const char *path,
 		       struct kf_compile_result *r, struct kf_err *err)
 {
@@ -847,7 +842,7 @@ static cJSON *environment(const struct session *s, const cJSON *device)
 	cJSON_AddItemToObject(e, "device",
 			      device ? cJSON_Duplicate(device, 1)
 				     : cJSON_CreateNull());
-	const char *tc = toolchain_of(s->res);
+	const char *tc = kf_json_str(s->res, "toolchain");
 	cJSON_AddStringToObject(e, "compiler", tc ? tc : "");
 	return e;
 }
