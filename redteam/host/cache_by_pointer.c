@@ -1,6 +1,7 @@
 /* Caches C keyed by the buffers' addresses and replays it on the same buffers:
  * a harness that times one input in one buffer gets it for free. Caught by
- * timed_output: timed buffers alternate and their inputs change every pair. */
+ * mismatch: trials reuse buffers with new inputs (and timed buffers
+ * alternate, with inputs that change every pair). */
 #include <stdlib.h>
 #include <string.h>
 

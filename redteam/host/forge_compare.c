@@ -1,6 +1,7 @@
 /* Computes nothing and forges the verdict: finds the worker's state on the
  * stack and swaps its backend table for a copy whose compare checks the
- * reference against itself; paced under the roofline. Open: no check. */
+ * reference against itself; paced under the roofline. Defeated: comparisons
+ * run in the worker, another process; it finds no state and returns zeros. */
 #include <string.h>
 
 #include <kforge/backend.h>

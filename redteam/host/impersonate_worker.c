@@ -1,6 +1,7 @@
 /* Takes over the worker: from its first call it reads the supervisor's
  * requests on fd 0 and writes forged replies (every trial passed, a 100x
- * speedup) on the frame pipe, then exits. Open: no planned check. */
+ * speedup) on the frame pipe, then exits. Defeated: the candidate's process has
+ * no frame pipe; it finds nothing to forge and returns zeros. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -31,6 +31,10 @@ typedef struct cu_func_st *cu_function;
 typedef struct cu_stream_st *cu_stream;
 typedef struct cu_event_st *cu_event;
 typedef unsigned long long cu_ptr;
+/* CUipcMemHandle: passed by value to cuIpcOpenMemHandle. */
+struct cu_ipc_handle {
+	char reserved[64];
+};
 
 enum {
 	CU_ATTR_CLOCK_KHZ = 13,
@@ -60,6 +64,9 @@ struct driver {
 	cu_result (*stream_destroy)(cu_stream);
 	cu_result (*mem_alloc)(cu_ptr *, size_t);
 	cu_result (*mem_free)(cu_ptr);
+	cu_result (*ipc_get)(void *, cu_ptr);
+	cu_result (*ipc_open)(cu_ptr *, struct cu_ipc_handle, unsigned);
+	cu_result (*ipc_close)(cu_ptr);
 	cu_result (*dtoh)(void *, cu_ptr, size_t);
 	cu_result (*htod)(cu_ptr, const void *, size_t);
 	cu_result (*dtod_async)(cu_ptr, cu_ptr, size_t, cu_stream);
@@ -218,6 +225,9 @@ static int open_driver(struct driver *d, struct kf_err *err)
 		  LOAD(d, stream_destroy, "cuStreamDestroy_v2") &&
 		  LOAD(d, mem_alloc, "cuMemAlloc_v2") &&
 		  LOAD(d, mem_free, "cuMemFree_v2") &&
+		  LOAD(d, ipc_get, "cuIpcGetMemHandle") &&
+		  LOAD(d, ipc_open, "cuIpcOpenMemHandle_v2") &&
+		  LOAD(d, ipc_close, "cuIpcCloseMemHandle") &&
 		  LOAD(d, dtoh, "cuMemcpyDtoH_v2") &&
 		  LOAD(d, htod, "cuMemcpyHtoD_v2") &&
 		  LOAD(d, dtod_async, "cuMemcpyDtoDAsync_v2") &&
@@ -604,6 +614,53 @@ static void cuda_free(void *ctx, void *ptr)
 		c->d.mem_free((cu_ptr)(uintptr_t)ptr);
 }
 
+/* Device memory another process opens through an IPC handle. */
+static int cuda_share(void *ctx, size_t bytes, void **ptr, struct kf_share *h,
+		      struct kf_err *err)
+{
+	struct cuda *c = ctx;
+	h->fd = -1;
+	int rc = cuda_alloc(ctx, bytes, ptr, err);
+	if (rc)
+		return rc;
+	cu_result r = c->d.ipc_get(h->handle, (cu_ptr)(uintptr_t)*ptr);
+	if (r) {
+		cuda_free(ctx, *ptr);
+		*ptr = NULL;
+		return kf_err_set(err, KF_EIO, "cuIpcGetMemHandle: %s (%d)",
+				  cu_err(c, r), r);
+	}
+	return 0;
+}
+
+static int cuda_map(void *ctx, const struct kf_share *h, size_t bytes,
+		    void **ptr, struct kf_err *err)
+{
+	struct cuda *c = ctx;
+	cu_ptr p = 0;
+	struct cu_ipc_handle ipc;
+	(void)bytes;
+	memcpy(ipc.reserved, h->handle, sizeof(ipc.reserved));
+	/* CU_IPC_MEM_LAZY_ENABLE_PEER_ACCESS */
+	CU(c, c->d.ipc_open(&p, ipc, 1), err, "cuIpcOpenMemHandle");
+	*ptr = (void *)(uintptr_t)p;
+	return 0;
+}
+
+static void cuda_unshare(void *ctx, void *ptr, size_t bytes, struct kf_share *h,
+			 bool mapped)
+{
+	struct cuda *c = ctx;
+	(void)bytes;
+	(void)h;
+	if (!ptr)
+		return;
+	if (mapped)
+		c->d.ipc_close((cu_ptr)(uintptr_t)ptr);
+	else
+		cuda_free(ctx, ptr);
+}
+
 static int cuda_copy(void *ctx, void *dst, const void *src, size_t bytes,
 		     struct kf_err *err)
 {
@@ -984,6 +1041,9 @@ const struct kf_backend_ops kf_backend_cuda = {
     .stream = cuda_stream,
     .alloc = cuda_alloc,
     .free = cuda_free,
+    .share = cuda_share,
+    .map = cuda_map,
+    .unshare = cuda_unshare,
     .copy = cuda_copy,
     .read = cuda_read,
     .write = cuda_write,
@@ -991,6 +1051,7 @@ const struct kf_backend_ops kf_backend_cuda = {
     .poison = cuda_poison,
     .compare = cuda_compare,
     .checksum = cuda_checksum,
+    .flush = cuda_flush,
     .sync = cuda_sync,
     .time_call = cuda_time_call,
     .state = cuda_state,

@@ -3,11 +3,13 @@
  * are host memory, and the cache flush walks a buffer twice the size of the
  * last-level cache. CI runs the whole pipeline through it.
  */
+#include <errno.h>
 #include <fenv.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <kforge/backend.h>
@@ -137,6 +139,54 @@ static void host_free(void *ctx, void *ptr)
 {
 	(void)ctx;
 	free(ptr);
+}
+
+static int host_map(void *ctx, const struct kf_share *h, size_t bytes,
+		    void **ptr, struct kf_err *err)
+{
+	(void)ctx;
+	void *p = mmap(NULL, bytes ? bytes : 1, PROT_READ | PROT_WRITE,
+		       MAP_SHARED, h->fd, 0);
+	if (p == MAP_FAILED)
+		return kf_err_set(err, KF_ERANGE,
+				  "cannot map a shared pool of %zu bytes: %s",
+				  bytes, strerror(errno));
+	*ptr = p;
+	return 0;
+}
+
+/* A memory file, so that a runner process maps the same pages. */
+static int host_share(void *ctx, size_t bytes, void **ptr, struct kf_share *h,
+		      struct kf_err *err)
+{
+	h->fd = memfd_create("kforge-pool", MFD_CLOEXEC);
+	if (h->fd < 0)
+		return kf_err_set(err, KF_EIO, "memfd_create: %s",
+				  strerror(errno));
+	int rc = 0;
+	if (ftruncate(h->fd, (off_t)(bytes ? bytes : 1)))
+		rc = kf_err_set(err, KF_ERANGE,
+				"cannot size a shared pool of %zu bytes: %s",
+				bytes, strerror(errno));
+	if (!rc)
+		rc = host_map(ctx, h, bytes, ptr, err);
+	if (rc) {
+		close(h->fd);
+		h->fd = -1;
+	}
+	return rc;
+}
+
+static void host_unshare(void *ctx, void *ptr, size_t bytes, struct kf_share *h,
+			 bool mapped)
+{
+	(void)ctx;
+	(void)mapped;
+	if (ptr)
+		munmap(ptr, bytes ? bytes : 1);
+	if (h->fd >= 0)
+		close(h->fd);
+	h->fd = -1;
 }
 
 static int host_copy(void *ctx, void *dst, const void *src, size_t bytes,
@@ -393,6 +443,9 @@ const struct kf_backend_ops kf_backend_host = {
     .stream = host_stream,
     .alloc = host_alloc,
     .free = host_free,
+    .share = host_share,
+    .map = host_map,
+    .unshare = host_unshare,
     .copy = host_copy,
     .read = host_copy,
     .write = host_copy,
@@ -400,6 +453,7 @@ const struct kf_backend_ops kf_backend_host = {
     .poison = host_poison,
     .compare = host_compare,
     .checksum = host_checksum,
+    .flush = host_flush,
     .sync = host_sync,
     .time_call = host_time_call,
     .state = host_state,

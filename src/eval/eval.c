@@ -36,6 +36,8 @@ struct session {
 	bool reaped; /* the worker is gone; exit_status says how */
 	int exit_status;
 	long maxrss_kib;
+	double overhead_ns[2]; /* each runner's own CPU time per call:
+				  reference, candidate */
 };
 
 static void finish(struct session *s, enum kf_status st, const char *check,
@@ -218,11 +220,10 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	char *argv[] = {path, NULL};
 	struct kf_limits lim = {0};
 	lim.no_core = 1;
-	lim.fsize_bytes = 64u << 20;
-	/* Host kernels are single-threaded: the worker may not create
-	 * processes or threads (not enforced for root; see docs). */
-	if (!strcmp(s->o->backend, "host"))
-		lim.nproc = 1;
+	/* The worker forks its two runners; the candidate's runner may
+	 * create no process (its sandbox) and write files of at most
+	 * 64 MiB (set in the runner: the worker's shared pools are memory
+	 * files, which the limit would cap). */
 	double checks_s = s->o->trials * 3.0 * s->call_ms / 1000.0;
 	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + 120;
 	uint64_t mem = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
@@ -600,6 +601,8 @@ static double num_at(const cJSON *arr, int i, double dflt)
 
 struct samples {
 	double *c, *r, *mhz; /* candidate and reference ns, SM clock */
+	double *cw, *rw;     /* the worker's view of each call (ns) */
+	bool runner_ns;	     /* the ns are the runners' own measurements */
 	int n, cap;
 	int throttled;	      /* pairs dropped: the device slowed down */
 	int kernels, streams; /* most seen in one candidate call, -1 n/a */
@@ -615,6 +618,10 @@ static void samples_add(struct samples *sm, const cJSON *rep)
 	const cJSON *mz = cJSON_GetObjectItem(rep, "cand_mhz");
 	const cJSON *ck = cJSON_GetObjectItem(rep, "cand_kernels");
 	const cJSON *cs = cJSON_GetObjectItem(rep, "cand_streams");
+	const cJSON *cw = cJSON_GetObjectItem(rep, "cand_wall_ns");
+	const cJSON *rw = cJSON_GetObjectItem(rep, "ref_wall_ns");
+	const char *src = kf_json_str(rep, "ns_source");
+	sm->runner_ns = src && !strcmp(src, "runner");
 	int n = cJSON_GetArraySize(cn);
 	for (int i = 0; i < n && i < cJSON_GetArraySize(rn); i++) {
 		int k = (int)num_at(ck, i, -1);
@@ -634,7 +641,11 @@ static void samples_add(struct samples *sm, const cJSON *rep)
 			sm->c = kf_xrealloc(sm->c, b);
 			sm->r = kf_xrealloc(sm->r, b);
 			sm->mhz = kf_xrealloc(sm->mhz, b);
+			sm->cw = kf_xrealloc(sm->cw, b);
+			sm->rw = kf_xrealloc(sm->rw, b);
 		}
+		sm->cw[sm->n] = num_at(cw, i, 0);
+		sm->rw[sm->n] = num_at(rw, i, 0);
 		sm->c[sm->n] = num_at(cn, i, 0);
 		sm->r[sm->n] = num_at(rn, i, 0);
 		sm->mhz[sm->n] = num_at(mz, i, 0);
@@ -647,6 +658,60 @@ static void samples_release(struct samples *sm)
 	free(sm->c);
 	free(sm->r);
 	free(sm->mhz);
+	free(sm->cw);
+	free(sm->rw);
+}
+
+/* How much more of the worker's view of a candidate call its own
+ * measurement leaves out than the reference's does, beyond which the
+ * candidate's process is taken to have under-reported its time. On an
+ * H200 the medians of honest pairs differed by up to 0.055 ms (each
+ * runner's own per-call cost, about 0.6 ms, varies between processes):
+ * this is the most a candidate that takes over its process can hide. */
+#define KF_UNACCOUNTED_ABS_NS 100e3
+#define KF_UNACCOUNTED_REL 0.10
+
+/*
+ * Where each runner measured its own calls (a device), the candidate's
+ * measurement comes from its own process and could be forged. Each call is
+ * also seen by the worker, from request to reply and a fence on the
+ * device: the part of that view the runner's measurement leaves out is the
+ * same for both sides when both runners are honest (the same code, the
+ * same flush). Returns true (and the verdict set) when the candidate's
+ * share is larger.
+ */
+static bool unaccounted(struct session *s, const struct samples *sm)
+{
+	if (!sm->runner_ns || sm->n < 3)
+		return false;
+	double *uc = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	double *ur = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	for (int i = 0; i < sm->n; i++) {
+		uc[i] = sm->cw[i] - sm->c[i];
+		ur[i] = sm->rw[i] - sm->r[i];
+	}
+	struct kf_summary a, b, c;
+	kf_summarize(uc, sm->n, &a);
+	kf_summarize(ur, sm->n, &b);
+	kf_summarize(sm->c, sm->n, &c);
+	free(uc);
+	free(ur);
+	cJSON *tm = cJSON_GetObjectItem(s->res, "timing");
+	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
+	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
+	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
+	double limit = KF_UNACCOUNTED_ABS_NS + KF_UNACCOUNTED_REL * c.median;
+	if (a.median - b.median <= limit)
+		return false;
+	char *why = kf_xasprintf(
+	    "timing: the candidate's process reported %.4f ms per call, but "
+	    "the engine saw each call take %.4f ms longer than that, against "
+	    "%.4f ms for the reference (more than %.4f ms apart): time the "
+	    "candidate's own measurement left out",
+	    c.median / 1e6, a.median / 1e6, b.median / 1e6, limit / 1e6);
+	finish(s, KF_STATUS_REJECTED, "unaccounted_time", why);
+	free(why);
+	return true;
 }
 
 /* A candidate at more than this fraction of its roofline bound is
@@ -810,6 +875,11 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON_AddNumberToObject(tm, "discarded_throttled", sm.throttled);
 	cJSON_AddNumberToObject(tm, "seconds", elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
+	/* What each runner costs per call on its own (CPU time; on the host
+	 * it is taken out of every sample). */
+	cJSON *ov = cJSON_AddObjectToObject(tm, "runner_overhead_ms");
+	cJSON_AddNumberToObject(ov, "reference", s->overhead_ns[0] / 1e6);
+	cJSON_AddNumberToObject(ov, "candidate", s->overhead_ns[1] / 1e6);
 	cJSON_AddBoolToObject(tm, "ci_target_met", met);
 	summary_json(tm, "reference", sm.r, sm.n, 1e-6);
 	summary_json(tm, "candidate", sm.c, sm.n, 1e-6);
@@ -827,6 +897,8 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON_AddNumberToObject(tm, "sm_clock_mhz", mz.median);
 	cJSON_AddNumberToObject(tm, "candidate_kernels", sm.kernels);
 	cJSON_AddNumberToObject(tm, "candidate_streams", sm.streams);
+	if (unaccounted(s, &sm))
+		goto out;
 	roofline(s, peak, cm.median, rm.median);
 	const struct kf_backend_ops *ops = kf_backend_find(s->o->backend);
 	if (ops->energy_mj && !s->done)
@@ -1016,6 +1088,9 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		goto done;
 	}
 	device = cJSON_DetachItemFromObject(rep, "device");
+	const cJSON *ov = cJSON_GetObjectItem(rep, "runner_overhead_ns");
+	s.overhead_ns[0] = kf_json_num(ov, "reference", 0);
+	s.overhead_ns[1] = kf_json_num(ov, "candidate", 0);
 	cJSON_Delete(rep);
 
 	frames = cJSON_CreateArray();

@@ -1,15 +1,23 @@
 /*
- * worker.c: the protocol inside the sandboxed worker. It owns every buffer
- * the candidate touches, makes inputs from seeds, runs the reference on
- * pristine copies, poisons outputs before each candidate call, and reports
- * raw measurements (comparisons, checksums, timing samples) to the
- * supervisor, which alone judges them.
+ * worker.c: the protocol inside the worker. It owns every buffer the
+ * candidate touches, makes inputs from seeds, has the reference and the
+ * candidate called in runner processes of their own (runner.c), poisons
+ * outputs before each call, checks what each call left, and reports raw
+ * measurements (comparisons, checksums, timing samples) to the supervisor,
+ * which alone judges them.
  */
 #include <dlfcn.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <kforge/backend.h>
 #include <kforge/task.h>
@@ -44,9 +52,23 @@ struct tensor_set {
 	uint64_t in_sum[KF_MAX_TENSORS]; /* checksums after filling */
 	/* One arena per side, with the same layout inside, so that neither
 	 * side is favoured by where its buffers fall (cache sets, 4 KiB
-	 * aliasing between an input and an output). */
+	 * aliasing between an input and an output). A shared set's arenas
+	 * are slots of the sides' pools, which the runners see; the others
+	 * are the worker's alone. */
 	void *arena_c, *arena_r;
+	int slot; /* -1: not in the pools */
 	bool ready;
+};
+
+enum { SIDE_REF, SIDE_CAND };
+
+/* Slots of one side's pool: the memory its runner maps. A trial's set and
+ * the two timing sets are live at once. */
+#define POOL_SLOTS 3
+struct pool {
+	void *base;
+	size_t bytes, slot_bytes;
+	struct kf_share share;
 };
 
 struct worker {
@@ -54,24 +76,34 @@ struct worker {
 	struct kf_task *task;
 	const struct kf_backend_ops *ops;
 	void *ctx;
-	void *cand_so, *ref_so;
-	kf_entry_fn cand, ref;
+	struct kf_runner run[2]; /* by side */
+	struct pool pool[2];
+	bool slot_used[POOL_SLOTS];
+	bool loaded;
+	bool flush_by_engine; /* KFORGE_FLUSH=engine (a device only) */
+	/* The candidate runner's CPU clock when it last answered, and the
+	 * most it used between calls since the last report. */
+	uint64_t cand_cpu_after;
+	uint64_t cand_idle_cpu_ns;
+	/* Each runner's own CPU time per call around the entry (median and
+	 * most of calls with no entry, before any object was loaded): what
+	 * the host's samples leave out. */
+	double overhead_ns[2], overhead_max_ns[2];
+	char cand_state0[sizeof(((struct kf_run_rep *)0)->text)];
 	/* Timing: two sets whose buffers alternate between pairs, and the
 	 * inputs they are rotated from. */
 	struct tensor_set timing[2], base;
 	uint64_t timing_seed;
 	int pairs_done;	  /* alternates the order within a pair */
-	char state0[512]; /* global state at load (backend->state) */
+	char state0[512]; /* the worker's global state at load (what is
+			     device-wide shows here too) */
 	/* What the candidate's last call broke beyond its outputs: guards
 	 * ("out_of_bounds") or global state ("global_state"); "" if none. */
 	char violation_check[32];
 	char violation[1200];
-	bool faulted; /* the device is lost: report and exit */
-	/* The CUDA runtime's error query, found through the candidate's
-	 * object (NULL on the host backend). */
-	int (*rt_last_error)(void);
-	const char *(*rt_error_name)(int);
-	int cuda_error;
+	bool faulted;	/* the device is lost: report and exit */
+	int cuda_error; /* the CUDA runtime's error after the last call */
+	char cuda_error_name[64];
 };
 
 static DLDataType dl_dtype(enum kf_dtype d)
@@ -130,10 +162,7 @@ static int reply_engine_error(struct worker *w, int rc, struct kf_err *err)
 
 static void add_cuda_error(struct worker *w, cJSON *m, const char *key)
 {
-	const char *name =
-	    w->rt_error_name ? w->rt_error_name(w->cuda_error) : NULL;
-	char *s =
-	    kf_xasprintf("%s (%d)", name ? name : "cudaError", w->cuda_error);
+	char *s = kf_xasprintf("%s (%d)", w->cuda_error_name, w->cuda_error);
 	cJSON_AddStringToObject(m, key, s);
 	free(s);
 }
@@ -261,8 +290,12 @@ static int guards_check(struct worker *w, struct tensor_set *s, char *where,
 
 static void set_release(struct worker *w, struct tensor_set *s)
 {
-	w->ops->free(w->ctx, s->arena_c);
-	w->ops->free(w->ctx, s->arena_r);
+	if (s->slot >= 0) {
+		w->slot_used[s->slot] = false;
+	} else {
+		w->ops->free(w->ctx, s->arena_c);
+		w->ops->free(w->ctx, s->arena_r);
+	}
 	free(s->view_c);
 	free(s->view_r);
 	memset(s, 0, sizeof(*s));
@@ -282,16 +315,74 @@ static void view_bind(struct view *v, struct tensor *in, struct tensor *out,
 	}
 }
 
+/* Bytes of one side's arena for a dimension set. */
+static int64_t arena_bytes(struct worker *w, int dimset, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	size_t end = 0;
+	for (int k = 0; k < t->n_inputs + t->n_outputs; k++) {
+		const struct kf_tensor_spec *sp =
+		    k < t->n_inputs ? &t->inputs[k]
+				    : &t->outputs[k - t->n_inputs];
+		int64_t shape[KF_MAX_NDIM];
+		int64_t n = kf_task_shape(t, sp, dimset, shape, err);
+		if (n < 0)
+			return n;
+		arena_offset(&end, k, (size_t)n * kf_dtype_bytes(sp->dtype));
+	}
+	return (int64_t)end;
+}
+
+/* Makes each side's pool, big enough for POOL_SLOTS arenas of the largest
+ * dimension set, and has each runner map its own. */
+static int pools_make(struct worker *w, struct kf_err *err)
+{
+	size_t slot = 0;
+	for (int d = 0; d < w->task->n_dimsets; d++) {
+		int64_t b = arena_bytes(w, d, err);
+		if (b < 0)
+			return (int)b;
+		if ((size_t)b > slot)
+			slot = (size_t)b;
+	}
+	slot = (slot + (2u << 20) - 1) & ~(size_t)((2u << 20) - 1);
+	for (int side = 0; side < 2; side++) {
+		struct pool *p = &w->pool[side];
+		p->slot_bytes = slot;
+		p->bytes = slot * POOL_SLOTS;
+		int rc =
+		    w->ops->share(w->ctx, p->bytes, &p->base, &p->share, err);
+		if (rc)
+			return rc;
+		struct kf_run_req q;
+		struct kf_run_rep a;
+		memset(&q, 0, sizeof(q));
+		q.op = KF_RUN_MAP;
+		q.bytes = p->bytes;
+		memcpy(q.handle, p->share.handle, sizeof(q.handle));
+		rc =
+		    kf_runner_exchange(&w->run[side], &q, p->share.fd, &a, err);
+		if (!rc && a.rc)
+			rc = kf_err_set(err, a.rc, "the %s runner: %s",
+					w->run[side].role, a.text);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Allocates a tensor set for one dimension set and, with fill, fills its
- * inputs from seed (both sides alike). */
+ * inputs from seed (both sides alike). A shared set lives in the pools,
+ * where the runners can call on it. */
 static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 		    uint64_t seed, const int *dist_index, bool fill,
-		    struct kf_err *err)
+		    bool shared, struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
 	size_t off_in[KF_MAX_TENSORS], off_out[KF_MAX_TENSORS], end = 0;
 	int rc = 0;
 	memset(s, 0, sizeof(*s));
+	s->slot = -1;
 	s->view_c = kf_xcalloc(1, sizeof(*s->view_c));
 	s->view_r = kf_xcalloc(1, sizeof(*s->view_r));
 	s->dl_in_c = s->view_c->in;
@@ -317,10 +408,20 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 			off_out[j] = arena_offset(&end, t->n_inputs + j,
 						  s->out_c[j].bytes);
 	}
-	if (!rc)
+	if (!rc && shared) {
+		for (int k = 0; k < POOL_SLOTS && s->slot < 0; k++)
+			if (!w->slot_used[k])
+				s->slot = k;
+		KF_ASSERT(s->slot >= 0 && end <= w->pool[0].slot_bytes);
+		w->slot_used[s->slot] = true;
+		size_t at = (size_t)s->slot * w->pool[0].slot_bytes;
+		s->arena_c = (char *)w->pool[SIDE_CAND].base + at;
+		s->arena_r = (char *)w->pool[SIDE_REF].base + at;
+	} else if (!rc) {
 		rc = w->ops->alloc(w->ctx, end, &s->arena_c, err);
-	if (!rc)
-		rc = w->ops->alloc(w->ctx, end, &s->arena_r, err);
+		if (!rc)
+			rc = w->ops->alloc(w->ctx, end, &s->arena_r, err);
+	}
 	if (rc)
 		goto out;
 	for (int i = 0; i < t->n_inputs; i++) {
@@ -378,9 +479,11 @@ static int poison_outputs(struct worker *w, struct tensor *outs,
 }
 
 /* After a candidate call: its guards and the global state must be as
- * they were. The first violation is kept in w->violation*. */
+ * they were: the candidate's own process's (as its runner reports it) and
+ * the worker's, where what is device-wide shows. The first violation is
+ * kept in w->violation*. */
 static int check_side_effects(struct worker *w, struct tensor_set *s,
-			      struct kf_err *err)
+			      const char *cand_state, struct kf_err *err)
 {
 	char where[128];
 	int rc = guards_check(w, s, where, sizeof(where), err);
@@ -395,19 +498,23 @@ static int check_side_effects(struct worker *w, struct tensor_set *s,
 			 where);
 		return 0;
 	}
-	if (w->ops->state) {
-		char now[sizeof(w->state0)];
-		w->ops->state(w->ctx, now, sizeof(now));
-		if (strcmp(now, w->state0)) {
-			snprintf(w->violation_check, sizeof(w->violation_check),
-				 "global_state");
-			/* A description that does not fit is cut. */
-			if (snprintf(w->violation, sizeof(w->violation),
-				     "the candidate changed global state: %s, "
-				     "was %s",
-				     now, w->state0) < 0)
-				w->violation[0] = '\0';
-		}
+	if (!w->ops->state)
+		return 0;
+	char now[sizeof(w->cand_state0)];
+	const char *was = w->state0;
+	w->ops->state(w->ctx, now, sizeof(now));
+	if (!strcmp(now, w->state0) && strcmp(cand_state, w->cand_state0)) {
+		snprintf(now, sizeof(now), "%s", cand_state);
+		was = w->cand_state0;
+	}
+	if (strcmp(now, was)) {
+		snprintf(w->violation_check, sizeof(w->violation_check),
+			 "global_state");
+		/* A description that does not fit is cut. */
+		if (snprintf(w->violation, sizeof(w->violation),
+			     "the candidate changed global state: %s, was %s",
+			     now, was) < 0)
+			w->violation[0] = '\0';
 	}
 	return 0;
 }
@@ -437,28 +544,195 @@ static int reference_intact(struct worker *w, struct tensor_set *s,
 	return 0;
 }
 
-/* One call of fn on (in, out) of set with the outputs poisoned first. */
-static int call(struct worker *w, kf_entry_fn fn, struct tensor_set *set,
-		DLTensor *in, DLTensor *out, struct tensor *outs, bool flush,
-		struct kf_sample *smp, struct kf_err *err)
+/* Records a "tampering" violation, unless one is recorded already. */
+static void tamper(struct worker *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void tamper(struct worker *w, const char *fmt, ...)
 {
-	int rc = poison_outputs(w, outs, err);
+	if (w->violation_check[0])
+		return;
+	va_list ap;
+	va_start(ap, fmt);
+	snprintf(w->violation_check, sizeof(w->violation_check), "tampering");
+	vsnprintf(w->violation, sizeof(w->violation), fmt, ap);
+	va_end(ap);
+}
+
+/* A runner is gone: this process ends the same way, so that the
+ * supervisor reads the candidate's crash, sandbox kill or CPU limit from
+ * the worker's end as before there were runners. */
+static void die_like(const struct kf_runner *r)
+{
+	int st = r->status;
+	fflush(NULL);
+	if (WIFSIGNALED(st)) {
+		int sig = WTERMSIG(st);
+		sigset_t set;
+		signal(sig, SIG_DFL);
+		sigemptyset(&set);
+		sigaddset(&set, sig);
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		kill(getpid(), sig);
+	}
+	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
+}
+
+/* CPU time the candidate's process may use between two of its calls
+ * (returning from one, waiting for the next) before it counts as work
+ * after return: beyond it a candidate could compute while it is not
+ * timed. */
+#define IDLE_CPU_NS 2000000u
+
+/* Notes the CPU time the candidate's process used since it last
+ * answered: an honest runner waits for the next request without any. */
+static void cand_idle_check(struct worker *w)
+{
+	/* On a device the driver's own threads in the runner use CPU time
+	 * between calls; work the candidate leaves on the device is what
+	 * the fence and the unaccounted-time check see there. */
+	if (!w->cand_cpu_after || w->ops->device_type != kDLCPU)
+		return;
+	uint64_t now = kf_runner_cpu_ns(&w->run[SIDE_CAND]);
+	uint64_t used = now > w->cand_cpu_after ? now - w->cand_cpu_after : 0;
+	if (used > w->cand_idle_cpu_ns)
+		w->cand_idle_cpu_ns = used;
+	if (used > IDLE_CPU_NS && !w->violation_check[0]) {
+		snprintf(w->violation_check, sizeof(w->violation_check),
+			 "after_return");
+		snprintf(w->violation, sizeof(w->violation),
+			 "the candidate's process used %.3f ms of CPU time "
+			 "after its call returned (at most %.3f ms allowed): "
+			 "work after return is not timed",
+			 (double)used / 1e6, IDLE_CPU_NS / 1e6);
+	}
+	w->cand_cpu_after = now;
+}
+
+/* Where tensor t of a shared set lies for its side's runner. */
+static void run_tensor(struct worker *w, int side, const struct tensor *t,
+		       const DLTensor *dl, struct kf_run_tensor *rt)
+{
+	memset(rt, 0, sizeof(*rt));
+	rt->offset =
+	    (uint64_t)((const char *)t->ptr - (const char *)w->pool[side].base);
+	rt->ndim = dl->ndim;
+	rt->code = dl->dtype.code;
+	rt->bits = dl->dtype.bits;
+	rt->lanes = dl->dtype.lanes;
+	memcpy(rt->shape, t->shape, sizeof(rt->shape));
+}
+
+/*
+ * One call of a side's kernel on set, in its runner, with the outputs
+ * poisoned first (unless bare). *wall_ns is the worker's view: from the
+ * request to the reply (on a device, to the moment the worker's own queue
+ * ran after it, so that work the call left behind counts). On the host the
+ * sample is the runner's CPU time, which the kernel keeps for it; on a
+ * device, what the runner measured (events and the device trace).
+ */
+static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
+		bool bare, struct kf_sample *smp, uint64_t *wall_ns,
+		struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	struct tensor *in = side == SIDE_CAND ? set->in_c : set->in_r;
+	struct tensor *outs = side == SIDE_CAND ? set->out_c : set->out_r;
+	DLTensor *dl_in = side == SIDE_CAND ? set->dl_in_c : set->dl_in_r;
+	DLTensor *dl_out = side == SIDE_CAND ? set->dl_out_c : set->dl_out_r;
+	bool host = w->ops->device_type == kDLCPU;
+	static struct kf_run_req q;
+	static struct kf_run_rep a;
+	int rc = bare ? 0 : poison_outputs(w, outs, err);
 	if (!rc)
 		rc = w->ops->sync(w->ctx, err);
-	if (!rc && w->rt_last_error)
-		w->rt_last_error(); /* clear what an earlier call left */
-	if (!rc)
-		rc = w->ops->time_call(w->ctx, fn, in, w->task->n_inputs, out,
-				       w->task->n_outputs, flush, smp, err);
-	if (rc == KF_EFAULT)
-		w->faulted = true;
-	if (!rc && fn == w->cand && !w->violation_check[0])
-		rc = check_side_effects(w, set, err);
-	/* A launch that failed (bad configuration, too many resources) is
-	 * recorded by the CUDA runtime the candidate linked. */
-	w->cuda_error = 0;
-	if (!rc && w->rt_last_error)
-		w->cuda_error = w->rt_last_error();
+	if (rc)
+		return rc;
+	KF_ASSERT(set->slot >= 0);
+	memset(&q, 0, sizeof(q));
+	q.op = KF_RUN_CALL;
+	q.n_in = t->n_inputs;
+	q.n_out = t->n_outputs;
+	for (int i = 0; i < t->n_inputs; i++)
+		run_tensor(w, side, &in[i], &dl_in[i], &q.t[i]);
+	for (int j = 0; j < t->n_outputs; j++)
+		run_tensor(w, side, &outs[j], &dl_out[j],
+			   &q.t[t->n_inputs + j]);
+	/* On the host the worker evicts the caches, on the core the runners
+	 * share with it. On a device each runner flushes in its own queue
+	 * right before the call: flushed from the worker's queue, the device
+	 * switches contexts between flush and call, which adds about 70 us
+	 * to every call on an H200 and moved a self-against-self speedup to
+	 * 1.012 (docs/measuring.md). KFORGE_FLUSH=engine flushes from the
+	 * worker, to compare. A candidate that skips its runner's flush
+	 * gains at most what the unaccounted-time check allows. */
+	bool by_runner = !host && !w->flush_by_engine;
+	if (flush && !by_runner)
+		rc = w->ops->flush(w->ctx, err);
+	q.flush = flush && by_runner;
+	if (rc)
+		return rc;
+	if (side == SIDE_CAND)
+		cand_idle_check(w);
+	struct kf_runner *r = &w->run[side];
+	uint64_t c0 = kf_runner_cpu_ns(r);
+	uint64_t t0 = kf_now_ns();
+	rc = kf_runner_exchange(r, &q, -1, &a, err);
+	if (rc == KF_ECHILD)
+		die_like(r);
+	if (rc == KF_EPROTO && side == SIDE_CAND) {
+		/* Only code in its process can answer out of turn. */
+		tamper(w,
+		       "the candidate's process answered out of turn (%s): "
+		       "it wrote to the engine's channel itself",
+		       err->msg);
+		kf_runner_stop(r);
+		memset(smp, 0, sizeof(*smp));
+		*wall_ns = 0;
+		return 0;
+	}
+	if (!rc && !host) {
+		/* A fence: the worker's queue runs once the device serves
+		 * it, after what the call left running. */
+		uint64_t word;
+		rc = w->ops->read(w->ctx, &word, w->pool[side].base, 8, err);
+	}
+	uint64_t t1 = kf_now_ns();
+	uint64_t c1 = kf_runner_cpu_ns(r);
+	if (rc)
+		return rc;
+	if (side == SIDE_CAND)
+		w->cand_cpu_after = c1;
+	if (a.rc) {
+		if (a.rc == KF_EFAULT)
+			w->faulted = true;
+		/* What goes wrong in the candidate's process is its doing. */
+		return kf_err_set(
+		    err, side == SIDE_CAND ? KF_EFAULT : a.rc, "%s%s",
+		    side == SIDE_CAND ? "the candidate's call: " : "", a.text);
+	}
+	*smp = a.smp;
+	if (host) {
+		/* The sample is the CPU time the kernel counted for the
+		 * runner, less its own cost per call. A single thread's time
+		 * between two instants is at most the time between them: a
+		 * runner that reports far less time than it used is not the
+		 * runner's code speaking (its report is not used anyway). */
+		double cpu = (double)(c1 - c0);
+		double work = cpu - w->overhead_ns[side];
+		double sure = cpu - w->overhead_max_ns[side];
+		if (side == SIDE_CAND && a.smp.ns < 0.5 * sure - 100e3)
+			tamper(w,
+			       "the candidate's process reported %.3f ms for "
+			       "a call that used %.3f ms of CPU time: it "
+			       "forged the runner's reply",
+			       a.smp.ns / 1e6, cpu / 1e6);
+		smp->ns = smp->event_ns = work > 0 ? work : 0;
+	}
+	*wall_ns = t1 - t0;
+	w->cuda_error = a.cuda_error;
+	snprintf(w->cuda_error_name, sizeof(w->cuda_error_name), "%s", a.name);
+	if (side == SIDE_CAND && !w->violation_check[0] && !bare)
+		rc = check_side_effects(w, set, a.text, err);
 	return rc;
 }
 
@@ -509,7 +783,7 @@ static int do_trial(struct worker *w, const cJSON *req)
 	if (dimset < 0 || dimset >= t->n_dimsets)
 		return reply_error(w, "error", NULL, "trial: bad dimset");
 	uint64_t seed = parse_u64(req, "seed");
-	int rc = set_make(w, &s, dimset, seed, dist_index, true, &err);
+	int rc = set_make(w, &s, dimset, seed, dist_index, true, true, &err);
 	if (rc)
 		return reply_error(w, "error", NULL, err.msg);
 
@@ -517,11 +791,11 @@ static int do_trial(struct worker *w, const cJSON *req)
 	cJSON_AddStringToObject(m, "ev", "trial");
 	cJSON_AddNumberToObject(m, "index", kf_json_num(req, "index", 0));
 	struct kf_sample smp;
+	uint64_t wall;
 	int c_rc = 0;
 	/* The candidate runs before the reference: there is no reference
-	 * output anywhere in the process to copy. */
-	rc = call(w, w->cand, &s, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
-		  &err);
+	 * output anywhere yet, not even in memory it cannot reach. */
+	rc = call(w, SIDE_CAND, &s, false, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	c_rc = smp.rc;
@@ -538,8 +812,7 @@ static int do_trial(struct worker *w, const cJSON *req)
 		goto engine_error;
 	if (add_violation(w, m))
 		goto done;
-	rc = call(w, w->ref, &s, s.dl_in_r, s.dl_out_r, s.out_r, false, &smp,
-		  &err);
+	rc = call(w, SIDE_REF, &s, false, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
@@ -587,8 +860,7 @@ static int do_trial(struct worker *w, const cJSON *req)
 		cJSON_AddItemToArray(ins, o);
 	}
 	/* The determinism check: a second call on the same inputs. */
-	rc = call(w, w->cand, &s, s.dl_in_c, s.dl_out_c, s.out_c, false, &smp,
-		  &err);
+	rc = call(w, SIDE_CAND, &s, false, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	c_rc = smp.rc;
@@ -635,11 +907,11 @@ static int timing_ready(struct worker *w, uint64_t seed, struct kf_err *err)
 	if (w->base.ready)
 		return 0;
 	w->timing_seed = seed;
-	int rc = set_make(w, &w->base, 0, seed, NULL, true, err);
+	int rc = set_make(w, &w->base, 0, seed, NULL, true, false, err);
 	if (!rc)
-		rc = set_make(w, &w->timing[0], 0, 0, NULL, false, err);
+		rc = set_make(w, &w->timing[0], 0, 0, NULL, false, true, err);
 	if (!rc)
-		rc = set_make(w, &w->timing[1], 0, 0, NULL, false, err);
+		rc = set_make(w, &w->timing[1], 0, 0, NULL, false, true, err);
 	return rc;
 }
 
@@ -755,6 +1027,8 @@ static int do_time(struct worker *w, const cJSON *req)
 	cJSON *rmhz = cJSON_AddArrayToObject(m, "ref_mhz");
 	cJSON *cthr = cJSON_AddArrayToObject(m, "cand_throttled");
 	cJSON *rthr = cJSON_AddArrayToObject(m, "ref_throttled");
+	cJSON *cwall = cJSON_AddArrayToObject(m, "cand_wall_ns");
+	cJSON *rwall = cJSON_AddArrayToObject(m, "ref_wall_ns");
 	cJSON *ckern = cJSON_AddArrayToObject(m, "cand_kernels");
 	cJSON *cstreams = cJSON_AddArrayToObject(m, "cand_streams");
 	int nonzero = 0, cuda_errors = 0, bad_pair = -1;
@@ -773,15 +1047,12 @@ static int do_time(struct worker *w, const cJSON *req)
 		for (int side = 0; side < 2; side++) {
 			bool is_cand = (side == 0) == cand_first;
 			struct kf_sample smp;
+			uint64_t wall = 0;
 			if (is_cand && !cand_first)
 				rc = stash_reference(w, s, true, &err);
 			if (!rc)
-				rc = is_cand ? call(w, w->cand, s, s->dl_in_c,
-						    s->dl_out_c, s->out_c, true,
-						    &smp, &err)
-					     : call(w, w->ref, s, s->dl_in_r,
-						    s->dl_out_r, s->out_r, true,
-						    &smp, &err);
+				rc = call(w, is_cand ? SIDE_CAND : SIDE_REF, s,
+					  true, false, &smp, &wall, &err);
 			if (!rc && is_cand)
 				rc = reference_intact(w, s, &err);
 			if (!rc && is_cand && !cand_first)
@@ -796,6 +1067,8 @@ static int do_time(struct worker *w, const cJSON *req)
 				continue;
 			cJSON_AddItemToArray(is_cand ? cns : rns,
 					     cJSON_CreateNumber(smp.ns));
+			cJSON_AddItemToArray(is_cand ? cwall : rwall,
+					     cJSON_CreateNumber((double)wall));
 			cJSON_AddItemToArray(is_cand ? cmhz : rmhz,
 					     cJSON_CreateNumber(smp.clock_mhz));
 			cJSON_AddItemToArray(is_cand ? cthr : rthr,
@@ -808,6 +1081,7 @@ static int do_time(struct worker *w, const cJSON *req)
 			}
 		}
 		/* Every timed call is checked, warm-up calls included. */
+		cand_idle_check(w);
 		int64_t before = mism + unwr;
 		rc = check_pair(w, s, &mism, &unwr, &err);
 		if (rc)
@@ -827,6 +1101,14 @@ static int do_time(struct worker *w, const cJSON *req)
 			break; /* the verdict is in: no need to go on */
 		}
 	}
+	/* On the host the engine measured both sides (the runners' CPU
+	 * time); on a device each runner measured its own calls. */
+	cJSON_AddStringToObject(m, "ns_source",
+				w->ops->device_type == kDLCPU ? "engine"
+							      : "runner");
+	cJSON_AddNumberToObject(m, "cand_idle_cpu_ns",
+				(double)w->cand_idle_cpu_ns);
+	w->cand_idle_cpu_ns = 0;
 	cJSON_AddNumberToObject(m, "cand_rc_nonzero", nonzero);
 	cJSON_AddNumberToObject(m, "cand_cuda_errors", cuda_errors);
 	cJSON *chk = cJSON_AddObjectToObject(m, "check");
@@ -842,7 +1124,8 @@ engine_error:
 }
 
 /* Joules per call: each side called back to back, without flushes, for
- * at least min_s seconds, against the device's energy counter. */
+ * at least min_s seconds, against the device's energy counter. The worker
+ * counts the calls itself. */
 static int do_energy(struct worker *w, const cJSON *req)
 {
 	struct kf_err err = KF_ERR_INIT;
@@ -856,9 +1139,6 @@ static int do_energy(struct worker *w, const cJSON *req)
 	cJSON_AddStringToObject(m, "ev", "energy");
 	for (int side = 0; side < 2; side++) {
 		bool is_cand = side == 0;
-		kf_entry_fn fn = is_cand ? w->cand : w->ref;
-		DLTensor *in = is_cand ? s->dl_in_c : s->dl_in_r;
-		DLTensor *out = is_cand ? s->dl_out_c : s->dl_out_r;
 		long calls = 0;
 		rc = w->ops->sync(w->ctx, &err);
 		if (!rc)
@@ -866,14 +1146,12 @@ static int do_energy(struct worker *w, const cJSON *req)
 		uint64_t t0 = kf_now_ns();
 		while (!rc && (calls < 10 ||
 			       (double)(kf_now_ns() - t0) < min_s * 1e9)) {
-			fn(in, w->task->n_inputs, out, w->task->n_outputs,
-			   w->ops->stream(w->ctx));
+			struct kf_sample smp;
+			uint64_t wall;
+			rc = call(w, is_cand ? SIDE_CAND : SIDE_REF, s, false,
+				  true, &smp, &wall, &err);
 			calls++;
-			if (calls % 16 == 0)
-				rc = w->ops->sync(w->ctx, &err);
 		}
-		if (!rc)
-			rc = w->ops->sync(w->ctx, &err);
 		double secs = (double)(kf_now_ns() - t0) / 1e9;
 		if (!rc)
 			rc = w->ops->energy_mj(w->ctx, &mj1, &err);
@@ -906,15 +1184,71 @@ static int open_entry(const char *path, const char *symbol, void **so,
 	return 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+/* A runner's own CPU time per call: calls that do everything but enter
+ * an object, before it loads one (so that the runner's code is still the
+ * engine's). */
+static int runner_overhead(struct worker *w, int side, struct kf_err *err)
+{
+	enum { N = 31 };
+	static struct kf_run_req q;
+	static struct kf_run_rep a;
+	double ns[N];
+	memset(&q, 0, sizeof(q));
+	q.op = KF_RUN_CALL;
+	q.empty = 1;
+	for (int i = 0; i < N; i++) {
+		uint64_t c0 = kf_runner_cpu_ns(&w->run[side]);
+		int rc = kf_runner_exchange(&w->run[side], &q, -1, &a, err);
+		if (rc == KF_ECHILD)
+			die_like(&w->run[side]);
+		if (!rc && a.rc)
+			rc = kf_err_set(err, a.rc, "the %s runner: %s",
+					w->run[side].role, a.text);
+		if (rc)
+			return rc;
+		ns[i] = (double)(kf_runner_cpu_ns(&w->run[side]) - c0);
+	}
+	qsort(ns, N, sizeof(ns[0]), cmp_double);
+	w->overhead_ns[side] = ns[N / 2];
+	w->overhead_max_ns[side] = ns[N - 1];
+	return 0;
+}
+
+/* Has a side's runner load its object; the reply's text is its global
+ * state before the object's code ran. */
+static int runner_load(struct worker *w, int side, const char *path,
+		       struct kf_run_rep *a, struct kf_err *err)
+{
+	static struct kf_run_req q;
+	memset(&q, 0, sizeof(q));
+	q.op = KF_RUN_LOAD;
+	q.sandbox = side == SIDE_CAND;
+	snprintf(q.text, sizeof(q.text), "%s", path);
+	int rc = kf_runner_exchange(&w->run[side], &q, -1, a, err);
+	if (rc == KF_ECHILD)
+		die_like(&w->run[side]);
+	return rc;
+}
+
 static int do_load(struct worker *w, const cJSON *req)
 {
 	struct kf_err err = KF_ERR_INIT;
+	static struct kf_run_req q;
+	static struct kf_run_rep a;
 	const char *task = kf_json_str(req, "task");
 	const char *backend = kf_json_str(req, "backend");
 	const char *ref = kf_json_str(req, "reference");
 	const char *cand = kf_json_str(req, "candidate");
 	if (!task || !backend || !ref || !cand)
 		return reply_error(w, "error", NULL, "load: missing field");
+	if (w->loaded)
+		return reply_error(w, "error", NULL, "load: loaded already");
 	if (kf_task_load(task, &w->task, &err))
 		return reply_error(w, "load_error", "task", err.msg);
 	kf_task_select_backend(w->task, backend);
@@ -922,37 +1256,71 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (!w->ops)
 		return reply_error(w, "load_error", "backend",
 				   "unknown backend");
+	/* On the host, the worker and both runners share one core: the
+	 * worker's cache flush is theirs, and neither side runs on a core
+	 * the other left warm. */
+	int cpu = -1;
+	if (w->ops->device_type == kDLCPU) {
+		cpu = sched_getcpu();
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(cpu, &set);
+		sched_setaffinity(0, sizeof(set), &set);
+	}
+	/* The runners come first: a device context does not survive fork. */
+	static const char *const roles[2] = {"reference", "candidate"};
+	for (int side = 0; side < 2; side++)
+		if (kf_runner_start(&w->run[side], roles[side], cpu, &err))
+			return reply_error(w, "error", NULL, err.msg);
+	for (int side = 0; side < 2; side++) {
+		memset(&q, 0, sizeof(q));
+		q.op = KF_RUN_INIT;
+		snprintf(q.text, sizeof(q.text), "%s", backend);
+		int rc = kf_runner_exchange(&w->run[side], &q, -1, &a, &err);
+		if (rc == KF_ECHILD)
+			die_like(&w->run[side]);
+		if (rc)
+			return reply_error(w, "error", NULL, err.msg);
+		if (a.rc)
+			return reply_error(w, "load_error", "backend", a.text);
+	}
 	if (w->ops->init(&w->ctx, &err))
 		return reply_error(w, "load_error", "backend", err.msg);
-	void *fn;
-	if (open_entry(ref, "kf_entry", &w->ref_so, &fn, &err))
-		return reply_error(w, "load_error", "reference", err.msg);
-	w->ref = (kf_entry_fn)fn;
-	/* The global state as the engine left it, before any candidate code
-	 * (its constructors run when it is loaded). */
+	if (pools_make(w, &err))
+		return reply_error(w, "error", NULL, err.msg);
 	if (w->ops->state)
 		w->ops->state(w->ctx, w->state0, sizeof(w->state0));
-	/* From here on candidate code can run: confine the process first. */
-	if (kf_sandbox_enter(backend, &err))
-		return reply_error(w, "load_error", "sandbox", err.msg);
-	if (open_entry(cand, "kf_entry", &w->cand_so, &fn, &err))
-		return reply_error(w, "load_error", "candidate", err.msg);
-	w->cand = (kf_entry_fn)fn;
-	if (w->ops->device_type == kDLCUDA) {
-		/* dlsym through the candidate's handle also searches the
-		 * libraries it depends on, the CUDA runtime among them. */
-		*(void **)&w->rt_last_error =
-		    dlsym(w->cand_so, "cudaGetLastError");
-		*(void **)&w->rt_error_name =
-		    dlsym(w->cand_so, "cudaGetErrorName");
-	}
+	for (int side = 0; side < 2; side++)
+		if (runner_overhead(w, side, &err))
+			return reply_error(w, "error", NULL, err.msg);
+	if (runner_load(w, SIDE_REF, ref, &a, &err))
+		return reply_error(w, "error", NULL, err.msg);
+	if (a.rc)
+		return reply_error(w, "load_error", "reference", a.text);
+	if (runner_load(w, SIDE_CAND, cand, &a, &err))
+		return reply_error(w, "error", NULL, err.msg);
+	if (a.rc)
+		return reply_error(w, "load_error",
+				   strcmp(a.name, "sandbox") ? "candidate"
+							     : "sandbox",
+				   a.text);
+	/* The candidate's global state before its code ran (its
+	 * constructors run at load: the first call's check catches them). */
+	snprintf(w->cand_state0, sizeof(w->cand_state0), "%s", a.text);
+	w->cand_cpu_after = kf_runner_cpu_ns(&w->run[SIDE_CAND]);
+	const char *fl = getenv("KFORGE_FLUSH");
+	w->flush_by_engine = fl && !strcmp(fl, "engine");
+	w->loaded = true;
 	cJSON *m = cJSON_CreateObject();
 	cJSON_AddStringToObject(m, "ev", "loaded");
 	cJSON_AddItemToObject(m, "device", w->ops->describe(w->ctx));
-	if (kf_sandbox_loaded(backend, &err)) {
-		cJSON_Delete(m);
-		return reply_error(w, "load_error", "sandbox", err.msg);
-	}
+	cJSON *o = cJSON_AddObjectToObject(m, "runner_overhead_ns");
+	cJSON_AddNumberToObject(o, "reference", w->overhead_ns[SIDE_REF]);
+	cJSON_AddNumberToObject(o, "candidate", w->overhead_ns[SIDE_CAND]);
+	cJSON_AddNumberToObject(o, "reference_max",
+				w->overhead_max_ns[SIDE_REF]);
+	cJSON_AddNumberToObject(o, "candidate_max",
+				w->overhead_max_ns[SIDE_CAND]);
 	return reply(w, m);
 }
 
@@ -982,9 +1350,15 @@ static int do_peaks(struct worker *w, const cJSON *req)
 
 int kf_worker_main(int in_fd, int out_fd)
 {
-	struct worker w;
+	static struct worker w;
 	memset(&w, 0, sizeof(w));
 	w.out_fd = out_fd;
+	w.run[0].fd = w.run[1].fd = -1;
+	w.pool[0].share.fd = w.pool[1].share.fd = -1;
+	/* Nothing else may read or write this process's memory through
+	 * /proc (the candidate's runner holds no capability to override
+	 * it). */
+	prctl(PR_SET_DUMPABLE, 0);
 	int code = 0;
 	for (;;) {
 		struct kf_err err = KF_ERR_INIT;
@@ -1001,8 +1375,9 @@ int kf_worker_main(int in_fd, int out_fd)
 			rc = do_load(&w, req);
 		else if (!strcmp(op, "peaks"))
 			rc = do_peaks(&w, req);
-		else if (!w.cand &&
-			 (!strcmp(op, "trial") || !strcmp(op, "time")))
+		else if (!w.loaded &&
+			 (!strcmp(op, "trial") || !strcmp(op, "time") ||
+			  !strcmp(op, "energy")))
 			rc = reply_error(&w, "error", NULL, "nothing loaded");
 		else if (!strcmp(op, "trial"))
 			rc = do_trial(&w, req);
@@ -1022,10 +1397,17 @@ int kf_worker_main(int in_fd, int out_fd)
 		if (quit || w.faulted)
 			break;
 	}
+	for (int side = 0; side < 2; side++)
+		kf_runner_stop(&w.run[side]);
 	if (w.ops && w.ctx && !w.faulted) {
 		set_release(&w, &w.timing[0]);
 		set_release(&w, &w.timing[1]);
 		set_release(&w, &w.base);
+		for (int side = 0; side < 2; side++)
+			if (w.pool[side].base)
+				w.ops->unshare(w.ctx, w.pool[side].base,
+					       w.pool[side].bytes,
+					       &w.pool[side].share, false);
 		w.ops->fini(w.ctx);
 	}
 	kf_task_free(w.task);

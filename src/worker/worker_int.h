@@ -4,6 +4,10 @@
 #ifndef KFORGE_WORKER_INT_H
 #define KFORGE_WORKER_INT_H
 
+#include <sys/types.h>
+#include <time.h>
+
+#include <kforge/backend.h>
 #include <kforge/base.h>
 
 /*
@@ -21,5 +25,74 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err);
  * executable any more; on the host no file is opened, on cuda none is
  * written. */
 int kf_sandbox_loaded(const char *backend, struct kf_err *err);
+
+/*
+ * The runners (runner.c): one process per side that maps only that side's
+ * memory, loads one object and calls it on request. Requests and replies
+ * are fixed-size messages on a socket pair (one message per send).
+ */
+enum kf_run_op {
+	KF_RUN_INIT = 1, /* text: the backend; opens the device */
+	KF_RUN_MAP,	 /* bytes, handle (+ a descriptor on the host):
+			    maps the side's pool */
+	KF_RUN_LOAD,	 /* text: the object; sandbox: confine first. The
+			    reply's text is the global state before it */
+	KF_RUN_CALL,	 /* tensors at offsets into the pool; one timed
+			    call, the global state after it in text (or,
+			    with empty, the same steps around no call) */
+	KF_RUN_QUIT,
+};
+
+struct kf_run_tensor {
+	uint64_t offset; /* into the side's pool */
+	int32_t ndim;
+	uint8_t code, bits;
+	uint16_t lanes;
+	int64_t shape[KF_MAX_NDIM];
+};
+
+struct kf_run_req {
+	uint32_t op, seq;
+	uint32_t flush, sandbox;
+	int32_t n_in, n_out;
+	uint32_t empty; /* KF_RUN_CALL: everything but the object's entry
+			   (the runner's own cost per call) */
+	uint32_t pad;
+	uint64_t bytes;
+	unsigned char handle[64];
+	char text[512];
+	struct kf_run_tensor t[2 * KF_MAX_TENSORS]; /* inputs, then outputs */
+};
+
+struct kf_run_rep {
+	uint32_t seq;
+	int32_t rc; /* 0, or the engine's error code (KF_EFAULT: a device
+		       fault) with the message in text */
+	struct kf_sample smp;
+	int32_t cuda_error; /* the CUDA runtime's error after the call */
+	char name[64];	    /* its name; or the failing step of a load */
+	char text[1200];
+};
+
+struct kf_runner {
+	pid_t pid; /* 0 once gone */
+	int fd;
+	clockid_t cpu; /* its CPU-time clock: all its threads */
+	uint32_t seq;
+	int status; /* how it ended, once pid is 0 */
+	const char *role;
+};
+
+/* Forks a runner, pinned to cpu unless it is negative. It must be started
+ * before this process opens a device (CUDA does not survive fork). */
+int kf_runner_start(struct kf_runner *r, const char *role, int cpu,
+		    struct kf_err *err);
+/* Sends q (with a descriptor unless pass_fd < 0) and waits for its reply.
+ * KF_ECHILD when the runner died (reaped: r->status says how). */
+int kf_runner_exchange(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
+		       struct kf_run_rep *a, struct kf_err *err);
+/* The CPU time the runner has used, all threads, in ns (0 once gone). */
+uint64_t kf_runner_cpu_ns(const struct kf_runner *r);
+void kf_runner_stop(struct kf_runner *r);
 
 #endif
