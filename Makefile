@@ -9,7 +9,7 @@ SAN ?=
 CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 	 -Wstrict-prototypes -Iinclude $(SAN) -MMD -MP
 LDFLAGS = $(SAN) -Wl,-rpath,'$$ORIGIN/lib'
-LDLIBS = -lcjson -lm -ldl -lpthread
+LDLIBS = -lsqlite3 -lcurl -lcjson -lm -ldl -lpthread
 
 SRC := $(sort $(wildcard src/*/*.c))
 OBJ := $(SRC:%.c=$(BUILD)/%.o)
@@ -17,7 +17,8 @@ TEST_SRC := $(sort $(wildcard tests/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BINS := $(BUILD)/kforge $(BUILD)/kforge-worker
 
-DEB_PKGS = gcc make libcjson-dev libdlpack-dev
+DEB_PKGS = gcc make libcjson-dev libdlpack-dev libcurl4-openssl-dev \
+	   libsqlite3-dev
 
 # The cuda backend opens CUDA at run time; at build time it only borrows the
 # CUPTI record layouts from the toolkit's headers, when they are there.
@@ -27,7 +28,8 @@ $(BUILD)/src/backend/cuda.o: CFLAGS += -isystem $(CUDA_HOME)/include
 endif
 
 .PHONY: all test check deps clean format test-gpu
-all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/include/dlpack/dlpack.h
+all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
+	$(BUILD)/include/dlpack/dlpack.h
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -51,6 +53,13 @@ $(BUILD)/lib/libcjson.so.1:
 	@mkdir -p $(dir $@)
 	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
 		[ -e $$d/libcjson.so.1 ] && echo $$d/libcjson.so.1 && break; \
+		done) $@
+
+# Nor does every machine have SQLite's library (the store): ship it too.
+$(BUILD)/lib/libsqlite3.so.0:
+	@mkdir -p $(dir $@)
+	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
+		[ -e $$d/libsqlite3.so.0 ] && echo $$d/libsqlite3.so.0 && break; \
 		done) $@
 
 # The GPU machine lacks DLPack's header too: candidates compiled there

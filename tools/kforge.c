@@ -4,13 +4,19 @@
  * ok), 1 a verdict other than ok, 2 bad usage or an error of the engine.
  */
 #include <dirent.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <kforge/base.h>
 #include <kforge/eval.h>
+#include <kforge/policy.h>
+#include <kforge/search.h>
+#include <kforge/store.h>
 #include <kforge/task.h>
 
 struct command {
@@ -672,12 +678,761 @@ static int cmd_doctor(int argc, char **argv)
 	return 0;
 }
 
+/* optimize, runs, show, export: the search and its store. */
+
+#define DEFAULT_DB "kforge.db"
+
+enum {
+	OO_POLICY = 512,
+	OO_FROM,
+	OO_BUDGET,
+	OO_PARALLEL,
+	OO_TIME_LIMIT,
+	OO_DB,
+	OO_RESUME,
+	OO_JSON,
+	OO_SEED,
+	OO_STARTS,
+	OO_MODEL,
+	OO_BASE_URL,
+	OO_LLM_CONFIG,
+	OO_LLM,
+	OO_EXAMPLES,
+	OO_TEMPLATES,
+	OO_TEMPLATE,
+	OO_TUNE_EACH,
+	OO_BACKEND,
+	OO_TIME_CAP,
+	OO_TRIALS,
+	OO_EVAL_SEED,
+	OO_CALL_TIMEOUT,
+	OO_MEM_LIMIT,
+	OO_NO_CACHE,
+	OO_SOURCE,
+	OO_CANDIDATE,
+	OO_TOP,
+	OO_FORMAT,
+	OO_OUTPUT,
+	OO_HELP,
+};
+
+static const struct option search_longopts[] = {
+    {"policy", required_argument, NULL, OO_POLICY},
+    {"from", required_argument, NULL, OO_FROM},
+    {"budget", required_argument, NULL, OO_BUDGET},
+    {"parallel", required_argument, NULL, OO_PARALLEL},
+    {"time-limit", required_argument, NULL, OO_TIME_LIMIT},
+    {"db", required_argument, NULL, OO_DB},
+    {"resume", required_argument, NULL, OO_RESUME},
+    {"json", no_argument, NULL, OO_JSON},
+    {"seed", required_argument, NULL, OO_SEED},
+    {"starts", required_argument, NULL, OO_STARTS},
+    {"model", required_argument, NULL, OO_MODEL},
+    {"base-url", required_argument, NULL, OO_BASE_URL},
+    {"llm-config", required_argument, NULL, OO_LLM_CONFIG},
+    {"llm", required_argument, NULL, OO_LLM},
+    {"examples", required_argument, NULL, OO_EXAMPLES},
+    {"templates", required_argument, NULL, OO_TEMPLATES},
+    {"template", required_argument, NULL, OO_TEMPLATE},
+    {"tune-each", required_argument, NULL, OO_TUNE_EACH},
+    {"backend", required_argument, NULL, OO_BACKEND},
+    {"time-cap", required_argument, NULL, OO_TIME_CAP},
+    {"trials", required_argument, NULL, OO_TRIALS},
+    {"eval-seed", required_argument, NULL, OO_EVAL_SEED},
+    {"call-timeout-ms", required_argument, NULL, OO_CALL_TIMEOUT},
+    {"mem-limit-mb", required_argument, NULL, OO_MEM_LIMIT},
+    {"no-cache", no_argument, NULL, OO_NO_CACHE},
+    {"source", no_argument, NULL, OO_SOURCE},
+    {"candidate", required_argument, NULL, OO_CANDIDATE},
+    {"top", required_argument, NULL, OO_TOP},
+    {"format", required_argument, NULL, OO_FORMAT},
+    {"output", required_argument, NULL, OO_OUTPUT},
+    {"help", no_argument, NULL, OO_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+struct search_args {
+	struct kf_search_opts so;
+	cJSON *popts; /* the policy's options, owned */
+	const char *db;
+	bool json, help, source;
+	bool parallel_set;
+	const char *run_opt; /* the last option that sets up a new run */
+	int64_t candidate;
+	int top;
+	const char *format, *output;
+};
+
+/* Parses the options of optimize, runs, show and export; 0 or 2. */
+static int parse_search(int argc, char **argv, struct search_args *a,
+			const char *allowed)
+{
+	struct kf_search_opts d = KF_SEARCH_OPTS_INIT;
+	memset(a, 0, sizeof(*a));
+	a->so = d;
+	a->so.eval.time_cap_s = 2.0;
+	a->popts = cJSON_CreateObject();
+	a->db = DEFAULT_DB;
+	a->top = 10;
+	optind = 1;
+	opterr = 0;
+	int ch;
+	while ((ch = getopt_long(argc, argv, "o:", search_longopts, NULL)) !=
+	       -1) {
+		uint64_t u = 0;
+		double x = 0;
+		const char *name = NULL;
+		for (const struct option *o = search_longopts; o->name; o++)
+			if (o->val == ch)
+				name = o->name;
+		if (ch == 'o') {
+			ch = OO_OUTPUT;
+			name = "output";
+		}
+		if (ch == '?' || ch == ':')
+			return die("%s: unknown option '%s' or missing value "
+				   "(see --help)",
+				   argv[0], argv[optind - 1]);
+		if (name && !strstr(allowed, name))
+			return die("%s: option --%s does not apply here",
+				   argv[0], name);
+		cJSON *llm = cJSON_GetObjectItem(a->popts, "llm");
+		if (ch != OO_PARALLEL && ch != OO_TIME_LIMIT && ch != OO_DB &&
+		    ch != OO_RESUME && ch != OO_JSON && ch != OO_HELP &&
+		    ch != OO_SOURCE && ch != OO_CANDIDATE && ch != OO_TOP &&
+		    ch != OO_FORMAT && ch != OO_OUTPUT)
+			a->run_opt = name;
+		switch (ch) {
+		case OO_POLICY:
+			if (!kf_policy_find(optarg))
+				return die("--policy: unknown policy '%s' "
+					   "(one of %s)",
+					   optarg, kf_policy_names());
+			a->so.policy = optarg;
+			break;
+		case OO_FROM:
+			cJSON_AddStringToObject(a->popts, "from", optarg);
+			break;
+		case OO_BUDGET:
+			if (parse_u64("--budget", optarg, &u))
+				return 2;
+			if (u < 1 || u > KF_SEARCH_BUDGET_MAX)
+				return die("--budget: %s is out of range (1 "
+					   "to %d)",
+					   optarg, KF_SEARCH_BUDGET_MAX);
+			a->so.budget = (int)u;
+			break;
+		case OO_PARALLEL:
+			if (parse_u64("--parallel", optarg, &u))
+				return 2;
+			if (u < 1 || u > KF_SEARCH_PARALLEL_MAX)
+				return die("--parallel: %s is out of range (1 "
+					   "to %d)",
+					   optarg, KF_SEARCH_PARALLEL_MAX);
+			a->so.parallel = (int)u;
+			a->parallel_set = true;
+			break;
+		case OO_TIME_LIMIT:
+			if (parse_double("--time-limit", optarg,
+					 &a->so.time_limit_s))
+				return 2;
+			break;
+		case OO_DB:
+			a->db = optarg;
+			break;
+		case OO_RESUME:
+		case OO_CANDIDATE:
+			if (parse_u64(ch == OO_RESUME ? "--resume"
+						      : "--candidate",
+				      optarg, &u))
+				return 2;
+			if (u < 1 || u > INT64_MAX)
+				return die("%s: %s is not a run or candidate "
+					   "id",
+					   name, optarg);
+			if (ch == OO_RESUME)
+				a->so.resume = (int64_t)u;
+			else
+				a->candidate = (int64_t)u;
+			break;
+		case OO_JSON:
+			a->json = true;
+			break;
+		case OO_SEED:
+			if (parse_u64("--seed", optarg, &a->so.seed))
+				return 2;
+			break;
+		case OO_STARTS:
+		case OO_EXAMPLES:
+		case OO_TUNE_EACH:
+			if (parse_u64(argv[optind - 1], optarg, &u))
+				return 2;
+			if (u > 10000)
+				return die("--%s: %s is out of range (0 to "
+					   "10000)",
+					   name, optarg);
+			cJSON_AddNumberToObject(a->popts,
+						ch == OO_STARTS ? "starts"
+						: ch == OO_EXAMPLES
+						    ? "examples"
+						    : "tune_each",
+						(double)u);
+			break;
+		case OO_MODEL:
+		case OO_BASE_URL:
+		case OO_LLM:
+			if (!llm)
+				llm = cJSON_AddObjectToObject(a->popts, "llm");
+			if (ch == OO_LLM) {
+				char *eq = strchr(optarg, '=');
+				if (!eq || eq == optarg)
+					return die("--llm: '%s' is not "
+						   "KEY=VALUE",
+						   optarg);
+				*eq = '\0';
+				if (!strcmp(optarg, "api_key"))
+					return die("--llm: api_key would be "
+						   "stored in the run; set "
+						   "KFORGE_LLM_API_KEY or give "
+						   "--llm api_key_env=NAME");
+				cJSON_DeleteItemFromObject(llm, optarg);
+				cJSON_AddStringToObject(llm, optarg, eq + 1);
+			} else {
+				const char *k =
+				    ch == OO_MODEL ? "model" : "base_url";
+				cJSON_DeleteItemFromObject(llm, k);
+				cJSON_AddStringToObject(llm, k, optarg);
+			}
+			break;
+		case OO_LLM_CONFIG:
+			cJSON_AddStringToObject(a->popts, "llm_config", optarg);
+			break;
+		case OO_TEMPLATES:
+			cJSON_AddStringToObject(a->popts, "templates", optarg);
+			break;
+		case OO_TEMPLATE:
+			cJSON_AddStringToObject(a->popts, "template", optarg);
+			break;
+		case OO_BACKEND:
+			a->so.eval.backend = optarg;
+			break;
+		case OO_TIME_CAP:
+			if (parse_double("--time-cap", optarg, &x))
+				return 2;
+			a->so.eval.time_cap_s = x;
+			break;
+		case OO_TRIALS:
+			if (parse_u64("--trials", optarg, &u))
+				return 2;
+			if (u < 5 || u > 1000)
+				return die("--trials: %s is out of range "
+					   "(5 to 1000)",
+					   optarg);
+			a->so.eval.trials = (int)u;
+			break;
+		case OO_EVAL_SEED:
+			if (parse_u64("--eval-seed", optarg, &a->so.eval.seed))
+				return 2;
+			break;
+		case OO_CALL_TIMEOUT:
+			if (parse_double("--call-timeout-ms", optarg,
+					 &a->so.eval.call_timeout_ms))
+				return 2;
+			break;
+		case OO_MEM_LIMIT:
+			if (parse_u64("--mem-limit-mb", optarg, &u))
+				return 2;
+			if (u < 64)
+				return die("--mem-limit-mb: %s is below the "
+					   "minimum of 64",
+					   optarg);
+			a->so.eval.mem_limit_bytes = u << 20;
+			break;
+		case OO_NO_CACHE:
+			a->so.eval.no_cache = true;
+			break;
+		case OO_SOURCE:
+			a->source = true;
+			break;
+		case OO_TOP:
+			if (parse_u64("--top", optarg, &u))
+				return 2;
+			a->top = u > 1000 ? 1000 : (int)u;
+			break;
+		case OO_FORMAT:
+			a->format = optarg;
+			break;
+		case OO_OUTPUT:
+			a->output = optarg;
+			break;
+		case OO_HELP:
+			a->help = true;
+			break;
+		}
+	}
+	return 0;
+}
+
+/* A run id argument: a positive integer. */
+static int parse_run(const char *cmd, const char *s, int64_t *run)
+{
+	char *end;
+	long long v = strtoll(s, &end, 10);
+	if (!*s || *end || v < 1)
+		return die("%s: '%s' is not a run id (see kforge runs)", cmd,
+			   s);
+	*run = v;
+	return 0;
+}
+
+static const char optimize_usage[] =
+    "usage: kforge optimize TASK [--policy tune|replay|llm] [--budget N]\n"
+    "                       [--parallel K] [options]\n"
+    "       kforge optimize --resume RUN [--db FILE] [--parallel K]\n"
+    "\n"
+    "Searches for the fastest verified kernel for TASK within a budget of\n"
+    "evaluations. A policy proposes candidates; each is checked and timed\n"
+    "against the reference like `kforge eval`, and every candidate and\n"
+    "result is written to the store before it is reported. A killed run\n"
+    "resumes where it stopped with --resume. Progress goes to stderr, the\n"
+    "final table (or --json report) to stdout. docs/optimize.md has more.\n"
+    "\n"
+    "  --policy P           tune (default): the built-in tuner over the\n"
+    "                       KF_PARAM declarations of one source; replay:\n"
+    "                       recorded candidates; llm: a model\n"
+    "  --from PATH          tune: the source to tune (default\n"
+    "                       TASK/candidates/tunable.c, .cu on cuda);\n"
+    "                       replay: a directory, a .jsonl file or a file\n"
+    "  --budget N           evaluations (default 20)\n"
+    "  --parallel K         evaluations at once (default 1; they share\n"
+    "                       the machine, so timings get noisier)\n"
+    "  --time-limit S       stop after S seconds; --resume continues\n"
+    "  --db FILE            the store (default ./kforge.db)\n"
+    "  --resume RUN         continue run RUN with its settings\n"
+    "  --json               print the final report as JSON\n"
+    "  --seed N             the policy's random seed (default: drawn)\n"
+    "  --starts N           tune: random starting points (default: a\n"
+    "                       quarter of the budget, 2 to 8)\n"
+    "LLM policy (docs/llm.md for the client's settings):\n"
+    "  --model NAME         the model the server knows\n"
+    "  --base-url URL       the server, up to /v1 (default\n"
+    "                       $KFORGE_LLM_BASE_URL or\n"
+    "                       http://127.0.0.1:8000/v1)\n"
+    "  --llm KEY=VALUE      any client setting (temperature, samples,\n"
+    "                       max_tokens, timeout_ms, api_key_env ...)\n"
+    "  --llm-config FILE    client settings from a JSON file\n"
+    "  --examples K         earlier candidates shown per prompt (default 4)\n"
+    "  --templates DIR      prompt templates to use before the built-in\n"
+    "  --template NAME      the template (default contrastive)\n"
+    "  --tune-each N        evaluations for each reply that declares\n"
+    "                       KF_PARAM (default 6)\n"
+    "Evaluation, as in kforge eval:\n"
+    "  --backend host|cuda  --time-cap S (default 2)  --trials N\n"
+    "  --eval-seed N  --call-timeout-ms MS  --mem-limit-mb MB  --no-cache\n"
+    "\n"
+    "Exit status: 0 the run ended with a candidate that passed, 1 it ended\n"
+    "without one, 2 bad usage or an error (the run can be resumed).\n";
+
+/* The report of a run on stdout, as text or JSON; returns 0 when a
+ * candidate passed, else 1, or 2 on error. */
+static int print_report(struct kf_store *st, int64_t run, int top, bool json)
+{
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *rep = NULL;
+	if (kf_search_report(st, run, top, &rep, &err))
+		return die("%s", err.msg);
+	if (json) {
+		char *s = cJSON_Print(rep);
+		puts(s);
+		free(s);
+	} else {
+		struct kf_strbuf sb = KF_STRBUF_INIT;
+		kf_search_report_print(rep, &sb);
+		fputs(kf_strbuf_str(&sb), stdout);
+		kf_strbuf_release(&sb);
+	}
+	int rc = cJSON_IsObject(cJSON_GetObjectItem(rep, "best")) ? 0 : 1;
+	cJSON_Delete(rep);
+	return rc;
+}
+
+/* TASK/candidates/tunable.c (.cu on cuda) when it exists; caller frees. */
+static char *default_tunable(const char *task, const char *backend)
+{
+	char *dir = kf_xstrdup(task);
+	size_t n = strlen(dir);
+	if (n > 10 && !strcmp(dir + n - 10, "/task.json"))
+		dir[n - 10] = '\0';
+	char *p = kf_xasprintf("%s/candidates/tunable.%s", dir,
+			       strcmp(backend, "cuda") ? "c" : "cu");
+	free(dir);
+	if (kf_file_exists(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
+static int cmd_optimize(int argc, char **argv)
+{
+	struct search_args a;
+	struct kf_store *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	int rc = parse_search(argc, argv, &a,
+			      "policy from budget parallel time-limit db "
+			      "resume json seed starts model base-url "
+			      "llm-config llm examples templates template "
+			      "tune-each backend time-cap trials eval-seed "
+			      "call-timeout-ms mem-limit-mb no-cache help");
+	if (rc)
+		goto out;
+	if (a.help) {
+		fputs(optimize_usage, stdout);
+		goto out;
+	}
+	if (a.so.resume && optind != argc) {
+		rc = die("optimize: --resume takes no TASK (the run has one)");
+		goto out;
+	}
+	if (!a.so.resume && argc - optind != 1) {
+		rc = die("optimize: expected TASK (see kforge optimize "
+			 "--help)");
+		goto out;
+	}
+	if (!a.so.resume) {
+		a.so.task_path = argv[optind];
+		if (!kf_file_exists(a.so.task_path)) {
+			rc = die("%s: no such task directory", a.so.task_path);
+			goto out;
+		}
+		const char *from = kf_json_str(a.popts, "from");
+		if (!from && !strcmp(a.so.policy, "tune")) {
+			char *def =
+			    default_tunable(a.so.task_path, a.so.eval.backend);
+			if (!def) {
+				rc = die("optimize: %s has no "
+					 "candidates/tunable.%s: give --from "
+					 "FILE, a source that declares "
+					 "KF_PARAM",
+					 a.so.task_path,
+					 strcmp(a.so.eval.backend, "cuda")
+					     ? "c"
+					     : "cu");
+				goto out;
+			}
+			cJSON_AddStringToObject(a.popts, "from", def);
+			free(def);
+			from = kf_json_str(a.popts, "from");
+		}
+		if (from) {
+			/* The run may be resumed from another directory. */
+			char *abs = realpath(from, NULL);
+			if (!abs) {
+				rc = die("--from: %s: no such file or "
+					 "directory",
+					 from);
+				goto out;
+			}
+			cJSON_ReplaceItemInObject(a.popts, "from",
+						  cJSON_CreateString(abs));
+			free(abs);
+		}
+	} else if (a.run_opt) {
+		rc = die("optimize: --%s: a resumed run keeps its own settings "
+			 "(only --parallel, --time-limit, --json and --db "
+			 "apply)",
+			 a.run_opt);
+		goto out;
+	}
+	a.so.policy_options = a.popts;
+	if (!a.parallel_set && a.so.resume)
+		a.so.parallel = 0; /* the run's own */
+	a.so.progress = isatty(STDERR_FILENO);
+	a.so.log = stderr;
+	if (kf_store_open(a.db, 0, &st, &err)) {
+		rc = die("%s", err.msg);
+		goto out;
+	}
+	int64_t run = 0;
+	if (kf_search_run(st, &a.so, &run, &err)) {
+		if (run)
+			fprintf(stderr,
+				"kforge: run %lld stopped; resume it with "
+				"kforge optimize --resume %lld%s%s\n",
+				(long long)run, (long long)run,
+				strcmp(a.db, DEFAULT_DB) ? " --db " : "",
+				strcmp(a.db, DEFAULT_DB) ? a.db : "");
+		rc = die("%s", err.msg);
+		goto out;
+	}
+	rc = print_report(st, run, a.top, a.json);
+out:
+	kf_store_close(st);
+	cJSON_Delete(a.popts);
+	return rc;
+}
+
+static const char runs_usage[] =
+    "usage: kforge runs [--db FILE] [--json]\n"
+    "\n"
+    "Lists the runs of the store (default ./kforge.db), newest first: task,\n"
+    "policy, state (running, done, stopped, failed, or interrupted when\n"
+    "its process is gone), evaluations, the best speedup.\n";
+
+static int cmd_runs(int argc, char **argv)
+{
+	struct search_args a;
+	struct kf_store *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *runs = NULL;
+	int rc = parse_search(argc, argv, &a, "db json help");
+	if (rc)
+		goto out;
+	if (a.help) {
+		fputs(runs_usage, stdout);
+		goto out;
+	}
+	if (optind != argc) {
+		rc = die("runs: unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (!kf_file_exists(a.db)) {
+		rc = die("%s: no such store", a.db);
+		goto out;
+	}
+	if (kf_store_open(a.db, 0, &st, &err) ||
+	    kf_store_run_list(st, &runs, &err)) {
+		rc = die("%s", err.msg);
+		goto out;
+	}
+	if (a.json) {
+		char *s = cJSON_Print(runs);
+		puts(s);
+		free(s);
+		goto out;
+	}
+	printf("%-5s %-12s %-26s %-7s %-7s %-11s %-10s %s\n", "run", "state",
+	       "task", "backend", "policy", "evaluated", "best", "started");
+	const cJSON *r;
+	cJSON_ArrayForEach(r, runs)
+	{
+		char ev[32], best[32] = "-";
+		snprintf(ev, sizeof(ev), "%.0f/%.0f",
+			 kf_json_num(r, "evaluated", 0),
+			 kf_json_num(r, "budget", 0));
+		if (cJSON_IsNumber(cJSON_GetObjectItem(r, "best_speedup")))
+			snprintf(best, sizeof(best), "%.3fx",
+				 kf_json_num(r, "best_speedup", 0));
+		printf("%-5.0f %-12s %-26s %-7s %-7s %-11s %-10s %s\n",
+		       kf_json_num(r, "id", 0), kf_json_str(r, "state"),
+		       kf_json_str(r, "task_id"), kf_json_str(r, "backend"),
+		       kf_json_str(r, "policy"), ev, best,
+		       kf_json_str(r, "started_at"));
+	}
+out:
+	cJSON_Delete(runs);
+	kf_store_close(st);
+	cJSON_Delete(a.popts);
+	return rc;
+}
+
+static const char show_usage[] =
+    "usage: kforge show RUN [--db FILE] [--json] [--top N]\n"
+    "       kforge show RUN --source [--candidate ID]\n"
+    "       kforge show RUN --candidate ID [--json]\n"
+    "\n"
+    "Shows a run: its state, counts by status, the best candidate with\n"
+    "its lineage (the candidates it was made from) and the top N (default\n"
+    "10) by speedup. --source prints the source of the best candidate (or\n"
+    "of --candidate ID); --candidate ID alone prints that candidate's\n"
+    "result as kforge eval does.\n";
+
+static int show_candidate(struct kf_store *st, int64_t run, int64_t id,
+			  const struct search_args *a)
+{
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *cands = NULL;
+	int rc = 0;
+	if (kf_store_candidate_list(st, run, true, true, &cands, &err))
+		return die("%s", err.msg);
+	const cJSON *c, *hit = NULL;
+	cJSON_ArrayForEach(c, cands)
+	{
+		if (kf_json_num(c, "id", 0) == (double)id)
+			hit = c;
+	}
+	if (!hit) {
+		rc = die("show: run %lld has no candidate %lld", (long long)run,
+			 (long long)id);
+	} else if (a->source) {
+		fputs(kf_json_str(hit, "source"), stdout);
+	} else if (a->json) {
+		char *s = cJSON_Print(hit);
+		puts(s);
+		free(s);
+	} else {
+		const cJSON *e = cJSON_GetObjectItem(hit, "evaluation");
+		const cJSON *res = cJSON_GetObjectItem(e, "result");
+		printf("candidate  %lld (#%.0f of run %lld), policy %s, from "
+		       "%s\n",
+		       (long long)id, kf_json_num(hit, "seq", 0),
+		       (long long)run, kf_json_str(hit, "policy"),
+		       kf_json_str(hit, "origin") ? kf_json_str(hit, "origin")
+						  : "-");
+		if (cJSON_IsObject(res)) {
+			struct kf_strbuf sb = KF_STRBUF_INIT;
+			kf_result_print(res, &sb);
+			fputs(kf_strbuf_str(&sb), stdout);
+			kf_strbuf_release(&sb);
+		} else {
+			printf("status     not evaluated yet\n");
+		}
+	}
+	cJSON_Delete(cands);
+	return rc;
+}
+
+static int cmd_show(int argc, char **argv)
+{
+	struct search_args a;
+	struct kf_store *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	int64_t run = 0;
+	int rc =
+	    parse_search(argc, argv, &a, "db json top source candidate help");
+	if (rc)
+		goto out;
+	if (a.help) {
+		fputs(show_usage, stdout);
+		goto out;
+	}
+	if (argc - optind != 1) {
+		rc = die("show: expected RUN (see kforge runs)");
+		goto out;
+	}
+	if ((rc = parse_run("show", argv[optind], &run)))
+		goto out;
+	if (!kf_file_exists(a.db)) {
+		rc = die("%s: no such store", a.db);
+		goto out;
+	}
+	if (kf_store_open(a.db, 0, &st, &err)) {
+		rc = die("%s", err.msg);
+		goto out;
+	}
+	if (a.candidate) {
+		rc = show_candidate(st, run, a.candidate, &a);
+	} else if (a.source) {
+		cJSON *rep = NULL;
+		if (kf_search_report(st, run, 1, &rep, &err)) {
+			rc = die("%s", err.msg);
+			goto out;
+		}
+		const cJSON *best = cJSON_GetObjectItem(rep, "best");
+		if (cJSON_IsObject(best))
+			fputs(kf_json_str(best, "source"), stdout);
+		else
+			rc = die("show: run %lld has no candidate that "
+				 "passed",
+				 (long long)run);
+		cJSON_Delete(rep);
+	} else {
+		rc = print_report(st, run, a.top, a.json);
+		if (rc == 1)
+			rc = 0; /* a run without a pass is still shown */
+	}
+out:
+	kf_store_close(st);
+	cJSON_Delete(a.popts);
+	return rc;
+}
+
+static const char export_usage[] =
+    "usage: kforge export RUN --format jsonl [--db FILE] [-o FILE]\n"
+    "\n"
+    "Writes every candidate of a run, one JSON object per line: id, seq,\n"
+    "sha256, parents, policy, origin, params, source, prompt (when there\n"
+    "is one) and evaluation with the full result JSON (docs/results.md);\n"
+    "the first line describes the run. To stdout, or to FILE.\n";
+
+static int cmd_export(int argc, char **argv)
+{
+	struct search_args a;
+	struct kf_store *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *r = NULL, *cands = NULL;
+	FILE *f = NULL;
+	int64_t run = 0;
+	int rc = parse_search(argc, argv, &a, "db format output help");
+	if (rc)
+		goto out;
+	if (a.help) {
+		fputs(export_usage, stdout);
+		goto out;
+	}
+	if (argc - optind != 1) {
+		rc = die("export: expected RUN (see kforge runs)");
+		goto out;
+	}
+	if ((rc = parse_run("export", argv[optind], &run)))
+		goto out;
+	if (!a.format || strcmp(a.format, "jsonl")) {
+		rc = die("export: --format: '%s' is not a format (jsonl)",
+			 a.format ? a.format : "");
+		goto out;
+	}
+	if (!kf_file_exists(a.db)) {
+		rc = die("%s: no such store", a.db);
+		goto out;
+	}
+	if (kf_store_open(a.db, 0, &st, &err) ||
+	    kf_store_run_get(st, run, &r, &err) ||
+	    kf_store_candidate_list(st, run, true, true, &cands, &err)) {
+		rc = die("%s", err.msg);
+		goto out;
+	}
+	f = a.output ? fopen(a.output, "w") : stdout;
+	if (!f) {
+		rc = die("-o: %s: %s", a.output, strerror(errno));
+		goto out;
+	}
+	cJSON *head = cJSON_CreateObject();
+	cJSON_AddItemToObject(head, "run", r);
+	r = NULL;
+	char *line = kf_json_print(head);
+	fprintf(f, "%s\n", line);
+	free(line);
+	cJSON_Delete(head);
+	cJSON *c;
+	cJSON_ArrayForEach(c, cands)
+	{
+		cJSON_AddNumberToObject(c, "run", (double)run);
+		line = kf_json_print(c);
+		fprintf(f, "%s\n", line);
+		free(line);
+	}
+	if (fflush(f) || ferror(f))
+		rc = die("%s: write failed: %s", a.output ? a.output : "stdout",
+			 strerror(errno));
+out:
+	if (f && f != stdout)
+		fclose(f);
+	cJSON_Delete(r);
+	cJSON_Delete(cands);
+	kf_store_close(st);
+	cJSON_Delete(a.popts);
+	return rc;
+}
+
 static const struct command commands[] = {
     {"eval", cmd_eval, eval_usage},
     {"suite", cmd_suite, suite_usage},
     {"tasks", cmd_tasks, tasks_usage},
     {"redteam", cmd_redteam, redteam_usage},
     {"doctor", cmd_doctor, doctor_usage},
+    {"optimize", cmd_optimize, optimize_usage},
+    {"runs", cmd_runs, runs_usage},
+    {"show", cmd_show, show_usage},
+    {"export", cmd_export, export_usage},
 };
 
 static void usage(FILE *f)

@@ -35,6 +35,15 @@
 KF_EXTERN_C int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 			 void *stream);
 
+/*
+ * A tunable parameter: KF_PARAM(NAME, v1, v2, ...) on a line of its own
+ * declares NAME and the values `kforge optimize --policy tune` may give it.
+ * The tuner replaces the line with "#define NAME v"; compiled as written, the
+ * line expands to nothing, so a source that should also build untuned gives
+ * NAME a default with #ifndef NAME (docs/optimize.md).
+ */
+#define KF_PARAM(...)
+
 /* Number of elements of a tensor. */
 KF_HD int64_t kf_numel(const DLTensor *t)
 {

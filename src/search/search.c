@@ -1,0 +1,831 @@
+/*
+ * search.c: the optimization loop: proposals go to the store, then to
+ * evaluators (child processes running kf_eval); results go to the store, then
+ * to the policy and the progress line. Resuming replays a run's history.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/policy.h>
+#include <kforge/search.h>
+#include <kforge/task.h>
+
+#include "search_int.h"
+
+/* An evaluated candidate of the run, for duplicates and the policy. */
+struct rec {
+	int64_t id;
+	char sha[65];
+	char *source;
+	char *origin;
+	char *status;
+	double speedup;
+	cJSON *params;
+	cJSON *result;
+};
+
+/* One evaluation in flight. */
+struct slot {
+	pid_t pid; /* 0: free */
+	int fd;
+	int64_t cand;
+	char sha[65];
+	char *source;
+	char *origin;
+	cJSON *params;
+	char *path;
+	int attempts;
+	bool pending; /* a candidate stored by an earlier session */
+};
+
+struct loop {
+	const struct kf_search_opts *o;
+	struct kf_store *store;
+	int64_t run;
+	char *task_path;
+	char *task_id;
+	const char *policy_name;
+	struct kf_task *task;
+	struct kf_eval_opts eo;
+	char *backend;
+	struct kf_policy *pol;
+	int budget, parallel;
+	int evaluated; /* in the run, earlier sessions included */
+	int session;   /* evaluations of this session */
+	int dupes;
+	struct slot *slots;
+	int inflight, pending_inflight;
+	cJSON *queue; /* candidates stored but not evaluated (resume) */
+	int queue_next;
+	struct rec *recs;
+	int n_recs;
+	struct kf_progress prog;
+	uint64_t t0_ns;
+};
+
+static volatile sig_atomic_t interrupted;
+
+static void on_sigint(int sig)
+{
+	(void)sig;
+	interrupted = 1;
+}
+
+static void sha256_hex(const char *text, char hex[65])
+{
+	struct kf_sha256 h;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, text, strlen(text));
+	kf_sha256_final_hex(&h, hex);
+}
+
+static void note_cb(void *ctx, const char *line)
+{
+	kf_progress_note(&((struct loop *)ctx)->prog, line);
+}
+
+static cJSON *eval_opts_json(const struct kf_eval_opts *eo)
+{
+	cJSON *o = cJSON_CreateObject();
+	char seed[32];
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)eo->seed);
+	cJSON_AddStringToObject(o, "backend", eo->backend);
+	cJSON_AddStringToObject(o, "seed", seed);
+	cJSON_AddNumberToObject(o, "trials", eo->trials);
+	cJSON_AddNumberToObject(o, "call_timeout_ms", eo->call_timeout_ms);
+	cJSON_AddNumberToObject(o, "time_cap_s", eo->time_cap_s);
+	cJSON_AddNumberToObject(o, "ci_target", eo->ci_target);
+	cJSON_AddNumberToObject(o, "min_pairs", eo->min_pairs);
+	cJSON_AddNumberToObject(o, "max_pairs", eo->max_pairs);
+	cJSON_AddBoolToObject(o, "no_timing", eo->no_timing);
+	cJSON_AddBoolToObject(o, "no_cache", eo->no_cache);
+	cJSON_AddNumberToObject(o, "mem_limit_bytes",
+				(double)eo->mem_limit_bytes);
+	return o;
+}
+
+/* Eval options back from a run's config; strings borrow from cfg. */
+static int eval_opts_from(const cJSON *cfg, struct kf_eval_opts *eo,
+			  struct kf_err *err)
+{
+	struct kf_eval_opts d = KF_EVAL_OPTS_INIT;
+	const cJSON *e = cJSON_GetObjectItem(cfg, "eval");
+	*eo = d;
+	if (!cJSON_IsObject(e))
+		return kf_err_set(err, KF_EINVAL,
+				  "the run's config has no eval object");
+	const char *b = kf_json_str(e, "backend");
+	const char *seed = kf_json_str(e, "seed");
+	if (b)
+		eo->backend = b;
+	if (seed)
+		eo->seed = strtoull(seed, NULL, 10);
+	eo->trials = (int)kf_json_num(e, "trials", eo->trials);
+	eo->call_timeout_ms =
+	    kf_json_num(e, "call_timeout_ms", eo->call_timeout_ms);
+	eo->time_cap_s = kf_json_num(e, "time_cap_s", eo->time_cap_s);
+	eo->ci_target = kf_json_num(e, "ci_target", eo->ci_target);
+	eo->min_pairs = (int)kf_json_num(e, "min_pairs", eo->min_pairs);
+	eo->max_pairs = (int)kf_json_num(e, "max_pairs", eo->max_pairs);
+	eo->no_timing = cJSON_IsTrue(cJSON_GetObjectItem(e, "no_timing"));
+	eo->no_cache = cJSON_IsTrue(cJSON_GetObjectItem(e, "no_cache"));
+	eo->mem_limit_bytes = (uint64_t)kf_json_num(e, "mem_limit_bytes", 0);
+	return 0;
+}
+
+static uint64_t draw_seed(void)
+{
+	uint64_t s = 0;
+	if (getrandom(&s, sizeof(s), 0) != (ssize_t)sizeof(s) || s == 0)
+		s = kf_now_ns() ^ ((uint64_t)getpid() << 32);
+	return s;
+}
+
+static void rec_add(struct loop *l, int64_t id, const char *sha,
+		    const char *source, const char *origin, const cJSON *params,
+		    cJSON *result)
+{
+	l->recs =
+	    kf_xrealloc(l->recs, sizeof(*l->recs) * (size_t)(l->n_recs + 1));
+	struct rec *r = &l->recs[l->n_recs++];
+	const cJSON *sp = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(result, "timing"),
+				"speedup"),
+	    "median");
+	const char *st = kf_json_str(result, "status");
+	r->id = id;
+	snprintf(r->sha, sizeof(r->sha), "%s", sha);
+	r->source = kf_xstrdup(source);
+	r->origin = origin ? kf_xstrdup(origin) : NULL;
+	r->status = kf_xstrdup(st ? st : "infra_error");
+	r->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+	r->params = params ? cJSON_Duplicate(params, 1) : NULL;
+	r->result = result;
+}
+
+static void observe(struct loop *l, const struct rec *r)
+{
+	struct kf_observation obs = {
+	    .candidate = r->id,
+	    .sha256 = r->sha,
+	    .source = r->source,
+	    .origin = r->origin,
+	    .params = r->params,
+	    .result = r->result,
+	    .status = r->status,
+	    .speedup = r->speedup,
+	};
+	kf_policy_observe(l->pol, &obs);
+}
+
+static const struct rec *rec_find(const struct loop *l, const char *sha)
+{
+	for (int i = 0; i < l->n_recs; i++)
+		if (!strcmp(l->recs[i].sha, sha))
+			return &l->recs[i];
+	return NULL;
+}
+
+/* Where the evaluator reads a candidate's source: content-addressed. */
+static int write_source(struct loop *l, const char *sha, const char *source,
+			char **path, struct kf_err *err)
+{
+	char *dir = kf_path_join(kf_cache_dir(), "candidates");
+	int rc = kf_mkdir_p(dir, err);
+	*path = kf_xasprintf("%s/%s.%s", dir, sha,
+			     strcmp(l->backend, "cuda") ? "c" : "cu");
+	free(dir);
+	if (!rc && !kf_file_exists(*path))
+		rc = kf_file_write_atomic(*path, source, strlen(source), err);
+	if (rc) {
+		free(*path);
+		*path = NULL;
+	}
+	return rc;
+}
+
+/* The evaluator: kf_eval in a child, its result back as one frame. */
+static void evaluator(struct loop *l, int fd, const char *path, pid_t parent)
+{
+	prctl(PR_SET_PDEATHSIG, SIGKILL);
+	if (getppid() != parent)
+		_exit(1);
+	/* Ctrl-C stops the loop, which lets evaluations in flight end. */
+	signal(SIGINT, SIG_IGN);
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *res = NULL;
+	cJSON *msg;
+	if (kf_eval(l->task_path, path, &l->eo, &res, &err)) {
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "engine_error", err.msg);
+	} else {
+		msg = res;
+	}
+	struct kf_err werr = KF_ERR_INIT;
+	int rc = kf_frame_write(fd, msg, &werr);
+	_exit(rc ? 1 : 0);
+}
+
+static int slot_start(struct loop *l, struct slot *s, struct kf_err *err)
+{
+	int fds[2];
+	if (!s->path) {
+		int rc = write_source(l, s->sha, s->source, &s->path, err);
+		if (rc)
+			return rc;
+	}
+	if (pipe2(fds, O_CLOEXEC))
+		return kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
+	fflush(NULL);
+	pid_t parent = getpid();
+	pid_t pid = fork();
+	if (pid < 0) {
+		close(fds[0]);
+		close(fds[1]);
+		return kf_err_set(err, KF_ECHILD, "fork: %s", strerror(errno));
+	}
+	if (pid == 0) {
+		close(fds[0]);
+		evaluator(l, fds[1], s->path, parent);
+	}
+	close(fds[1]);
+	s->pid = pid;
+	s->fd = fds[0];
+	s->attempts++;
+	l->inflight++;
+	return 0;
+}
+
+static void slot_clear(struct slot *s)
+{
+	free(s->source);
+	free(s->origin);
+	free(s->path);
+	cJSON_Delete(s->params);
+	memset(s, 0, sizeof(*s));
+	s->fd = -1;
+}
+
+static struct slot *free_slot(struct loop *l)
+{
+	for (int i = 0; i < l->parallel; i++)
+		if (!l->slots[i].pid)
+			return &l->slots[i];
+	return NULL;
+}
+
+/* Stores a proposal and starts its evaluation; takes p's contents. */
+static int start_proposal(struct loop *l, struct kf_proposal *p,
+			  struct kf_err *err)
+{
+	char sha[65];
+	int rc = 0;
+	if (strlen(p->source) > KF_STORE_SOURCE_CAP) {
+		char line[256];
+		snprintf(line, sizeof(line),
+			 "%s: a source of %zu bytes is over the cap of %zu: "
+			 "skipped",
+			 p->origin ? p->origin : "proposal", strlen(p->source),
+			 KF_STORE_SOURCE_CAP);
+		kf_progress_note(&l->prog, line);
+		goto out;
+	}
+	sha256_hex(p->source, sha);
+	int64_t id = 0;
+	bool evaluated = false;
+	rc = kf_store_candidate_find(l->store, l->run, sha, &id, &evaluated,
+				     err);
+	if (rc)
+		goto out;
+	if (id) {
+		/* Already tried: evaluated once, never counted twice. */
+		l->dupes++;
+		const struct rec *r = rec_find(l, sha);
+		if (r)
+			observe(l, r);
+		goto out;
+	}
+	char *ptext = p->params ? kf_json_print(p->params) : NULL;
+	struct kf_store_candidate c = {
+	    .source = p->source,
+	    .sha256 = sha,
+	    .parents = p->parents,
+	    .n_parents = p->n_parents,
+	    .policy = l->policy_name,
+	    .origin = p->origin,
+	    .prompt = p->prompt,
+	    .params = ptext,
+	};
+	rc = kf_store_candidate_add(l->store, l->run, &c, &id, err);
+	free(ptext);
+	if (rc)
+		goto out;
+	struct slot *s = free_slot(l);
+	KF_ASSERT(s);
+	s->cand = id;
+	snprintf(s->sha, sizeof(s->sha), "%s", sha);
+	s->source = p->source;
+	s->origin = p->origin;
+	s->params = p->params;
+	p->source = p->origin = NULL;
+	p->params = NULL;
+	rc = slot_start(l, s, err);
+	if (rc)
+		slot_clear(s);
+out:
+	kf_policy_proposal_release(p);
+	return rc;
+}
+
+/* Starts the next candidate an earlier session stored but did not
+ * evaluate. */
+static int start_queued(struct loop *l, struct kf_err *err)
+{
+	const cJSON *c = cJSON_GetArrayItem(l->queue, l->queue_next++);
+	struct slot *s = free_slot(l);
+	KF_ASSERT(s && c);
+	const cJSON *params = cJSON_GetObjectItem(c, "params");
+	const char *origin = kf_json_str(c, "origin");
+	s->cand = (int64_t)kf_json_num(c, "id", 0);
+	snprintf(s->sha, sizeof(s->sha), "%s", kf_json_str(c, "sha256"));
+	s->source = kf_xstrdup(kf_json_str(c, "source"));
+	s->origin = origin ? kf_xstrdup(origin) : NULL;
+	s->params = cJSON_IsObject(params) ? cJSON_Duplicate(params, 1) : NULL;
+	s->pending = true;
+	int rc = slot_start(l, s, err);
+	if (rc)
+		slot_clear(s);
+	else
+		l->pending_inflight++;
+	return rc;
+}
+
+/* Reaps the evaluator of s; *res is its frame or NULL. */
+static int slot_collect(struct loop *l, struct slot *s, cJSON **res,
+			struct kf_err *err)
+{
+	struct kf_err rerr = KF_ERR_INIT;
+	int rc = kf_frame_read(s->fd, 0, res, &rerr);
+	int status = 0;
+	close(s->fd);
+	s->fd = -1;
+	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
+		;
+	s->pid = 0;
+	l->inflight--;
+	if (s->pending)
+		l->pending_inflight--;
+	if (rc) {
+		char *how = kf_wait_describe(status);
+		rc = kf_err_set(err, KF_ECHILD,
+				"the evaluator of candidate %lld (%s) %s: %s",
+				(long long)s->cand, s->path, how, rerr.msg);
+		free(how);
+		*res = NULL;
+		return rc;
+	}
+	const char *engine = kf_json_str(*res, "engine_error");
+	if (engine) {
+		rc = kf_err_set(err, KF_EINVAL, "%s", engine);
+		cJSON_Delete(*res);
+		*res = NULL;
+	}
+	return rc;
+}
+
+/* Waits for one evaluation to end and records it. */
+static int wait_one(struct loop *l, struct kf_err *err)
+{
+	struct pollfd pf[KF_SEARCH_PARALLEL_MAX];
+	int idx[KF_SEARCH_PARALLEL_MAX], n = 0;
+	for (int i = 0; i < l->parallel; i++)
+		if (l->slots[i].pid) {
+			pf[n].fd = l->slots[i].fd;
+			pf[n].events = POLLIN;
+			idx[n++] = i;
+		}
+	KF_ASSERT(n > 0);
+	int r = poll(pf, (nfds_t)n, 1000);
+	if (r < 0 && errno != EINTR)
+		return kf_err_set(err, KF_EIO, "poll: %s", strerror(errno));
+	kf_progress_tick(&l->prog);
+	if (r <= 0)
+		return 0;
+	for (int k = 0; k < n; k++) {
+		if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
+			continue;
+		struct slot *s = &l->slots[idx[k]];
+		cJSON *res = NULL;
+		int rc = slot_collect(l, s, &res, err);
+		if (rc) {
+			slot_clear(s);
+			return rc;
+		}
+		const char *st = kf_json_str(res, "status");
+		if (st && !strcmp(st, "infra_error") && s->attempts < 2) {
+			/* The engine's fault, not the candidate's: once
+			 * more before it is recorded. */
+			char line[512];
+			snprintf(line, sizeof(line),
+				 "candidate %lld: infra_error (%.300s): "
+				 "evaluating it again",
+				 (long long)s->cand,
+				 kf_json_str(res, "reason")
+				     ? kf_json_str(res, "reason")
+				     : "");
+			kf_progress_note(&l->prog, line);
+			cJSON_Delete(res);
+			if (s->pending)
+				l->pending_inflight++;
+			rc = slot_start(l, s, err);
+			if (rc) {
+				slot_clear(s);
+				return rc;
+			}
+			continue;
+		}
+		rc = kf_store_evaluation_add(l->store, s->cand, res, err);
+		if (rc) {
+			cJSON_Delete(res);
+			slot_clear(s);
+			return rc;
+		}
+		l->evaluated++;
+		l->session++;
+		rec_add(l, s->cand, s->sha, s->source, s->origin, s->params,
+			res);
+		struct rec *rec = &l->recs[l->n_recs - 1];
+		kf_progress_result(&l->prog, l->evaluated, s->cand, rec->status,
+				   rec->speedup, res, rec->params);
+		observe(l, rec);
+		slot_clear(s);
+	}
+	return 0;
+}
+
+/* Loads the run's history: evaluated candidates into the policy, the
+ * others into the queue. */
+static int load_history(struct loop *l, struct kf_err *err)
+{
+	cJSON *cands = NULL;
+	int rc =
+	    kf_store_candidate_list(l->store, l->run, true, true, &cands, err);
+	if (rc)
+		return rc;
+	l->queue = cJSON_CreateArray();
+	cJSON *c;
+	cJSON_ArrayForEach(c, cands)
+	{
+		cJSON *e = cJSON_GetObjectItem(c, "evaluation");
+		if (!cJSON_IsObject(e)) {
+			cJSON_AddItemReferenceToArray(l->queue, c);
+			continue;
+		}
+		cJSON *res = cJSON_DetachItemFromObject(e, "result");
+		if (!cJSON_IsObject(res)) {
+			cJSON_Delete(res);
+			res = cJSON_CreateObject();
+			cJSON_AddStringToObject(res, "status",
+						kf_json_str(e, "status"));
+		}
+		const cJSON *params = cJSON_GetObjectItem(c, "params");
+		rec_add(l, (int64_t)kf_json_num(c, "id", 0),
+			kf_json_str(c, "sha256"), kf_json_str(c, "source"),
+			kf_json_str(c, "origin"),
+			cJSON_IsObject(params) ? params : NULL, res);
+		l->evaluated++;
+		kf_progress_history(&l->prog, l->recs[l->n_recs - 1].id,
+				    l->recs[l->n_recs - 1].status,
+				    l->recs[l->n_recs - 1].speedup);
+	}
+	/* The queue holds references into cands: keep cands alive by
+	 * making the queue own copies. */
+	cJSON *q = cJSON_Duplicate(l->queue, 1);
+	cJSON_Delete(l->queue);
+	l->queue = q;
+	cJSON_Delete(cands);
+	return 0;
+}
+
+/* Sets up l for a new run, or reloads the run to resume. */
+static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
+{
+	const struct kf_search_opts *o = l->o;
+	cJSON *cfg = NULL;
+	int rc = 0;
+	if (o->resume) {
+		cJSON *run = NULL;
+		rc = kf_store_run_get(l->store, o->resume, &run, err);
+		if (rc)
+			return rc;
+		const char *state = kf_json_str(run, "state");
+		if (state && !strcmp(state, "running")) {
+			rc = kf_err_set(err, KF_EINVAL,
+					"run %lld is still running (process "
+					"%.0f)",
+					(long long)o->resume,
+					kf_json_num(run, "pid", 0));
+			cJSON_Delete(run);
+			return rc;
+		}
+		l->run = o->resume;
+		l->task_path = kf_xstrdup(kf_json_str(run, "task"));
+		l->backend = kf_xstrdup(kf_json_str(run, "backend"));
+		l->budget = (int)kf_json_num(run, "budget", 0);
+		cfg = cJSON_DetachItemFromObject(run, "config");
+		l->policy_name = NULL;
+		const struct kf_policy_ops *ops =
+		    kf_policy_find(kf_json_str(run, "policy"));
+		if (ops)
+			l->policy_name = ops->name;
+		cJSON_Delete(run);
+		if (!l->policy_name)
+			return kf_err_set(err, KF_EINVAL,
+					  "run %lld: unknown policy",
+					  (long long)o->resume);
+		rc = eval_opts_from(cfg, &l->eo, err);
+		if (rc) {
+			cJSON_Delete(cfg);
+			return rc;
+		}
+		l->parallel = o->parallel > 0
+				  ? o->parallel
+				  : (int)kf_json_num(cfg, "parallel", 1);
+	} else {
+		const struct kf_policy_ops *ops = kf_policy_find(o->policy);
+		if (!ops)
+			return kf_err_set(err, KF_EINVAL,
+					  "unknown policy '%s' (one of %s)",
+					  o->policy, kf_policy_names());
+		l->policy_name = ops->name;
+		char *abs = realpath(o->task_path, NULL);
+		l->task_path = abs ? abs : kf_xstrdup(o->task_path);
+		l->backend = kf_xstrdup(o->eval.backend);
+		l->budget = o->budget;
+		l->parallel = o->parallel;
+		l->eo = o->eval;
+		cfg = cJSON_CreateObject();
+		cJSON_AddItemToObject(
+		    cfg, "policy_options",
+		    o->policy_options ? cJSON_Duplicate(o->policy_options, 1)
+				      : cJSON_CreateObject());
+		char seed[32];
+		snprintf(seed, sizeof(seed), "%llu",
+			 (unsigned long long)(o->seed ? o->seed : draw_seed()));
+		cJSON_AddStringToObject(cfg, "seed", seed);
+		cJSON_AddNumberToObject(cfg, "parallel", o->parallel);
+		cJSON_AddItemToObject(cfg, "eval", eval_opts_json(&o->eval));
+	}
+	if (l->budget < 1 || l->budget > KF_SEARCH_BUDGET_MAX)
+		rc = kf_err_set(err, KF_EINVAL,
+				"budget %d is out of range (1 to %d)",
+				l->budget, KF_SEARCH_BUDGET_MAX);
+	else if (l->parallel < 1 || l->parallel > KF_SEARCH_PARALLEL_MAX)
+		rc = kf_err_set(err, KF_EINVAL,
+				"parallel %d is out of range (1 to %d)",
+				l->parallel, KF_SEARCH_PARALLEL_MAX);
+	if (rc) {
+		cJSON_Delete(cfg);
+		return rc;
+	}
+	l->eo.backend = l->backend;
+	*cfg_out = cfg;
+	return 0;
+}
+
+static void loop_release(struct loop *l)
+{
+	for (int i = 0; l->slots && i < l->parallel; i++) {
+		struct slot *s = &l->slots[i];
+		if (s->pid) {
+			kill(s->pid, SIGKILL);
+			close(s->fd);
+			while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
+				;
+		}
+		slot_clear(s);
+	}
+	free(l->slots);
+	for (int i = 0; i < l->n_recs; i++) {
+		free(l->recs[i].source);
+		free(l->recs[i].origin);
+		free(l->recs[i].status);
+		cJSON_Delete(l->recs[i].params);
+		cJSON_Delete(l->recs[i].result);
+	}
+	free(l->recs);
+	cJSON_Delete(l->queue);
+	kf_policy_close(l->pol);
+	kf_task_free(l->task);
+	free(l->task_path);
+	free(l->task_id);
+	free(l->backend);
+	kf_progress_release(&l->prog);
+}
+
+/* Fills the free slots: queued candidates first, then proposals. Sets
+ * *exhausted when the policy had nothing to propose. */
+static int fill(struct loop *l, struct kf_proposal *props, bool *exhausted,
+		struct kf_err *err)
+{
+	int dupe_cap = 100 + 10 * l->budget;
+	*exhausted = false;
+	while (l->inflight < l->parallel &&
+	       l->evaluated + l->inflight < l->budget) {
+		if (l->queue_next < cJSON_GetArraySize(l->queue)) {
+			int rc = start_queued(l, err);
+			if (rc)
+				return rc;
+			continue;
+		}
+		/* The policy proposes once it has seen every result of
+		 * the earlier sessions. */
+		if (l->pending_inflight > 0)
+			return 0;
+		int want = l->parallel - l->inflight;
+		if (want > l->budget - l->evaluated - l->inflight)
+			want = l->budget - l->evaluated - l->inflight;
+		int n = 0;
+		int rc = kf_policy_propose(l->pol, want, props, &n, err);
+		if (rc)
+			return rc;
+		if (n == 0) {
+			*exhausted = true;
+			return 0;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!rc)
+				rc = start_proposal(l, &props[i], err);
+			else
+				kf_policy_proposal_release(&props[i]);
+		}
+		if (rc)
+			return rc;
+		if (l->dupes > dupe_cap) {
+			kf_progress_note(&l->prog,
+					 "the policy keeps proposing "
+					 "candidates already tried: stopping");
+			*exhausted = true;
+			return 0;
+		}
+	}
+	return 0;
+}
+
+int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
+		  int64_t *run, struct kf_err *err)
+{
+	struct loop l;
+	memset(&l, 0, sizeof(l));
+	l.o = o;
+	l.store = store;
+	l.t0_ns = kf_now_ns();
+	*run = 0;
+	cJSON *cfg = NULL;
+	struct kf_proposal *props = NULL;
+	struct sigaction sa, old_sa;
+	bool handler = false;
+	struct kf_policy_env env;
+	cJSON *empty = NULL;
+	memset(&env, 0, sizeof(env));
+	const char *end_state = "done";
+	char note[1100] = "";
+	int rc = prepare(&l, &cfg, err);
+	if (rc)
+		goto out;
+	rc = kf_task_load(l.task_path, &l.task, err);
+	if (rc)
+		goto out;
+	kf_task_select_backend(l.task, l.backend);
+	l.task_id = kf_xstrdup(l.task->id);
+	if (o->resume)
+		rc = load_history(&l, err);
+	if (rc)
+		goto out;
+
+	/* The policy opens before a new run is stored, so that a policy
+	 * that cannot start leaves no run behind. */
+	const char *seed = kf_json_str(cfg, "seed");
+	const cJSON *popts = cJSON_GetObjectItem(cfg, "policy_options");
+	empty = cJSON_CreateObject();
+	env.task_path = l.task_path;
+	env.task = l.task;
+	env.backend = l.backend;
+	env.options = cJSON_IsObject(popts) ? popts : empty;
+	env.budget = l.budget;
+	/* Each session draws its own random choices. */
+	env.seed = (seed ? strtoull(seed, NULL, 10) : 1) +
+		   0x9e3779b97f4a7c15ull * (uint64_t)l.evaluated;
+	env.store = store;
+	env.run = l.run;
+	env.note = note_cb;
+	env.note_ctx = &l;
+	kf_progress_init(&l.prog, o->log ? o->log : stderr, o->progress,
+			 l.budget, o->time_limit_s);
+	rc = kf_policy_open(kf_policy_find(l.policy_name), &env, &l.pol, err);
+	if (rc)
+		goto out;
+	if (o->resume) {
+		rc = kf_store_run_set_state(store, l.run, "running", NULL, err);
+	} else {
+		char *ctext = kf_json_print(cfg);
+		struct kf_store_run r = {
+		    .task = l.task_path,
+		    .task_id = l.task_id,
+		    .backend = l.backend,
+		    .policy = l.policy_name,
+		    .config = ctext,
+		    .budget = l.budget,
+		};
+		rc = kf_store_run_add(store, &r, &l.run, err);
+		free(ctext);
+		env.run = l.run;
+	}
+	if (rc)
+		goto out;
+	*run = l.run;
+	l.slots = kf_xcalloc((size_t)l.parallel, sizeof(*l.slots));
+	for (int i = 0; i < l.parallel; i++)
+		l.slots[i].fd = -1;
+	props = kf_xcalloc((size_t)l.parallel, sizeof(*props));
+	kf_progress_start(&l.prog, l.run, l.task_id, l.backend, l.policy_name,
+			  l.parallel, o->resume != 0, l.evaluated);
+	for (int i = 0; i < l.n_recs; i++)
+		observe(&l, &l.recs[i]);
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_sigint;
+	sigemptyset(&sa.sa_mask);
+	interrupted = 0;
+	handler = sigaction(SIGINT, &sa, &old_sa) == 0;
+	bool stopping = false;
+	for (;;) {
+		double elapsed = (double)(kf_now_ns() - l.t0_ns) * 1e-9;
+		if (!stopping && interrupted) {
+			stopping = true;
+			end_state = "stopped";
+			snprintf(note, sizeof(note), "interrupted");
+			kf_progress_note(&l.prog,
+					 "interrupted: waiting for the "
+					 "evaluations in flight");
+		}
+		if (!stopping && o->time_limit_s > 0 &&
+		    elapsed >= o->time_limit_s) {
+			stopping = true;
+			end_state = "stopped";
+			snprintf(note, sizeof(note),
+				 "time limit of %g s reached", o->time_limit_s);
+		}
+		bool exhausted = false;
+		if (!stopping) {
+			rc = fill(&l, props, &exhausted, err);
+			if (rc)
+				break;
+		}
+		if (l.inflight == 0) {
+			if (exhausted && l.evaluated < l.budget)
+				snprintf(note, sizeof(note),
+					 "the policy had nothing more to "
+					 "propose");
+			break;
+		}
+		rc = wait_one(&l, err);
+		if (rc)
+			break;
+	}
+	if (handler)
+		sigaction(SIGINT, &old_sa, NULL);
+	if (rc) {
+		end_state = "failed";
+		snprintf(note, sizeof(note), "%s", err->msg);
+	}
+	kf_progress_end(&l.prog);
+	if (l.run) {
+		struct kf_err e2 = KF_ERR_INIT;
+		int rc2 = kf_store_run_set_state(store, l.run, end_state,
+						 *note ? note : NULL, &e2);
+		if (rc2 && !rc) {
+			rc = rc2;
+			*err = e2;
+		}
+	}
+out:
+	free(props);
+	/* The policy borrows env and its options: close it first. */
+	kf_policy_close(l.pol);
+	l.pol = NULL;
+	cJSON_Delete(empty);
+	cJSON_Delete(cfg);
+	loop_release(&l);
+	return rc;
+}
