@@ -151,6 +151,32 @@ static int drop_capabilities(struct kf_err *err)
 	return 0;
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+/* Under AddressSanitizer the worker's memory cap is ASan's RSS limit,
+ * which a thread of ASan's enforces; a forked runner has no such thread.
+ * The runner caps its address space instead, at what it has mapped (ASan's
+ * shadow included) plus that limit. */
+static void asan_cap(void)
+{
+	const char *o = getenv("ASAN_OPTIONS");
+	const char *k = o ? strstr(o, "hard_rss_limit_mb=") : NULL;
+	unsigned long long pages = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+	if (!k || !f || fscanf(f, "%llu", &pages) != 1) {
+		if (f)
+			fclose(f);
+		return;
+	}
+	fclose(f);
+	unsigned long long mb = strtoull(k + strlen("hard_rss_limit_mb="),
+					 NULL, 10);
+	rlim_t cap = (rlim_t)(pages * (unsigned long long)getpagesize() +
+			      (mb << 20));
+	struct rlimit as = {cap, cap};
+	setrlimit(RLIMIT_AS, &as);
+}
+#endif
+
 static void run_load(struct runner *r, const struct kf_run_req *q,
 		     struct kf_run_rep *a)
 {
@@ -165,6 +191,10 @@ static void run_load(struct runner *r, const struct kf_run_req *q,
 	struct rlimit fsize = {64u << 20, 64u << 20};
 	if (q->sandbox && setrlimit(RLIMIT_FSIZE, &fsize))
 		return rep_error(a, KF_EIO, "cannot limit file sizes");
+#if defined(__SANITIZE_ADDRESS__)
+	if (q->sandbox)
+		asan_cap();
+#endif
 	if (q->sandbox &&
 	    (drop_capabilities(&err) || kf_sandbox_enter(r->ops->name, &err))) {
 		a->rc = err.code;
