@@ -39,7 +39,12 @@ $(BUILD)/libkforge.a: $(OBJ)
 	@rm -f $@
 	ar rcs $@ $^
 
-$(BUILD)/kforge: $(BUILD)/tools/kforge.o $(BUILD)/libkforge.a
+# The CLI: tools/kforge.c holds the table of subcommands; a command may live
+# in a file of its own, tools/kforge_<name>.c (tools/commands.h).
+CLI_SRC := tools/kforge.c $(sort $(wildcard tools/kforge_*.c))
+CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
+
+$(BUILD)/kforge: $(CLI_OBJ) $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
 $(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
