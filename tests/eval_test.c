@@ -3,6 +3,7 @@
  * candidate can commit becomes the right status with a reason a user can act
  * on, and the next evaluation in the same process runs normally.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,76 @@ static void test_eval_timed_calls_are_checked(void)
 	CHECK_STR(status(r), "wrong_answer");
 	CHECK_STR(kf_json_str(r, "check"), "timed_output");
 	cJSON_Delete(r);
+}
+
+static void test_eval_kernelbench_protocol_reports_means(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.protocol = "kernelbench";
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "ok");
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	CHECK(tm != NULL);
+	CHECK_STR(kf_json_str(tm, "protocol"), "kernelbench");
+	/* 101 timed calls per side, the first dropped. */
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "n", 0) ==
+	      100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) ==
+	      100);
+	double sp = kf_json_num(tm, "speedup", 0);
+	double rm = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "mean",
+				0);
+	double cm = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean",
+				0);
+	CHECK(rm > 0 && cm > 0);
+	CHECK(fabs(sp - rm / cm) < 1e-9 * sp);
+	/* KernelBench's protocol has no roofline or pairs. */
+	CHECK(cJSON_GetObjectItem(r, "roofline") == NULL);
+	cJSON_Delete(r);
+}
+
+static void test_eval_both_protocols_side_by_side(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	o.protocol = "both";
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "ok");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "timing"), "protocol"),
+		  "kforge");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "timing_kernelbench"),
+			      "protocol"),
+		  "kernelbench");
+	cJSON_Delete(r);
+}
+
+/* KernelBench's protocol checks no timed output; kforge still compares
+ * the last ones, so a candidate that skips work once it is timed fails. */
+static void test_eval_kernelbench_protocol_still_checks_outputs(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.protocol = "kernelbench";
+	cJSON *r = run(ROWSUM, CAND("timed_cheat"), &o);
+	CHECK_STR(status(r), "wrong_answer");
+	CHECK_STR(kf_json_str(r, "check"), "timed_output");
+	cJSON_Delete(r);
+}
+
+static void test_eval_unknown_protocol_is_an_error(void)
+{
+	struct kf_eval_opts o = quick();
+	o.protocol = "fast";
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *r = NULL;
+	CHECK(kf_eval(ROWSUM, CAND("same"), &o, &r, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "--protocol: unknown protocol 'fast'");
+	CHECK(r == NULL);
 }
 
 static void test_eval_timing_reports_speedup_and_roofline(void)
@@ -516,6 +587,10 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_trials_cover_each_dimset_with_several_dists),
     KF_TEST(test_eval_timed_calls_are_checked),
     KF_TEST(test_eval_timing_reports_speedup_and_roofline),
+    KF_TEST(test_eval_kernelbench_protocol_reports_means),
+    KF_TEST(test_eval_both_protocols_side_by_side),
+    KF_TEST(test_eval_kernelbench_protocol_still_checks_outputs),
+    KF_TEST(test_eval_unknown_protocol_is_an_error),
     KF_TEST(test_eval_degenerate_task_is_flagged),
     KF_TEST(test_eval_trials_are_reproducible_from_seed),
     KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),

@@ -69,6 +69,7 @@ enum {
 	OPT_ROOT,
 	OPT_TASK,
 	OPT_MEM_LIMIT,
+	OPT_PROTOCOL,
 	OPT_MANIFEST,
 	OPT_HELP,
 };
@@ -85,6 +86,7 @@ static const struct option eval_longopts[] = {
     {"root", required_argument, NULL, OPT_ROOT},
     {"task", required_argument, NULL, OPT_TASK},
     {"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
+    {"protocol", required_argument, NULL, OPT_PROTOCOL},
     {"manifest", required_argument, NULL, OPT_MANIFEST},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
@@ -176,6 +178,9 @@ static int parse_common(int argc, char **argv, struct common *c,
 					   optarg);
 			c->eo.mem_limit_bytes = u << 20;
 			break;
+		case OPT_PROTOCOL:
+			c->eo.protocol = optarg;
+			break;
 		case OPT_MANIFEST:
 			c->manifest = optarg;
 			break;
@@ -206,6 +211,9 @@ static const char eval_usage[] =
     "  --no-cache           recompile even when the object is cached\n"
     "  --mem-limit-mb MB    the host worker's memory (default: 1 GiB\n"
     "                       plus 8x the task's largest tensors)\n"
+    "  --protocol P         timing: kforge (default), kernelbench (its\n"
+    "                       protocol: mean of 100 event-timed calls per\n"
+    "                       side) or both, side by side\n"
     "\n"
     "Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 
@@ -235,7 +243,8 @@ static int cmd_eval(int argc, char **argv)
 	struct common c;
 	if (parse_common(argc, argv, &c,
 			 "json backend seed trials no-timing time-cap "
-			 "call-timeout-ms no-cache mem-limit-mb help"))
+			 "call-timeout-ms no-cache mem-limit-mb protocol "
+			 "help"))
 		return 2;
 	if (c.help) {
 		fputs(eval_usage, stdout);
@@ -362,7 +371,8 @@ static int cmd_suite(int argc, char **argv)
 	struct common c;
 	if (parse_common(argc, argv, &c,
 			 "root task backend json no-timing time-cap seed "
-			 "trials no-cache mem-limit-mb call-timeout-ms help"))
+			 "trials no-cache mem-limit-mb call-timeout-ms "
+			 "protocol help"))
 		return 2;
 	if (c.help) {
 		fputs(suite_usage, stdout);

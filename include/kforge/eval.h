@@ -44,11 +44,17 @@ struct kf_eval_opts {
 	bool no_cache;		 /* recompile even when cached */
 	uint64_t mem_limit_bytes; /* host worker's address space (default:
 				     1 GiB + 8x the task's largest tensors) */
+	const char *protocol; /* timing: "kforge" (NULL, the default),
+				 "kernelbench" (KernelBench's: mean of 100
+				 event-timed calls per side), or "both" */
+	int device; /* cuda: run the worker on the device-th visible GPU
+		       (CUDA_VISIBLE_DEVICES set to that one for it); -1:
+		       the environment as it is */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0                                                   \
+		    false, 0, NULL, -1                                         \
 	}
 
 /*

@@ -217,7 +217,39 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	char *path = s->o->worker_path
 			 ? kf_xstrdup(s->o->worker_path)
 			 : kf_path_join(kf_exe_dir(), "kforge-worker");
-	char *argv[] = {path, NULL};
+	char *argv[] = {path, NULL, NULL, NULL};
+	char *env = NULL, *pin = NULL;
+	if (s->o->device >= 0 && !strcmp(s->o->backend, "cuda")) {
+		/* Pinned to one GPU: CUDA_VISIBLE_DEVICES for the worker
+		 * alone, through env(1), since threads may spawn workers for
+		 * other GPUs at the same time. Device i is the i-th entry of
+		 * the CUDA_VISIBLE_DEVICES this process has, when it has one.
+		 */
+		const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+		int i = 0;
+		for (const char *p = vis; p && *p && !pin; i++) {
+			size_t n = strcspn(p, ",");
+			if (i == s->o->device)
+				pin = kf_xasprintf("CUDA_VISIBLE_DEVICES=%.*s",
+						   (int)n, p);
+			p += n + (p[n] == ',');
+		}
+		if (!pin)
+			pin = kf_xasprintf("CUDA_VISIBLE_DEVICES=%d",
+					   s->o->device);
+		env = kf_is_executable("/usr/bin/env") ? kf_xstrdup("/usr/bin/env")
+						       : kf_which("env");
+		if (!env) {
+			free(pin);
+			free(path);
+			return kf_err_set(err, KF_ENOENT,
+					  "env(1) not found: cannot pin the "
+					  "worker to a GPU");
+		}
+		argv[0] = env;
+		argv[1] = pin;
+		argv[2] = path;
+	}
 	struct kf_limits lim = {0};
 	lim.no_core = 1;
 	/* The worker forks its two runners; the candidate's runner may
@@ -247,6 +279,8 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	int rc = kf_proc_spawn(&s->proc, argv, &lim, s->log_fd, err);
 	free(path);
+	free(env);
+	free(pin);
 	return rc;
 }
 
@@ -907,6 +941,80 @@ out:
 	samples_release(&sm);
 }
 
+/*
+ * KernelBench's timing protocol, beside kforge's: each side on its own, 3
+ * synchronised warm-ups then 101 calls each after a flush, timed by events
+ * on the side's stream, the first dropped, summarised by the mean. The
+ * outputs of the two loops are compared at the end. key is "timing" when
+ * it is the only protocol, else "timing_kernelbench".
+ */
+static void run_timing_kb(struct session *s, const char *key)
+{
+	static const char *const sides[2] = {"candidate", "reference"};
+	double mean[2] = {0, 0};
+	cJSON *tm = cJSON_CreateObject();
+	cJSON_AddStringToObject(tm, "protocol", "kernelbench");
+	cJSON_AddStringToObject(tm, "unit", "ms");
+	uint64_t t0 = kf_now_ns();
+	for (int i = 0; i < 2 && !s->done; i++) {
+		cJSON *req = request("time_kb");
+		add_u64(req, "seed", s->o->seed + 1000003u);
+		cJSON_AddStringToObject(req, "side", sides[i]);
+		cJSON *rep = exchange(s, req, 104 * 2 * s->call_ms + 5000,
+				      "timing (kernelbench)");
+		if (!rep || unexpected(s, rep, "samples_kb",
+				       "timing (kernelbench)"))
+			break;
+		const cJSON *viol = cJSON_GetObjectItem(rep, "violation");
+		const cJSON *chk = cJSON_GetObjectItem(rep, "check");
+		if (kf_json_num(rep, "cuda_errors", 0) > 0) {
+			finish(s, KF_STATUS_RUNTIME_ERROR, "cuda_error",
+			       "timing (kernelbench): the candidate left a "
+			       "CUDA error");
+		} else if (kf_json_num(rep, "rc_nonzero", 0) > 0) {
+			finish(s, KF_STATUS_RUNTIME_ERROR, "return_code",
+			       "timing (kernelbench): kf_entry returned "
+			       "nonzero");
+		} else if (viol) {
+			char *why = kf_xasprintf(
+			    "timing (kernelbench): %s",
+			    kf_json_str(viol, "detail"));
+			finish(s, KF_STATUS_REJECTED,
+			       kf_json_str(viol, "check"), why);
+			free(why);
+		} else if (chk && kf_json_num(chk, "mismatches", 0) +
+					  kf_json_num(chk, "unwritten", 0) >
+				      0) {
+			finish(s, KF_STATUS_WRONG_ANSWER, "timed_output",
+			       "timing (kernelbench): the candidate's last "
+			       "output differs from the reference's on the "
+			       "same inputs");
+		}
+		const cJSON *ns = cJSON_GetObjectItem(rep, "ns");
+		int n = cJSON_GetArraySize(ns);
+		double *x = kf_xmalloc(sizeof(double) * (size_t)(n ? n : 1));
+		for (int k = 0; k < n; k++)
+			x[k] = num_at(ns, k, 0);
+		if (n > 0 && !s->done) {
+			summary_json(tm, sides[i], x, n, 1e-6);
+			struct kf_summary m;
+			kf_summarize(x, n, &m);
+			mean[i] = m.mean;
+		}
+		free(x);
+		cJSON_Delete(rep);
+	}
+	if (s->done || mean[0] <= 0) {
+		cJSON_Delete(tm);
+		return;
+	}
+	/* KernelBench's speedup: the ratio of the two means. */
+	cJSON_AddNumberToObject(tm, "speedup", mean[1] / mean[0]);
+	cJSON_AddNumberToObject(tm, "seconds",
+				(double)(kf_now_ns() - t0) / 1e9);
+	cJSON_AddItemToObject(s->res, key, tm);
+}
+
 static cJSON *environment(const struct session *s, const cJSON *device)
 {
 	cJSON *e = cJSON_CreateObject();
@@ -989,6 +1097,13 @@ int kf_eval(const char *task_path, const char *candidate_path,
 				  "--backend: unknown backend '%s' (expected "
 				  "host or cuda)",
 				  s.o->backend);
+	if (s.o->protocol && strcmp(s.o->protocol, "kforge") &&
+	    strcmp(s.o->protocol, "kernelbench") &&
+	    strcmp(s.o->protocol, "both"))
+		return kf_err_set(err, KF_EINVAL,
+				  "--protocol: unknown protocol '%s' (expected "
+				  "kforge, kernelbench or both)",
+				  s.o->protocol);
 	const struct kf_backend_ops *ops = kf_backend_find(s.o->backend);
 	if (ops->available && ops->available(err))
 		return err->code;
@@ -1100,9 +1215,15 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		goto done;
 	kf_judge_degenerate(s.task, plans, frames, s.res);
 	if (!s.o->no_timing) {
-		peak = peaks(&s, device);
-		if (!s.done)
-			run_timing(&s, peak);
+		const char *proto = s.o->protocol ? s.o->protocol : "kforge";
+		bool kb = !strcmp(proto, "kernelbench");
+		if (!kb) {
+			peak = peaks(&s, device);
+			if (!s.done)
+				run_timing(&s, peak);
+		}
+		if (!s.done && (kb || !strcmp(proto, "both")))
+			run_timing_kb(&s, kb ? "timing" : "timing_kernelbench");
 	}
 done:
 	close_worker(&s);

@@ -45,6 +45,17 @@ static void timing_line(struct kf_strbuf *out, const char *label,
 	    cJSON_GetArrayItem(ci, 1)->valuedouble, num(s, "iqr"), num(s, "n"));
 }
 
+/* A timing block of KernelBench's protocol: means, and their ratio. */
+static void kernelbench_line(struct kf_strbuf *out, const cJSON *tm)
+{
+	kf_strbuf_addf(out,
+		       "%-10s reference %.4f ms, candidate %.4f ms (means of "
+		       "%.0f event-timed calls each): %.3fx\n",
+		       "kernelbench", num(tm, "reference.mean"),
+		       num(tm, "candidate.mean"), num(tm, "candidate.n"),
+		       num(tm, "speedup"));
+}
+
 void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 {
 	kf_strbuf_addf(out, "%-10s %s (%s)\n", "task", str(r, "task.id"),
@@ -80,6 +91,10 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 		kf_strbuf_addf(out, "%-10s degenerate task: %s\n", "warning",
 			       str(r, "degenerate.why"));
 	const cJSON *tm = get(r, "timing");
+	if (tm && !strcmp(str(tm, "protocol"), "kernelbench")) {
+		kernelbench_line(out, tm);
+		tm = NULL;
+	}
 	if (tm) {
 		timing_line(out, "reference", get(tm, "reference"));
 		timing_line(out, "candidate", get(tm, "candidate"));
@@ -95,6 +110,8 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 				   ? "met"
 				   : "not met within the time cap");
 	}
+	if (get(r, "timing_kernelbench"))
+		kernelbench_line(out, get(r, "timing_kernelbench"));
 	const cJSON *rf = get(r, "roofline");
 	if (rf && cJSON_IsString(get(rf, "bound")))
 		kf_strbuf_addf(
