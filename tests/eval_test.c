@@ -278,7 +278,7 @@ static void test_eval_both_protocols_side_by_side(void)
 	o.time_cap_s = 1;
 	o.protocol = "both";
 	cJSON *r = run(ROWSUM, CAND("same"), &o);
-	CHECK_STR(status(r), "ok");
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
 	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "timing"), "protocol"),
 		  "kforge");
 	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r, "timing_kernelbench"),
