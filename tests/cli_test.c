@@ -20,6 +20,9 @@ struct outcome {
 };
 
 /* Runs build/kforge with up to 5 arguments (NULL ends them). */
+/* How long one kforge command may take in these tests. */
+static int run_timeout_ms = 120000;
+
 static struct outcome kforge(const char *a0, const char *a1, const char *a2,
 			     const char *a3, const char *a4)
 {
@@ -36,7 +39,7 @@ static struct outcome kforge(const char *a0, const char *a1, const char *a2,
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	struct kf_err err = KF_ERR_INIT;
 	int status = 0;
-	int rc = kf_proc_run(argv, 120000, 1 << 20, &sb, &status, &err);
+	int rc = kf_proc_run(argv, run_timeout_ms, 1 << 20, &sb, &status, &err);
 	CHECK_MSG(rc == 0, "%s", err.msg);
 	CHECK(WIFEXITED(status));
 	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb)};
@@ -225,6 +228,18 @@ static void test_cli_redteam_compares_verdicts(void)
 	free(o.out);
 }
 
+/* The whole host corpus of redteam/: every hack rejected for its reason,
+ * every honest kernel accepted (docs/redteam.md). A few minutes. */
+static void test_cli_redteam_host_corpus_all_as_expected(void)
+{
+	run_timeout_ms = 1200000;
+	struct outcome o = kforge("redteam", "--backend", "host", NULL, NULL);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "as expected, 0 not");
+	CHECK(!strstr(o.out, "UNEXPECTED"));
+	free(o.out);
+}
+
 KF_TESTS(cli) = {
     KF_TEST(test_cli_redteam_compares_verdicts),
     KF_TEST(test_cli_ok_candidate_exits_zero),
@@ -238,5 +253,6 @@ KF_TESTS(cli) = {
     KF_TEST(test_cli_tasks_lists_dims_and_counts),
     KF_TEST(test_cli_doctor_reports_the_machine),
     KF_TEST(test_cli_suite_compares_expected_statuses),
+    KF_TEST(test_cli_redteam_host_corpus_all_as_expected),
     KF_TESTS_END,
 };
