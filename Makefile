@@ -16,9 +16,18 @@ OBJ := $(SRC:%.c=$(BUILD)/%.o)
 TEST_SRC := $(sort $(wildcard tests/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/%.o)
 BINS := $(BUILD)/kforge $(BUILD)/kforge-worker
+# The reward service's server needs libmicrohttpd (DEB_PKGS); where its
+# header is missing (the GPU machine), `all` leaves it out and says so.
+ifneq ($(wildcard /usr/include/microhttpd.h),)
+BINS += $(BUILD)/kforge-serve
+else
+$(info kforge: no libmicrohttpd (make deps): build/kforge-serve is not built)
+endif
 
+# python3-torch (CPU) runs the tests of KernelBench-format tasks
+# (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make libcjson-dev libdlpack-dev libcurl4-openssl-dev \
-	   libsqlite3-dev
+	   libsqlite3-dev libmicrohttpd-dev python3-torch
 
 # The cuda backend opens CUDA at run time; at build time it only borrows the
 # CUPTI record layouts from the toolkit's headers, when they are there.
@@ -29,7 +38,7 @@ endif
 
 .PHONY: all test check deps clean format test-gpu
 all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
-	$(BUILD)/include/dlpack/dlpack.h
+	$(BUILD)/include/dlpack/dlpack.h $(BUILD)/runner/kforge_bridge.py
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -49,6 +58,11 @@ $(BUILD)/kforge: $(CLI_OBJ) $(BUILD)/libkforge.a
 
 $(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+# The reward service's HTTP server (`kforge serve` runs it): the only
+# binary linked with libmicrohttpd, which the GPU machine lacks.
+$(BUILD)/kforge-serve: $(BUILD)/tools/kforge-serve.o $(BUILD)/libkforge.a
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(LDLIBS)
 
 $(BUILD)/kforge-tests: $(TEST_OBJ) $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -70,6 +84,11 @@ $(BUILD)/lib/libsqlite3.so.0:
 # The GPU machine lacks DLPack's header too: candidates compiled there
 # find this copy (see src/compile).
 $(BUILD)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+# The PyTorch bridge for KernelBench-format tasks, found beside kforge.
+$(BUILD)/runner/kforge_bridge.py: runner/kforge_bridge.py
 	@mkdir -p $(dir $@)
 	cp $< $@
 
@@ -99,4 +118,5 @@ format:
 clean:
 	rm -rf build
 
--include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/tools/kforge.d $(BUILD)/tools/kforge-worker.d
+-include $(OBJ:.o=.d) $(TEST_OBJ:.o=.d) $(BUILD)/tools/kforge.d $(BUILD)/tools/kforge-worker.d \
+	$(BUILD)/tools/kforge-serve.d $(CLI_OBJ:.o=.d)

@@ -403,6 +403,137 @@ static void test_compile_cuda_marker_selects_sm_90a(void)
 	kf_strbuf_release(&sb);
 }
 
+/* The imports of an object, sorted, one per line; caller frees. */
+static char *imports_of(const char *so)
+{
+	char **names = NULL;
+	int n = 0;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_compile_imports(so, &names, &n, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			if (strcmp(names[i], names[j]) > 0) {
+				char *t = names[i];
+				names[i] = names[j];
+				names[j] = t;
+			}
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	for (int i = 0; i < n; i++) {
+		kf_strbuf_addf(&sb, "%s\n", names[i]);
+		free(names[i]);
+	}
+	free(names);
+	return kf_strbuf_detach(&sb);
+}
+
+static void test_compile_cuda_split_links_like_nvcc_shared(void)
+{
+	use_tmp_cache();
+	struct kf_compile_result split = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result whole = KF_COMPILE_RESULT_INIT;
+	CHECK(unsetenv("KFORGE_NVCC_LINK") == 0);
+	compile_cuda("k.cu", trivial_cu, &split);
+	/* nvcc -c, then the host compiler links what nvcc's g++ would. */
+	CHECK_CONTAINS(split.command, " -c ");
+	CHECK_CONTAINS(split.command, " && ");
+	CHECK_CONTAINS(split.command, "-lcudart -lstdc++ -lm");
+	CHECK(setenv("KFORGE_NVCC_LINK", "nvcc", 1) == 0);
+	compile_cuda("k.cu", trivial_cu, &whole);
+	CHECK_CONTAINS(whole.command, " -shared ");
+	CHECK(!strstr(whole.command, " && "));
+	CHECK(strcmp(split.key, whole.key) != 0); /* two paths, two keys */
+	char *a = imports_of(split.so_path), *b = imports_of(whole.so_path);
+	CHECK_STR(a, b);
+	CHECK_CONTAINS(a, "cudaLaunchKernel");
+	/* A device-side error fails both paths alike. */
+	struct kf_compile_result bad1 = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result bad2 = KF_COMPILE_RESULT_INIT;
+	char *src = write_tmp("bad.cu", "__global__ void k(int *p)\n"
+					"{ p[0] = undefined_thing; }\n");
+	struct kf_compile_opts o = {0};
+	o.backend = "cuda";
+	o.include_dir = "include";
+	compile_ok(src, &o, &bad1, 0);
+	CHECK(unsetenv("KFORGE_NVCC_LINK") == 0);
+	compile_ok(src, &o, &bad2, 0);
+	CHECK_CONTAINS(bad1.log, "undefined_thing");
+	CHECK_CONTAINS(bad2.log, "undefined_thing");
+	/* No temporary object is left behind. */
+	char *dir = kf_path_join(kf_cache_dir(), "compile");
+	CHECK(count_suffix(dir, ".o") == 0);
+	free(dir);
+	free(src);
+	free(a);
+	free(b);
+	kf_compile_result_release(&split);
+	kf_compile_result_release(&whole);
+	kf_compile_result_release(&bad1);
+	kf_compile_result_release(&bad2);
+}
+
+/* A stand-in cc that counts its --version calls in <tmp>/asked. */
+static char *counting_cc(void)
+{
+	char *asked = kf_path_join(kf_test_tmpdir(), "asked");
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	kf_strbuf_addf(&sb,
+		       "#!/bin/sh\n"
+		       "case \"$1\" in --version)\n"
+		       "\techo x >> '%s'; echo 'counting-cc 1.0'; exit 0;;\n"
+		       "esac\n"
+		       "exec cc \"$@\"\n",
+		       asked);
+	char *cc = write_tmp("counting-cc", kf_strbuf_str(&sb));
+	CHECK(chmod(cc, 0755) == 0);
+	kf_strbuf_release(&sb);
+	free(asked);
+	return cc;
+}
+
+static int times_asked(void)
+{
+	char *asked = kf_path_join(kf_test_tmpdir(), "asked");
+	char *text = NULL;
+	size_t n = 0;
+	if (kf_file_read(asked, 1 << 20, &text, &n, NULL) != 0)
+		n = 0;
+	free(text);
+	free(asked);
+	return (int)(n / 2);
+}
+
+static void test_compile_toolchain_is_asked_once_per_binary(void)
+{
+	use_tmp_cache();
+	char *cc = counting_cc();
+	CHECK(setenv("KFORGE_CC", cc, 1) == 0);
+	char *src = write_tmp("good.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result a = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result b = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result c = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &a, 1);
+	compile_ok(src, &o, &b, 1);
+	CHECK(b.cached);
+	CHECK_STR(b.toolchain, "counting-cc 1.0");
+	CHECK_MSG(times_asked() == 1, "asked %d times", times_asked());
+	/* A rewritten binary is a new toolchain: asked again, new key. */
+	struct timespec pause = {0, 20 * 1000 * 1000};
+	nanosleep(&pause, NULL);
+	free(counting_cc());
+	compile_ok(src, &o, &c, 1);
+	CHECK_MSG(times_asked() == 2, "asked %d times", times_asked());
+	CHECK(c.cached); /* same version line, same key: still a hit */
+	char *tcdir = kf_path_join(kf_cache_dir(), "compile/toolchain");
+	CHECK(count_suffix(tcdir, ".txt") == 2);
+	free(tcdir);
+	kf_compile_result_release(&a);
+	kf_compile_result_release(&b);
+	kf_compile_result_release(&c);
+	free(src);
+	free(cc);
+}
+
 KF_TESTS(compile) = {
     KF_TEST(test_compile_host_exports_kf_entry),
     KF_TEST(test_compile_second_compile_is_cache_hit),
@@ -415,5 +546,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_missing_compiler_is_enoent),
     KF_TEST(test_compile_cuda_builds_shared_object),
     KF_TEST(test_compile_cuda_marker_selects_sm_90a),
+    KF_TEST(test_compile_cuda_split_links_like_nvcc_shared),
+    KF_TEST(test_compile_toolchain_is_asked_once_per_binary),
     KF_TESTS_END,
 };

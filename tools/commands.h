@@ -6,4 +6,23 @@
 #ifndef KFORGE_TOOLS_COMMANDS_H
 #define KFORGE_TOOLS_COMMANDS_H
 
+/* `kforge serve`: runs kforge-serve (tools/kforge_serve.c). */
+int cmd_serve(int argc, char **argv);
+
+/* `kforge bench`: KernelBench-style metrics over many tasks
+ * (tools/kforge_bench.c). */
+int cmd_bench(int argc, char **argv);
+extern const char bench_usage[];
+
+/* `kforge compile`: builds sources through the compile cache and reports
+ * their times and imports (tools/kforge_compile.c). */
+int kf_cmd_compile(int argc, char **argv);
+extern const char kf_compile_usage[];
+
+/* `kforge eval` with several candidates, --batch, --jobs or --gpus: the
+ * farm (tools/kforge_evalmany.c); cmd_eval hands argv over when
+ * kf_evalmany_wanted says argv asks for it. */
+int kf_cmd_evalmany(int argc, char **argv);
+int kf_evalmany_wanted(int argc, char **argv);
+
 #endif

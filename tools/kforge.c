@@ -19,6 +19,9 @@
 #include <kforge/store.h>
 #include <kforge/task.h>
 
+#include "commands.h"
+#include "serve_usage.h"
+
 struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
@@ -71,6 +74,7 @@ enum {
 	OPT_MEM_LIMIT,
 	OPT_PROTOCOL,
 	OPT_MANIFEST,
+	OPT_PYTHON,
 	OPT_HELP,
 };
 
@@ -88,6 +92,7 @@ static const struct option eval_longopts[] = {
     {"mem-limit-mb", required_argument, NULL, OPT_MEM_LIMIT},
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
     {"manifest", required_argument, NULL, OPT_MANIFEST},
+    {"python", required_argument, NULL, OPT_PYTHON},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -184,6 +189,9 @@ static int parse_common(int argc, char **argv, struct common *c,
 		case OPT_MANIFEST:
 			c->manifest = optarg;
 			break;
+		case OPT_PYTHON:
+			c->eo.python = optarg;
+			break;
 		case OPT_HELP:
 			c->help = true;
 			break;
@@ -194,6 +202,7 @@ static int parse_common(int argc, char **argv, struct common *c,
 
 static const char eval_usage[] =
     "usage: kforge eval TASK CANDIDATE [options]\n"
+    "       kforge eval TASK CANDIDATE... [--jobs N] [--gpus N] [options]\n"
     "\n"
     "Checks CANDIDATE (a .c or .cu file defining kf_entry) against the\n"
     "reference of TASK (a task directory or its task.json) on fresh\n"
@@ -214,6 +223,16 @@ static const char eval_usage[] =
     "  --protocol P         timing: kforge (default), kernelbench (its\n"
     "                       protocol: mean of 100 event-timed calls per\n"
     "                       side) or both, side by side\n"
+    "  --python PATH        KernelBench-format tasks (TASK.py, with a\n"
+    "                       ModelNew CANDIDATE.py): the Python with torch\n"
+    "                       that runs them (default: the first python3 on\n"
+    "                       PATH that has torch); see docs/kernelbench.md\n"
+    "  --jobs N             with several candidates: N compile at once\n"
+    "                       (default: the cores) while others are timed\n"
+    "  --gpus N             GPUs measuring at once, one candidate each\n"
+    "                       (default: all visible; host: evaluations at\n"
+    "                       once, default 1); one line per candidate;\n"
+    "                       --batch FILE: \"TASK CANDIDATE\" lines\n"
     "\n"
     "Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 
@@ -241,10 +260,12 @@ static int emit(const cJSON *res, bool json)
 static int cmd_eval(int argc, char **argv)
 {
 	struct common c;
+	if (kf_evalmany_wanted(argc, argv))
+		return kf_cmd_evalmany(argc, argv); /* tools/kforge_evalmany.c */
 	if (parse_common(argc, argv, &c,
 			 "json backend seed trials no-timing time-cap "
 			 "call-timeout-ms no-cache mem-limit-mb protocol "
-			 "help"))
+			 "python help"))
 		return 2;
 	if (c.help) {
 		fputs(eval_usage, stdout);
@@ -1435,6 +1456,7 @@ out:
 
 static const struct command commands[] = {
     {"eval", cmd_eval, eval_usage},
+    {"compile", kf_cmd_compile, kf_compile_usage},
     {"suite", cmd_suite, suite_usage},
     {"tasks", cmd_tasks, tasks_usage},
     {"redteam", cmd_redteam, redteam_usage},
@@ -1443,6 +1465,8 @@ static const struct command commands[] = {
     {"runs", cmd_runs, runs_usage},
     {"show", cmd_show, show_usage},
     {"export", cmd_export, export_usage},
+    {"serve", cmd_serve, serve_usage_text},
+    {"bench", cmd_bench, bench_usage},
 };
 
 static void usage(FILE *f)

@@ -3,6 +3,13 @@
  * through a content-addressed cache in kf_cache_dir()/compile. The key covers
  * the source bytes, kernel.h, the flags, the toolchain's version and the
  * backend, so a changed input never reuses a stale object.
+ *
+ * A .cu builds in two steps, `nvcc -c` then gcc links the object with
+ * nvcc's own link line less the device link (gcc's version joins the key);
+ * KFORGE_NVCC_LINK=nvcc keeps one `nvcc -shared` (docs/measuring.md,
+ * "Compile latency"). A toolchain's version line is asked once per binary
+ * (by its inode, size and times) and kept in kf_cache_dir()/compile/
+ * toolchain/, so a cache hit spawns no process.
  */
 #ifndef KFORGE_COMPILE_H
 #define KFORGE_COMPILE_H

@@ -50,11 +50,14 @@ struct kf_eval_opts {
 	int device; /* cuda: run the worker on the device-th visible GPU
 		       (CUDA_VISIBLE_DEVICES set to that one for it); -1:
 		       the environment as it is */
+	const char *python; /* KernelBench-format tasks: the Python that runs
+			       the PyTorch bridge; NULL: the first python3
+			       on PATH that imports torch */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0, NULL, -1                                         \
+		    false, 0, NULL, -1, NULL                                   \
 	}
 
 /*

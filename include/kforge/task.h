@@ -121,11 +121,29 @@ struct kf_task {
 	 * hidden sets; -1 when the task has none. */
 	int cuda_dimset;
 	bool cuda_selected;
+	/* A KernelBench-format task: a Python file defining Model, get_inputs
+	 * and get_init_inputs, run by the PyTorch bridge (runner/). It has no
+	 * dims; its tensors are known only once the bridge has loaded it
+	 * (kf_task_add_tensor). */
+	bool kernelbench;
+	int level; /* KernelBench level from a "levelN" directory; 0: unknown */
 };
 
-/* Loads dir/task.json (or a path to a task.json file). */
+/* Loads dir/task.json (or a path to a task.json file); a path ending in
+ * ".py" is a KernelBench-format task (see kf_task_is_kernelbench). */
 int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err);
 void kf_task_free(struct kf_task *t);
+
+/* True when path names a KernelBench-format task (it ends in ".py"). */
+bool kf_task_is_kernelbench(const char *path);
+/*
+ * Adds a tensor to a KernelBench-format task, as the bridge reported it:
+ * an input (output false) or an output with a fixed shape of ndim positive
+ * sizes. Returns 0, or KF_EINVAL (err names the tensor and why).
+ */
+int kf_task_add_tensor(struct kf_task *t, bool output, const char *name,
+		       enum kf_dtype dtype, int ndim, const int64_t *shape,
+		       struct kf_err *err);
 
 /* Makes the timing dims (set 0) those of a backend: on "cuda", the task's
  * cuda_dims when it has them. Call once, right after loading. */

@@ -3,6 +3,8 @@
  * nvcc (cuda), through a content-addressed cache in kf_cache_dir()/compile.
  */
 #include <errno.h>
+#include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +15,7 @@
 #include <kforge/compile.h>
 
 /* Bump when the key's inputs or the command lines change meaning. */
-#define KEY_FORMAT "kforge-compile-1"
+#define KEY_FORMAT "kforge-compile-2"
 #define SOURCE_CAP (16u << 20)	 /* bytes of a source we accept */
 #define KERNEL_H_CAP (1u << 20)	 /* bytes of kernel.h */
 #define VERSION_CAP 8192	 /* bytes of `--version` output read */
@@ -30,6 +32,28 @@ struct command {
 	char **argv;
 	int argc, alloc;
 	int src_i, out_i, inc_i, dlpack_i; /* -1 when absent */
+	int obj_i;			   /* a link step's input object */
+};
+#define COMMAND_INIT                                                           \
+	{                                                                      \
+		NULL, 0, 0, -1, -1, -1, -1, -1                                 \
+	}
+
+/*
+ * How a .cu becomes a shared object. NVCC_SHARED: one `nvcc -shared` (the
+ * compile, a device link and a g++ link). SPLIT (the default): `nvcc -c`,
+ * then the host compiler links the object itself: no device link (whole-
+ * program compilation needs none; the object registers its own fatbinary)
+ * and no nvcc driver around the link. The link line is nvcc's own, less
+ * the device link's object and -lcudadevrt (relocatable device code only):
+ * the launch stubs need libstdc++ (static guards, the personality).
+ */
+enum cuda_mode { NVCC_SHARED, SPLIT };
+
+struct build {
+	struct command cc;   /* the compiler */
+	struct command link; /* SPLIT: the link line */
+	bool split;
 };
 
 static void cmd_add(struct command *c, char *owned)
@@ -123,6 +147,94 @@ out:
 	return line;
 }
 
+/*
+ * The version line of a compiler, remembered by the identity of its binary
+ * (device, inode, size, mtime and ctime: a replaced or rewritten binary
+ * changes at least one), in this process and in
+ * kf_cache_dir()/compile/toolchain/, so that a cache lookup spawns no
+ * `--version`. NULL when the compiler does not answer; caller frees.
+ */
+#define TC_MEMO 8
+static pthread_mutex_t tc_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Held over the file's read and write: kf_file_write_atomic's temporary is
+ * named by the process, so two threads must not write the same file. */
+static pthread_mutex_t tc_file_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+	char *ident; /* backend, path and stat fields */
+	char *line;
+} tc_memo[TC_MEMO];
+static int tc_next;
+
+static char *binary_identity(const char *backend, const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return NULL;
+	return kf_xasprintf("%s\n%s\n%llu:%llu:%lld:%lld.%09ld:%lld.%09ld",
+			    backend, path, (unsigned long long)st.st_dev,
+			    (unsigned long long)st.st_ino,
+			    (long long)st.st_size, (long long)st.st_mtim.tv_sec,
+			    st.st_mtim.tv_nsec, (long long)st.st_ctim.tv_sec,
+			    st.st_ctim.tv_nsec);
+}
+
+static char *toolchain_line(const char *backend, const char *compiler)
+{
+	char *ident = binary_identity(backend, compiler);
+	if (!ident)
+		return version_line(backend, compiler);
+	char *line = NULL;
+	pthread_mutex_lock(&tc_lock);
+	for (int i = 0; i < TC_MEMO && !line; i++)
+		if (tc_memo[i].ident && !strcmp(tc_memo[i].ident, ident))
+			line = kf_xstrdup(tc_memo[i].line);
+	pthread_mutex_unlock(&tc_lock);
+	if (line) {
+		free(ident);
+		return line;
+	}
+	struct kf_sha256 sha;
+	char hex[65];
+	kf_sha256_init(&sha);
+	kf_sha256_update(&sha, ident, strlen(ident));
+	kf_sha256_final_hex(&sha, hex);
+	char *dir = kf_path_join(kf_cache_dir(), "compile/toolchain");
+	char *path = kf_xasprintf("%s/%s.txt", dir, hex);
+	char *text = NULL;
+	size_t n = 0;
+	pthread_mutex_lock(&tc_file_lock);
+	/* The file holds the identity, a NUL, then the line. */
+	if (kf_file_read(path, VERSION_CAP * 2, &text, &n, NULL) == 0 &&
+	    strlen(text) < n && !strcmp(text, ident))
+		line = kf_xstrdup(text + strlen(text) + 1);
+	free(text);
+	if (!line) {
+		line = version_line(backend, compiler);
+		if (line && kf_mkdir_p(dir, NULL) == 0) {
+			struct kf_strbuf sb = KF_STRBUF_INIT;
+			kf_strbuf_add(&sb, ident, strlen(ident) + 1);
+			kf_strbuf_addstr(&sb, line);
+			kf_file_write_atomic(path, sb.buf, sb.len, NULL);
+			kf_strbuf_release(&sb);
+		}
+	}
+	pthread_mutex_unlock(&tc_file_lock);
+	if (line) {
+		pthread_mutex_lock(&tc_lock);
+		free(tc_memo[tc_next].ident);
+		free(tc_memo[tc_next].line);
+		tc_memo[tc_next].ident = ident;
+		tc_memo[tc_next].line = kf_xstrdup(line);
+		tc_next = (tc_next + 1) % TC_MEMO;
+		pthread_mutex_unlock(&tc_lock);
+		ident = NULL;
+	}
+	free(ident);
+	free(dir);
+	free(path);
+	return line;
+}
+
 char *kf_compile_toolchain(const char *backend)
 {
 	if (!is_host(backend) && strcmp(backend, "cuda") != 0)
@@ -130,7 +242,7 @@ char *kf_compile_toolchain(const char *backend)
 	char *compiler = find_compiler(backend, NULL);
 	if (!compiler)
 		return NULL;
-	char *line = version_line(backend, compiler);
+	char *line = toolchain_line(backend, compiler);
 	free(compiler);
 	return line;
 }
@@ -141,7 +253,7 @@ char *kf_compile_toolchain(const char *backend)
  * rest of that block, these fields are the same on every core and over time.
  * Caller frees.
  */
-static char *cpu_identity(void)
+static char *cpu_identity_read(void)
 {
 	static const char *const fields[] = {
 	    "vendor_id",	"cpu family",  "model",
@@ -175,6 +287,20 @@ static char *cpu_identity(void)
 	if (!sb.len)
 		kf_strbuf_addstr(&sb, "unknown");
 	return kf_strbuf_detach(&sb);
+}
+
+static char *cpu_ident;
+static void cpu_identity_once(void)
+{
+	cpu_ident = cpu_identity_read();
+}
+
+/* The same, read once per process; caller frees. */
+static char *cpu_identity(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, cpu_identity_once);
+	return kf_xstrdup(cpu_ident);
 }
 
 static int has_kernel_h(const char *dir)
@@ -256,10 +382,93 @@ static const char *cuda_arch(const char *arch, const char *src, size_t bytes)
 	return arch ? arch : DEFAULT_ARCH;
 }
 
+/* The directory of libcudart.so beside nvcc, as nvcc itself finds it
+ * (<bin>/../targets/<target>/lib), or NULL; caller frees. */
+static char *cuda_lib_dir(const char *nvcc)
+{
+#if defined(__x86_64__)
+	const char *target = "x86_64-linux";
+#elif defined(__aarch64__)
+	const char *target = "sbsa-linux";
+#else
+	const char *target = NULL;
+#endif
+	if (!target)
+		return NULL;
+	const char *slash = strrchr(nvcc, '/');
+	if (!slash)
+		return NULL;
+	char *dir = kf_xasprintf("%.*s/../targets/%s/lib", (int)(slash - nvcc),
+				 nvcc, target);
+	char *probe = kf_path_join(dir, "libcudart.so");
+	char *real = realpath(dir, NULL);
+	int ok = real && kf_file_exists(probe);
+	free(probe);
+	free(dir);
+	if (!ok) {
+		free(real);
+		return NULL;
+	}
+	return real;
+}
+
+/* SPLIT when $KFORGE_NVCC_LINK is not "nvcc", nothing changes nvcc's own
+ * choice of host compiler or flags (NVCC_CCBIN, NVCC_PREPEND_FLAGS,
+ * NVCC_APPEND_FLAGS), and gcc and nvcc's libcudart.so are found; the host
+ * compiler (gcc, as nvcc's) and the library directory go to *cc, *lib. */
+static enum cuda_mode cuda_mode(const char *nvcc, char **cc, char **lib)
+{
+	const char *mode = getenv("KFORGE_NVCC_LINK");
+	*cc = *lib = NULL;
+	if ((mode && !strcmp(mode, "nvcc")) || getenv("NVCC_CCBIN") ||
+	    getenv("NVCC_PREPEND_FLAGS") || getenv("NVCC_APPEND_FLAGS"))
+		return NVCC_SHARED;
+	*cc = kf_which("gcc");
+	*lib = *cc ? cuda_lib_dir(nvcc) : NULL;
+	if (!*lib) {
+		free(*cc);
+		*cc = NULL;
+		return NVCC_SHARED;
+	}
+	return SPLIT;
+}
+
+static void build_release(struct build *b)
+{
+	cmd_release(&b->cc);
+	cmd_release(&b->link);
+}
+
+/* The link line of SPLIT (see enum cuda_mode). */
+static void build_link(struct build *b, const char *cc, const char *lib,
+		       const struct kf_compile_opts *opts)
+{
+	{
+		struct command *l = &b->link;
+		cmd_add(l, kf_xstrdup(cc));
+		cmd_add(l, kf_xstrdup("-shared"));
+		cmd_add(l, kf_xstrdup("-fPIC"));
+		cmd_add(l, kf_xstrdup("-o"));
+		l->out_i = l->argc;
+		cmd_add(l, kf_xstrdup(""));
+		l->obj_i = l->argc;
+		cmd_add(l, kf_xstrdup(""));
+		/* The directories of nvcc's link line, stubs included. */
+		cmd_add(l, kf_xasprintf("-L%s/stubs", lib));
+		cmd_add(l, kf_xasprintf("-L%s", lib));
+		cmd_add(l, kf_xstrdup("-lcudart"));
+		for (int i = 0; opts && i < opts->n_libraries; i++)
+			cmd_add(l, kf_xasprintf("-l%s", opts->libraries[i]));
+		cmd_add(l, kf_xstrdup("-lstdc++"));
+		cmd_add(l, kf_xstrdup("-lm"));
+	}
+}
+
 static int build_command(struct command *c, const char *backend,
 			 const char *compiler, const char *source_path,
 			 const char *include_dir, const char *arch,
-			 const struct kf_compile_opts *opts, struct kf_err *err)
+			 const struct kf_compile_opts *opts, bool split,
+			 struct kf_err *err)
 {
 	int n_libs = opts ? opts->n_libraries : 0;
 	for (int i = 0; i < n_libs; i++)
@@ -284,9 +493,14 @@ static int build_command(struct command *c, const char *backend,
 					  arch);
 		/* The shared CUDA runtime: candidate and reference then share
 		 * one, and the worker can ask it for launch errors. */
-		const char *flags[] = {"-O3",	 "-std=c++17", "-Xcompiler",
-				       "-fPIC",	 "-shared",    "-cudart",
-				       "shared", "-gencode"};
+		const char *flags[] = {"-O3",
+				       "-std=c++17",
+				       "-Xcompiler",
+				       "-fPIC",
+				       split ? "-c" : "-shared",
+				       "-cudart",
+				       "shared",
+				       "-gencode"};
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			cmd_add(c, kf_xstrdup(flags[i]));
 		cmd_add(c, kf_xasprintf("arch=compute_%s,code=sm_%s", arch + 3,
@@ -311,6 +525,8 @@ static int build_command(struct command *c, const char *backend,
 	cmd_add(c, kf_xstrdup("-o"));
 	c->out_i = c->argc;
 	cmd_add(c, kf_xstrdup("")); /* the output, set when known */
+	if (split)
+		return 0; /* libraries go to the link step */
 	cmd_add(c, kf_xstrdup(is_host(backend) ? "-lm" : "-lcudart"));
 	for (int i = 0; i < n_libs; i++)
 		cmd_add(c, kf_xasprintf("-l%s", opts->libraries[i]));
@@ -334,6 +550,7 @@ static void command_flags(const struct command *c, struct kf_strbuf *sb)
 	for (int i = 1; i < c->argc; i++) {
 		const char *a = i == c->src_i	   ? "<source>"
 				: i == c->out_i	   ? "<output>"
+				: i == c->obj_i	   ? "<object>"
 				: i == c->inc_i	   ? "-I<include>"
 				: i == c->dlpack_i ? "<dlpack>"
 						   : c->argv[i];
@@ -425,54 +642,102 @@ static int source_unchanged(const char *path, const char *src, size_t bytes)
 	return same;
 }
 
+/* Runs one step within the deadline; the output joins log. Returns 0 with
+ * *ok or *timed_out set, or a negative code when it could not run. */
+static int run_step(char *const argv[], uint64_t deadline_ns, int timeout_ms,
+		    struct kf_strbuf *log, bool *ok, bool *timed_out,
+		    struct kf_err *err)
+{
+	int status = 0;
+	uint64_t now = kf_now_ns();
+	int left_ms = now >= deadline_ns
+			  ? 1
+			  : (int)((deadline_ns - now + 999999) / 1000000);
+	size_t room = KF_COMPILE_LOG_CAP - LOG_NOTE_ROOM;
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int rc =
+	    kf_proc_run(argv, left_ms, room > log->len ? room - log->len : 0,
+			&out, &status, err);
+	*ok = false;
+	if (rc == KF_ETIMEDOUT) {
+		rc = 0;
+		*timed_out = true;
+		kf_strbuf_add(log, out.buf ? out.buf : "", out.len);
+		kf_strbuf_addf(log, "%scompiler killed after %d ms\n",
+			       log->len && log->buf[log->len - 1] != '\n' ? "\n"
+									  : "",
+			       timeout_ms);
+	} else if (!rc) {
+		kf_strbuf_add(log, out.buf ? out.buf : "", out.len);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			if (!WIFEXITED(status) || !out.len) {
+				char *why = kf_wait_describe(status);
+				kf_strbuf_addf(log, "\ncompiler %s\n", why);
+				free(why);
+			}
+		} else {
+			*ok = true;
+		}
+	}
+	kf_strbuf_release(&out);
+	return rc;
+}
+
 /*
- * Runs the compiler into a temporary object beside so_path, then renames it
+ * Runs the build into a temporary object beside so_path, then renames it
  * onto so_path, so that no reader ever sees half an object. A compile error
  * or a timeout sets r and returns 0; the log is kept in either case.
  */
-static int run_compiler(struct command *c, const char *dir,
+static int run_compiler(struct build *b, const char *dir,
 			const char *source_path, const char *src,
 			size_t src_bytes, int timeout_ms,
 			struct kf_compile_result *r, struct kf_err *err)
 {
-	int rc = 0, status = 0;
+	int rc = 0;
+	bool ok = false, timed_out = false;
 	struct kf_strbuf log = KF_STRBUF_INIT;
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
+	char *obj = NULL;
 	char *tmp = make_temp(dir, r->key, ".so", err);
 	if (!tmp) {
 		rc = err ? err->code : KF_EIO;
 		goto out;
 	}
-	free(c->argv[c->out_i]);
-	c->argv[c->out_i] = kf_xstrdup(tmp);
-	uint64_t t0 = kf_now_ns();
-	rc =
-	    kf_proc_run(c->argv, timeout_ms, KF_COMPILE_LOG_CAP - LOG_NOTE_ROOM,
-			&log, &status, err);
-	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
-	if (rc == KF_ETIMEDOUT) {
-		rc = 0;
-		r->timed_out = true;
-		kf_strbuf_addf(&log, "%scompiler killed after %d ms\n",
-			       log.len && log.buf[log.len - 1] != '\n' ? "\n"
-								       : "",
-			       timeout_ms);
-	} else if (rc) {
-		goto out;
-	} else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		if (!WIFEXITED(status) || !log.len) {
-			char *why = kf_wait_describe(status);
-			kf_strbuf_addf(&log, "\ncompiler %s\n", why);
-			free(why);
+	if (b->split) {
+		obj = make_temp(dir, r->key, ".o", err);
+		if (!obj) {
+			rc = err ? err->code : KF_EIO;
+			goto out;
 		}
-	} else if (file_bytes(tmp) <= 0) {
+	}
+	struct command *c = &b->cc;
+	free(c->argv[c->out_i]);
+	c->argv[c->out_i] = kf_xstrdup(b->split ? obj : tmp);
+	uint64_t t0 = kf_now_ns();
+	uint64_t deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
+	rc =
+	    run_step(c->argv, deadline, timeout_ms, &log, &ok, &timed_out, err);
+	if (b->split && !rc && ok) {
+		struct command *l = &b->link;
+		free(l->argv[l->out_i]);
+		l->argv[l->out_i] = kf_xstrdup(tmp);
+		free(l->argv[l->obj_i]);
+		l->argv[l->obj_i] = kf_xstrdup(obj);
+		rc = run_step(l->argv, deadline, timeout_ms, &log, &ok,
+			      &timed_out, err);
+	}
+	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
+	if (rc)
+		goto out;
+	r->timed_out = timed_out;
+	if (ok && file_bytes(tmp) <= 0) {
+		ok = false;
 		kf_strbuf_addstr(&log, "\ncompiler succeeded but wrote no "
 				       "object\n");
-	} else {
-		r->ok = true;
 	}
-	/* kf_proc_run kept LOG_NOTE_ROOM free for the notes; cut anyway. */
+	r->ok = ok;
+	/* run_step kept LOG_NOTE_ROOM free for the notes; cut anyway. */
 	if (log.len > KF_COMPILE_LOG_CAP) {
 		log.len = KF_COMPILE_LOG_CAP;
 		log.buf[log.len] = '\0';
@@ -499,8 +764,11 @@ static int run_compiler(struct command *c, const char *dir,
 out:
 	if (tmp && (!r->ok || rc))
 		unlink(tmp);
+	if (obj)
+		unlink(obj);
 	kf_strbuf_release(&log);
 	free(tmp);
+	free(obj);
 	free(so_path);
 	free(log_path);
 	return rc;
@@ -535,7 +803,9 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	char *src = NULL, *kernel_h = NULL, *kernel_h_path = NULL;
 	char *include_dir = NULL, *compiler = NULL, *cpu = NULL, *dir = NULL;
 	size_t src_bytes = 0, kernel_h_bytes = 0;
-	struct command cmd = {NULL, 0, 0, -1, -1, -1, -1};
+	char *host_cc = NULL, *lib_dir = NULL, *host_tc = NULL;
+	struct build b = {COMMAND_INIT, COMMAND_INIT, false};
+	struct command *cmd = &b.cc;
 	struct kf_strbuf flags = KF_STRBUF_INIT;
 	struct kf_sha256 sha;
 	char key[65];
@@ -566,7 +836,7 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 		rc = err ? err->code : KF_ENOENT;
 		goto out;
 	}
-	r->toolchain = version_line(backend, compiler);
+	r->toolchain = toolchain_line(backend, compiler);
 	if (!r->toolchain) {
 		rc = kf_err_set(err, KF_ENOENT,
 				"%s: no version from `%s --version`: not a "
@@ -574,17 +844,30 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 				compiler, compiler);
 		goto out;
 	}
-	rc = build_command(&cmd, backend, compiler, source_path, include_dir,
-			   cuda_arch(opts->arch, src, src_bytes), opts, err);
+	if (!is_host(backend) &&
+	    cuda_mode(compiler, &host_cc, &lib_dir) == SPLIT) {
+		/* The host compiler now links: its identity joins the key. */
+		host_tc = toolchain_line("host", host_cc);
+		b.split = host_tc != NULL;
+	}
+	rc = build_command(cmd, backend, compiler, source_path, include_dir,
+			   cuda_arch(opts->arch, src, src_bytes), opts, b.split,
+			   err);
 	if (rc)
 		goto out;
+	if (b.split)
+		build_link(&b, host_cc, lib_dir, opts);
 
 	kf_sha256_init(&sha);
 	key_add(&sha, "format", KEY_FORMAT, strlen(KEY_FORMAT));
 	key_add(&sha, "backend", backend, strlen(backend));
 	key_add(&sha, "toolchain", r->toolchain, strlen(r->toolchain));
-	command_flags(&cmd, &flags);
+	command_flags(cmd, &flags);
+	if (b.split)
+		command_flags(&b.link, &flags);
 	key_add(&sha, "flags", flags.buf, flags.len);
+	if (b.split)
+		key_add(&sha, "host toolchain", host_tc, strlen(host_tc));
 	key_add(&sha, "source", src, src_bytes);
 	key_add(&sha, "kernel.h", kernel_h, kernel_h_bytes);
 	if (is_host(backend)) {
@@ -598,17 +881,34 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	rc = kf_mkdir_p(dir, err);
 	if (rc)
 		goto out;
-	free(cmd.argv[cmd.out_i]);
-	cmd.argv[cmd.out_i] = kf_xasprintf("%s/%s.so", dir, key);
-	r->command = command_string(cmd.argv);
+	free(cmd->argv[cmd->out_i]);
+	cmd->argv[cmd->out_i] =
+	    kf_xasprintf("%s/%s.%s", dir, key, b.split ? "o" : "so");
+	r->command = command_string(cmd->argv);
+	if (b.split) {
+		/* For the record: the compile, then the link. */
+		struct command *l = &b.link;
+		free(l->argv[l->out_i]);
+		l->argv[l->out_i] = kf_xasprintf("%s/%s.so", dir, key);
+		free(l->argv[l->obj_i]);
+		l->argv[l->obj_i] = kf_xasprintf("%s/%s.o", dir, key);
+		char *link = command_string(l->argv);
+		char *both = kf_xasprintf("%s && %s", r->command, link);
+		free(link);
+		free(r->command);
+		r->command = both;
+	}
 	if (!opts->no_cache && cache_hit(dir, r))
 		goto out;
-	rc = run_compiler(&cmd, dir, source_path, src, src_bytes,
+	rc = run_compiler(&b, dir, source_path, src, src_bytes,
 			  opts->timeout_ms > 0 ? opts->timeout_ms
 					       : DEFAULT_TIMEOUT_MS,
 			  r, err);
 out:
-	cmd_release(&cmd);
+	build_release(&b);
+	free(host_cc);
+	free(lib_dir);
+	free(host_tc);
 	kf_strbuf_release(&flags);
 	free(src);
 	free(kernel_h);

@@ -47,6 +47,15 @@ void kf_judge_degenerate(const struct kf_task *t,
 int kf_policy_check(const struct kf_task *t, const char *backend,
 		    char *const *imports, int n, char *why, size_t cap);
 
+/*
+ * Evaluates a candidate (a ModelNew file) against a KernelBench-format
+ * task through the PyTorch bridge (bridge.c); the contract of kf_eval, with
+ * opts already defaulted and seeded.
+ */
+int kf_eval_bridge(const char *task_path, const char *candidate_path,
+		   const struct kf_eval_opts *opts, cJSON **result,
+		   struct kf_err *err);
+
 /* Adds "kforge" (version), "os" and, when with_host, "host" to obj. */
 void kf_add_system(cJSON *obj, bool with_host);
 

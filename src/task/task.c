@@ -997,6 +997,8 @@ int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
 	struct stat st;
 	int rc = 0;
 	*out = NULL;
+	if (kf_task_is_kernelbench(path))
+		return kf_task_load_kernelbench(path, out, err);
 	if (stat(path, &st) != 0) {
 		rc = kf_err_set(err, errno == ENOENT ? KF_ENOENT : KF_EIO,
 				"%s: %s", path, strerror(errno));
@@ -1190,6 +1192,8 @@ char *kf_task_reference(const struct kf_task *t, const char *backend,
 			struct kf_err *err)
 {
 	const char *file;
+	if (t->kernelbench) /* the Python file is its own reference */
+		return kf_xstrdup(t->path);
 	if (!strcmp(backend, "host"))
 		file = "reference.c";
 	else if (!strcmp(backend, "cuda"))

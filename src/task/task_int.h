@@ -17,4 +17,8 @@ struct kf_expr *kf_expr_const(double v);
 /* True when e names no dimension, so its value is the same in every set. */
 bool kf_expr_is_const(const struct kf_expr *e);
 
+/* Loads a KernelBench-format task (kernelbench.c). */
+int kf_task_load_kernelbench(const char *path, struct kf_task **out,
+			     struct kf_err *err);
+
 #endif

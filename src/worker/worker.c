@@ -712,14 +712,15 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 		    side == SIDE_CAND ? "the candidate's call: " : "", a.text);
 	}
 	*smp = a.smp;
+	/* The engine's own view of the call: on the host the CPU time the
+	 * kernel counted for the runner (immune to what else the machine
+	 * runs), on a device the wall time to the fence. The sample is the
+	 * runner's measurement; the judge holds the candidate's against this
+	 * view (unaccounted_time), and here a gross forgery is caught at
+	 * once: one thread cannot use more CPU time than the time it
+	 * reports, beyond the runner's own cost. */
 	if (host) {
-		/* The sample is the CPU time the kernel counted for the
-		 * runner, less its own cost per call. A single thread's time
-		 * between two instants is at most the time between them: a
-		 * runner that reports far less time than it used is not the
-		 * runner's code speaking (its report is not used anyway). */
 		double cpu = (double)(c1 - c0);
-		double work = cpu - w->overhead_ns[side];
 		double sure = cpu - w->overhead_max_ns[side];
 		if (side == SIDE_CAND && a.smp.ns < 0.5 * sure - 1e6)
 			tamper(w,
@@ -727,9 +728,7 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 			       "a call that used %.3f ms of CPU time: it "
 			       "forged the runner's reply",
 			       a.smp.ns / 1e6, cpu / 1e6);
-		/* A call that costs less than the runner's own noise is
-		 * not measurable here: it reads as 1 us, never as 0. */
-		smp->ns = smp->event_ns = work > 1e3 ? work : 1e3;
+		t1 = t0 + (c1 - c0);
 	}
 	*wall_ns = t1 - t0;
 	w->cuda_error = a.cuda_error;
@@ -1104,11 +1103,10 @@ static int do_time(struct worker *w, const cJSON *req)
 			break; /* the verdict is in: no need to go on */
 		}
 	}
-	/* On the host the engine measured both sides (the runners' CPU
-	 * time); on a device each runner measured its own calls. */
-	cJSON_AddStringToObject(m, "ns_source",
-				w->ops->device_type == kDLCPU ? "engine"
-							      : "runner");
+	/* Each runner measured its own calls; *_wall_ns are the engine's
+	 * view of them (CPU time on the host, wall time to a fence on a
+	 * device). */
+	cJSON_AddStringToObject(m, "ns_source", "runner");
 	cJSON_AddNumberToObject(m, "cand_idle_cpu_ns",
 				(double)w->cand_idle_cpu_ns);
 	w->cand_idle_cpu_ns = 0;

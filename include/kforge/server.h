@@ -1,0 +1,123 @@
+/*
+ * server.h: the reward service behind `kforge serve` (docs/api.md). The
+ * library part: request parsing, the bounded evaluation queue and its
+ * workers, episode state, rewards and the store. It speaks JSON bodies and
+ * HTTP status codes but no HTTP: tools/kforge-serve.c puts it behind
+ * libmicrohttpd, and anything else (a test) may call kf_server_handle.
+ *
+ * Every evaluation runs in a child process of its own (the eval executable
+ * run as `EXE --eval-child ...`, see kf_server_eval_child), started by one of
+ * a bounded pool of worker threads that take items off a bounded queue.
+ */
+#ifndef KFORGE_SERVER_H
+#define KFORGE_SERVER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <kforge/base.h>
+#include <kforge/eval.h>
+
+/* Defaults and hard limits. */
+#define KF_SERVER_WORKERS 2
+#define KF_SERVER_WORKERS_MAX 256
+#define KF_SERVER_QUEUE 256 /* items waiting for a worker */
+#define KF_SERVER_QUEUE_MAX 1000000
+#define KF_SERVER_BODY_CAP ((size_t)8 << 20)   /* one request body */
+#define KF_SERVER_CODE_CAP ((size_t)256 << 10) /* one completion or code */
+#define KF_SERVER_DEADLINE_S 600.0	       /* one request, by default */
+#define KF_SERVER_EPISODES 4096		       /* open episodes at once */
+#define KF_SERVER_EPISODE_TTL_S 3600.0	       /* idle episodes expire */
+#define KF_SERVER_MAX_TURNS 4		       /* default turns of an episode */
+#define KF_SERVER_ID_CAP 256 /* item, group, problem id bytes */
+
+struct kf_server_opts {
+	const char *tasks_dir;	   /* problem ids are looked up here first
+				      (default "tasks") */
+	const char *db_path;	   /* the run store (default "kforge.db") */
+	struct kf_eval_opts eo;	   /* how each item is evaluated (backend,
+				      trials, time cap...); borrowed strings */
+	const char *eval_exe;	   /* run as `eval_exe --eval-child ...`;
+				      NULL: kforge-serve beside the running
+				      executable */
+	int workers;		   /* evaluations at once */
+	int queue_cap;		   /* items waiting; a request that would
+				      overflow it is answered 503 */
+	size_t body_cap;	   /* request bodies over it: 413 */
+	size_t code_cap;	   /* a completion or code over it: 413 */
+	double deadline_s;	   /* longest a request may take; a request may
+				      ask for less */
+	const char *reward;	   /* the default design (default
+				      "log_speedup") */
+	const char *reward_params; /* its parameters, JSON object text; NULL */
+	int max_episodes;
+	double episode_ttl_s;
+	int max_turns; /* default turns of an episode */
+};
+#define KF_SERVER_OPTS_INIT                                                    \
+	{                                                                      \
+		"tasks", "kforge.db", KF_EVAL_OPTS_INIT, NULL,                 \
+		    KF_SERVER_WORKERS, KF_SERVER_QUEUE, KF_SERVER_BODY_CAP,    \
+		    KF_SERVER_CODE_CAP, KF_SERVER_DEADLINE_S, "log_speedup",   \
+		    NULL, KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,         \
+		    KF_SERVER_MAX_TURNS                                        \
+	}
+
+struct kf_server;
+
+/*
+ * Checks opts, opens the store and starts the workers. KF_EINVAL (the
+ * message names the option) for a bad option or reward design; the store's
+ * errors as kf_store_open gives them. *out is freed with kf_server_free.
+ */
+int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
+		  struct kf_err *err);
+/*
+ * Stops taking work: queued items end as infra_error ("the server is
+ * stopping"), evaluations in flight are killed, the workers are joined.
+ * Requests waiting in kf_server_handle then answer. Idempotent.
+ */
+void kf_server_shutdown(struct kf_server *s);
+/* Shuts down, then frees everything and closes the store. Call it when no
+ * kf_server_handle is running any more. */
+void kf_server_free(struct kf_server *s);
+
+/* An answer: an HTTP status and a JSON body. */
+struct kf_server_response {
+	int status;
+	char *body;	 /* JSON text; owned */
+	int retry_after; /* seconds, > 0 only with a 503 */
+};
+void kf_server_response_release(struct kf_server_response *r);
+
+/*
+ * Handles one request: method ("GET", "POST", "DELETE"), path (without the
+ * query string) and the body (body_len bytes, need not be NUL-terminated;
+ * NULL when empty). Blocks until the answer is ready (for /v1/score, until
+ * every item is evaluated or the deadline passes). Thread-safe. Every
+ * answer is JSON; errors are {"error": {"code": ..., "message": ...}}.
+ */
+void kf_server_handle(struct kf_server *s, const char *method, const char *path,
+		      const char *body, size_t body_len,
+		      struct kf_server_response *out);
+
+/* An error answer built the same way (for the HTTP layer's own 4xx). */
+void kf_server_error(struct kf_server *s, int status, const char *code,
+		     const char *message, struct kf_server_response *out);
+
+/* The body cap the HTTP layer enforces. */
+size_t kf_server_body_cap(const struct kf_server *s);
+
+/* GET /v1/stats as JSON; caller frees. */
+cJSON *kf_server_stats(struct kf_server *s);
+
+/*
+ * The eval child: argv is {"--eval-child", TASK, CANDIDATE, OPTS_JSON}.
+ * Evaluates CANDIDATE with kf_eval and writes the result JSON as one frame
+ * to standard output ({"engine_error": MSG} when no evaluation could
+ * start). Returns the process's exit code.
+ */
+int kf_server_eval_child(int argc, char **argv);
+
+#endif

@@ -1,0 +1,65 @@
+"""kforge_client: a standard-library client of `kforge serve` (docs/api.md).
+
+The trainer glue in this directory (verl, TRL, OpenRLHF) sits on it. The
+server's address comes from the url argument, else $KFORGE_URL, else
+http://127.0.0.1:8471. A full queue (503) is retried after Retry-After.
+"""
+import json
+import os
+import time
+import urllib.error
+import urllib.request
+
+DEFAULT_URL = "http://127.0.0.1:8471"
+
+
+def server_url(url=None):
+    return (url or os.environ.get("KFORGE_URL") or DEFAULT_URL).rstrip("/")
+
+
+def request(method, path, body=None, url=None, timeout=3600, retries=20):
+    """One call; returns the decoded JSON answer. Raises KforgeError on a
+    4xx/5xx other than a 503, which is retried (at most `retries` times)."""
+    data = None if body is None else json.dumps(body).encode()
+    for attempt in range(retries + 1):
+        req = urllib.request.Request(
+            server_url(url) + path, data=data, method=method,
+            headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=timeout) as r:
+                return json.load(r)
+        except urllib.error.HTTPError as e:
+            text = e.read().decode(errors="replace")
+            if e.code == 503 and attempt < retries:
+                time.sleep(float(e.headers.get("Retry-After") or 1))
+                continue
+            raise KforgeError(e.code, text) from None
+    raise AssertionError("unreachable")
+
+
+class KforgeError(Exception):
+    def __init__(self, status, body):
+        super().__init__(f"kforge serve answered {status}: {body}")
+        self.status = status
+        try:
+            self.error = json.loads(body).get("error", {})
+        except ValueError:
+            self.error = {"message": body}
+
+
+def score(items, reward=None, url=None, deadline_s=None):
+    """POST /v1/score. items: dicts with id, problem_id and completion (or
+    code), optionally group_id, group_size, turn. Returns the answers, in
+    the order of items."""
+    body = {"items": items}
+    if reward is not None:
+        body["reward"] = reward
+    if deadline_s is not None:
+        body["deadline_s"] = deadline_s
+    return request("POST", "/v1/score", body, url=url)["items"]
+
+
+def as_float(reward, infra=0.0):
+    """A reward for trainers that take numbers only: null (the server's
+    failure, not the model's) becomes `infra`."""
+    return infra if reward is None else float(reward)

@@ -1,0 +1,94 @@
+"""Runs the trainer glue of integrations/ against a live `kforge serve`
+(its URL the first argument) serving tests/fixtures as its tasks; prints OK.
+Run by tests/server_test.c (test_server_integrations)."""
+import asyncio
+import math
+import os
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, os.path.dirname(HERE))
+os.environ["KFORGE_URL"] = sys.argv[1]
+
+import kforge_client  # noqa: E402
+import openrlhf_reward  # noqa: E402
+import trl_reward  # noqa: E402
+import verl_interaction  # noqa: E402
+import verl_reward  # noqa: E402
+
+GOOD = open(os.path.join(ROOT, "tests/fixtures/scale/candidates/same.c")).read()
+WRONG = GOOD.replace("2 * x[i]", "3 * x[i]")
+assert WRONG != GOOD
+ok_reply = "Here it is:\n```c\n" + GOOD + "```\n"
+wrong_reply = "```c\n" + WRONG + "```"
+
+
+def check_verl():
+    r = verl_reward.compute_score("kforge", ok_reply, "scale")
+    assert r["correct"] == 1.0 and math.isfinite(r["score"]), r
+    r = verl_reward.compute_score("kforge", "no code", "scale")
+    assert r["correct"] == 0.0 and r["compiled"] == 0.0, r
+    rs = verl_reward.compute_score_batch(
+        ["kforge"] * 3, [ok_reply, wrong_reply, ok_reply], ["scale"] * 3,
+        [{"uid": "p0"}, {"uid": "p0"}, {"uid": "p1"}])
+    assert [x["correct"] for x in rs] == [1.0, 0.0, 1.0], rs
+    assert rs[0]["score"] > rs[1]["score"]
+
+
+def check_verl_interaction():
+    async def run():
+        it = verl_interaction.KforgeInteraction({"name": "kforge",
+                                                 "max_turns": 2})
+        iid = await it.start_interaction("rollout-1", problem_id="scale")
+        msgs = [{"role": "user", "content": "write y = 2x"},
+                {"role": "assistant", "content": wrong_reply}]
+        done, obs, reward, extra = await it.generate_response(iid, msgs)
+        assert not done and "wrong_answer" in obs and reward < 0, obs
+        msgs += [{"role": "user", "content": obs},
+                 {"role": "assistant", "content": ok_reply}]
+        done, obs, reward2, extra = await it.generate_response(iid, msgs)
+        assert done and reward2 > reward and extra["status"] == "ok"
+        score = await it.calculate_score(iid)
+        assert math.isfinite(score)
+        await it.finalize_interaction(iid)
+    asyncio.run(run())
+
+
+def check_trl():
+    prompts = ["write y = 2x"] * 2
+    rewards = trl_reward.kforge_reward(
+        prompts=prompts,
+        completions=[[{"role": "assistant", "content": ok_reply}],
+                     [{"role": "assistant", "content": wrong_reply}]],
+        problem_id=["scale", "scale"], completion_ids=[[1], [2]],
+        trainer_state=None)
+    assert len(rewards) == 2 and rewards[0] > rewards[1], rewards
+
+
+def check_openrlhf():
+    prompt = "Write y = 2x in C.\n"
+    out = openrlhf_reward.reward_func(
+        [prompt + ok_reply, prompt + "I cannot."], [prompt, prompt],
+        ["scale", "scale"])
+    scores = [float(x) for x in out["scores"]]
+    assert scores == [1.0, 0.0], out
+    assert float(out["rewards"][0]) > float(out["rewards"][1])
+    assert set(out["extra_logs"]) >= {"speedup", "correct"}
+
+
+def check_errors():
+    try:
+        kforge_client.score([{"id": "x", "problem_id": "no/such",
+                              "code": GOOD}])
+    except kforge_client.KforgeError as e:
+        assert e.status == 404 and "no/such" in e.error["message"]
+    else:
+        raise AssertionError("an unknown problem was accepted")
+
+
+for check in (check_verl, check_verl_interaction, check_trl, check_openrlhf,
+              check_errors):
+    check()
+    print(check.__name__, "passed")
+print("OK")

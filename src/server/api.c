@@ -1,0 +1,1316 @@
+/*
+ * api.c: the routes of the reward service (docs/api.md): request parsing
+ * and validation, scoring through the queue, rewards, the store, episodes
+ * and the OpenRLHF-compatible route.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include <kforge/prompt.h>
+#include <kforge/task.h>
+
+#include "server_int.h"
+
+/* ---- small helpers ---- */
+
+static void add_num(cJSON *o, const char *key, double v)
+{
+	if (isfinite(v))
+		cJSON_AddNumberToObject(o, key, v);
+	else
+		cJSON_AddNullToObject(o, key);
+}
+
+static const cJSON *path_get(const cJSON *o, const char *a, const char *b,
+			     const char *c)
+{
+	o = cJSON_GetObjectItemCaseSensitive(o, a);
+	if (o && b)
+		o = cJSON_GetObjectItemCaseSensitive(o, b);
+	if (o && c)
+		o = cJSON_GetObjectItemCaseSensitive(o, c);
+	return o;
+}
+
+static double path_num(const cJSON *o, const char *a, const char *b,
+		       const char *c)
+{
+	const cJSON *v = path_get(o, a, b, c);
+	return cJSON_IsNumber(v) ? v->valuedouble : NAN;
+}
+
+static void sha256_hex(const char *text, char hex[65])
+{
+	struct kf_sha256 h;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, text, strlen(text));
+	kf_sha256_final_hex(&h, hex);
+}
+
+/* A string or integer member as text (ids may be either); NULL when
+ * absent; *bad when present with another type or too long. */
+static char *id_member(const cJSON *o, const char *key, bool *bad)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	*bad = false;
+	if (!v || cJSON_IsNull(v))
+		return NULL;
+	char buf[64];
+	if (cJSON_IsString(v)) {
+		if (!*v->valuestring ||
+		    strlen(v->valuestring) > KF_SERVER_ID_CAP) {
+			*bad = true;
+			return NULL;
+		}
+		return kf_xstrdup(v->valuestring);
+	}
+	if (cJSON_IsNumber(v) && v->valuedouble == floor(v->valuedouble) &&
+	    fabs(v->valuedouble) < 9e15) {
+		snprintf(buf, sizeof(buf), "%.0f", v->valuedouble);
+		return kf_xstrdup(buf);
+	}
+	*bad = true;
+	return NULL;
+}
+
+/* An optional integer member in [lo, hi]: 0 and *out set (dflt when
+ * absent), -1 when present and not such an integer. */
+static int int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
+		      int *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v || cJSON_IsNull(v)) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < lo || v->valuedouble > hi)
+		return -1;
+	*out = (int)v->valuedouble;
+	return 0;
+}
+
+static void errorf(struct kf_server_response *out, int status, const char *code,
+		   const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+static void errorf(struct kf_server_response *out, int status, const char *code,
+		   const char *fmt, ...)
+{
+	char msg[1200];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	srv_error(status, code, msg, out);
+}
+
+/* Finds the task of a problem id: <tasks_dir>/<id>, else the id as a path.
+ * 0, or -1 with the answer set (404 naming the id). */
+static int resolve_problem(struct kf_server *s, const char *id,
+			   char **task_path, char **task_id,
+			   struct kf_server_response *out, const char *where)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	char *p = kf_path_join(s->o.tasks_dir, id);
+	if (!kf_file_exists(p) || kf_task_load(p, &t, &err)) {
+		free(p);
+		p = NULL;
+		struct kf_err err2 = KF_ERR_INIT;
+		if (kf_file_exists(id) && !kf_task_load(id, &t, &err2))
+			p = kf_xstrdup(id);
+	}
+	if (!p) {
+		errorf(out, 404, "unknown_problem",
+		       "%s: unknown problem id '%s': no task directory %s/%s "
+		       "nor %s",
+		       where, id, s->o.tasks_dir, id, id);
+		return -1;
+	}
+	*task_path = p;
+	*task_id = kf_xstrdup(t->id);
+	kf_task_free(t);
+	return 0;
+}
+
+/* The design of a request: "reward": NAME or {"name", "params"}; the
+ * server's when absent. 0, or -1 with a 422. */
+static int request_reward(struct kf_server *s, const cJSON *body,
+			  struct kf_reward *r, struct kf_server_response *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, "reward");
+	if (!v || cJSON_IsNull(v)) {
+		*r = s->reward;
+		return 0;
+	}
+	const char *name = NULL;
+	const cJSON *params = NULL;
+	if (cJSON_IsString(v)) {
+		name = v->valuestring;
+	} else if (cJSON_IsObject(v)) {
+		name = kf_json_str(v, "name");
+		params = cJSON_GetObjectItemCaseSensitive(v, "params");
+		if (params && !cJSON_IsObject(params) &&
+		    !cJSON_IsNull(params)) {
+			errorf(out, 422, "bad_reward",
+			       "reward.params must be an object");
+			return -1;
+		}
+		if (cJSON_IsNull(params))
+			params = NULL;
+	}
+	if (!name) {
+		errorf(out, 422, "bad_reward",
+		       "reward must be a design name or {\"name\": ..., "
+		       "\"params\": {...}}");
+		return -1;
+	}
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_reward_init(r, name, params, &err)) {
+		errorf(out, 422, "bad_reward", "reward: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The deadline of a request: "deadline_s", at most the server's. */
+static int request_deadline(struct kf_server *s, const cJSON *body,
+			    double *deadline_s, struct kf_server_response *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, "deadline_s");
+	*deadline_s = s->o.deadline_s;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+		errorf(out, 422, "bad_deadline",
+		       "deadline_s must be a number above 0");
+		return -1;
+	}
+	if (v->valuedouble < *deadline_s)
+		*deadline_s = v->valuedouble;
+	return 0;
+}
+
+/* ---- scoring ---- */
+
+struct sitem {
+	char *id, *problem, *task_path, *task_id;
+	const char *completion; /* borrowed from the request */
+	char *code;		/* what is evaluated; NULL: no code found */
+	bool code_given;	/* "code" rather than "completion" */
+	char *group;
+	int group_size;	 /* 0: not given */
+	int turn;	 /* -1: not given */
+	struct job *job; /* owned through the request's job list */
+	bool dup;	 /* its job was made for an earlier item */
+	cJSON *synth;	 /* a result made here (no code, infra) */
+	const cJSON *result;
+	struct kf_reward_item ri;
+	double reward, advantage;
+	int64_t run_id, cand_id;
+};
+
+static void sitems_free(struct sitem *it, int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(it[i].id);
+		free(it[i].problem);
+		free(it[i].task_path);
+		free(it[i].task_id);
+		free(it[i].code);
+		free(it[i].group);
+		cJSON_Delete(it[i].synth);
+	}
+	free(it);
+}
+
+/* Parses items[i] of a request. 0, or -1 with the answer set. */
+static int parse_item(struct kf_server *s, const cJSON *o, int i,
+		      struct sitem *it, struct kf_server_response *out)
+{
+	bool bad;
+	if (!cJSON_IsObject(o)) {
+		errorf(out, 400, "bad_request", "items[%d] is not an object",
+		       i);
+		return -1;
+	}
+	it->turn = -1;
+	it->id = id_member(o, "id", &bad);
+	if (!it->id) {
+		errorf(out, 400, bad ? "bad_field" : "missing_field",
+		       bad ? "items[%d].id must be a non-empty string (at most "
+			     "256 bytes) or an integer"
+			   : "items[%d].id is missing",
+		       i);
+		return -1;
+	}
+	const char *pid = kf_json_str(o, "problem_id");
+	if (!pid || !*pid) {
+		errorf(out, 400, "missing_field",
+		       "items[%d] (id %s): problem_id is missing or not a "
+		       "string",
+		       i, it->id);
+		return -1;
+	}
+	if (strlen(pid) > KF_SERVER_ID_CAP) {
+		errorf(out, 400, "bad_field",
+		       "items[%d] (id %s): problem_id is over 256 bytes", i,
+		       it->id);
+		return -1;
+	}
+	it->problem = kf_xstrdup(pid);
+	const char *code = kf_json_str(o, "code");
+	const char *completion = kf_json_str(o, "completion");
+	if (!code && !completion) {
+		errorf(out, 400, "missing_field",
+		       "items[%d] (id %s): give completion (a model's raw "
+		       "reply) or code (a kernel source) as a string",
+		       i, it->id);
+		return -1;
+	}
+	if (code && completion) {
+		errorf(out, 422, "conflicting_fields",
+		       "items[%d] (id %s): give completion or code, not both",
+		       i, it->id);
+		return -1;
+	}
+	const char *text = code ? code : completion;
+	if (strlen(text) > s->o.code_cap) {
+		errorf(out, 413, "code_too_large",
+		       "items[%d] (id %s): %s of %zu bytes is over the cap of "
+		       "%zu bytes",
+		       i, it->id, code ? "code" : "completion", strlen(text),
+		       s->o.code_cap);
+		return -1;
+	}
+	it->completion = completion;
+	it->code_given = code != NULL;
+	if (code)
+		it->code = kf_xstrdup(code);
+	it->group = id_member(o, "group_id", &bad);
+	if (bad) {
+		errorf(out, 400, "bad_field",
+		       "items[%d] (id %s): group_id must be a string or an "
+		       "integer",
+		       i, it->id);
+		return -1;
+	}
+	if (int_member(o, "group_size", 1, 100000, 0, &it->group_size) ||
+	    int_member(o, "turn", 0, 1000000, -1, &it->turn)) {
+		errorf(out, 400, "bad_field",
+		       "items[%d] (id %s): group_size must be an integer >= 1 "
+		       "and turn an integer >= 0",
+		       i, it->id);
+		return -1;
+	}
+	if (it->group_size && !it->group) {
+		errorf(out, 422, "bad_group",
+		       "items[%d] (id %s): group_size without group_id", i,
+		       it->id);
+		return -1;
+	}
+	char where[KF_SERVER_ID_CAP + 40];
+	snprintf(where, sizeof(where), "items[%d] (id %s)", i, it->id);
+	return resolve_problem(s, it->problem, &it->task_path, &it->task_id,
+			       out, where);
+}
+
+/* Checks ids are unique and every group is whole within the request. */
+static int check_items(struct sitem *it, int n, struct kf_server_response *out)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j < i; j++)
+			if (!strcmp(it[i].id, it[j].id)) {
+				errorf(out, 422, "duplicate_id",
+				       "items[%d] and items[%d] share the id "
+				       "%s",
+				       j, i, it[i].id);
+				return -1;
+			}
+	for (int i = 0; i < n; i++) {
+		if (!it[i].group)
+			continue;
+		int count = 0, size = 0;
+		for (int j = 0; j < n; j++)
+			if (it[j].group && !strcmp(it[j].group, it[i].group)) {
+				count++;
+				if (it[j].group_size) {
+					if (size && size != it[j].group_size) {
+						errorf(out, 422, "bad_group",
+						       "group %s: its items "
+						       "give group_size %d "
+						       "and %d",
+						       it[i].group, size,
+						       it[j].group_size);
+						return -1;
+					}
+					size = it[j].group_size;
+				}
+			}
+		if (size && count != size) {
+			errorf(out, 422, "incomplete_group",
+			       "group %s: group_size is %d but the request "
+			       "holds %d of its items; a group is scored "
+			       "within one request (docs/api.md)",
+			       it[i].group, size, count);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
+			   const char *status, const char *reason)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "kforge", KF_VERSION);
+	char *now = kf_utc_iso8601();
+	cJSON_AddStringToObject(r, "created_at", now);
+	free(now);
+	cJSON_AddStringToObject(r, "status", status);
+	cJSON_AddStringToObject(r, "reason", reason);
+	cJSON_AddStringToObject(r, "backend", s->o.eo.backend);
+	cJSON *t = cJSON_AddObjectToObject(r, "task");
+	cJSON_AddStringToObject(t, "id", it->task_id);
+	cJSON_AddStringToObject(t, "path", it->task_path);
+	cJSON *c = cJSON_AddObjectToObject(r, "compile");
+	cJSON_AddBoolToObject(cJSON_AddObjectToObject(c, "candidate"), "ok",
+			      false);
+	cJSON_AddArrayToObject(r, "trials");
+	cJSON_AddStringToObject(r, "made_by", "kforge serve");
+	return r;
+}
+
+#define NO_CODE_REASON                                                         \
+	"no fenced code block containing kf_entry in the completion"
+
+static char *item_feedback(const struct sitem *it)
+{
+	if (!it->code)
+		return kf_xstrdup(
+		    "No code was found in your reply: answer with the whole "
+		    "kernel source in one fenced ```c block (```cuda on the "
+		    "cuda backend) that defines kf_entry.");
+	if (it->ri.status == KF_STATUS_INFRA_ERROR &&
+	    (!it->job || !it->job->result))
+		return kf_xasprintf("The evaluation failed on the server's "
+				    "side, not because of your kernel: %s",
+				    kf_json_str(it->result, "reason"));
+	return kf_prompt_feedback(it->result);
+}
+
+static cJSON *item_json(const struct sitem *it)
+{
+	const cJSON *r = it->result;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", it->id);
+	cJSON_AddStringToObject(o, "problem_id", it->problem);
+	add_num(o, "reward", it->reward);
+	cJSON_AddStringToObject(o, "status", kf_status_name(it->ri.status));
+	const char *reason = kf_json_str(r, "reason");
+	if (reason)
+		cJSON_AddStringToObject(o, "reason", reason);
+	else
+		cJSON_AddNullToObject(o, "reason");
+	cJSON_AddBoolToObject(o, "compiled", it->ri.compiled);
+	cJSON_AddBoolToObject(o, "correct", it->ri.status == KF_STATUS_OK);
+	add_num(o, "speedup", path_num(r, "timing", "speedup", "median"));
+	cJSON *t = cJSON_AddObjectToObject(o, "times");
+	add_num(t, "candidate_ms",
+		path_num(r, "timing", "candidate", "median"));
+	add_num(t, "reference_ms",
+		path_num(r, "timing", "reference", "median"));
+	add_num(t, "compile_s", path_num(r, "compile", "candidate", "seconds"));
+	add_num(t, "eval_s", path_num(r, "seconds", NULL, NULL));
+	char *fb = item_feedback(it);
+	cJSON_AddStringToObject(o, "feedback", fb);
+	free(fb);
+	cJSON *m = cJSON_AddObjectToObject(o, "metrics");
+	add_num(m, "pass_fraction",
+		it->ri.status == KF_STATUS_INFRA_ERROR ? NAN
+						       : it->ri.pass_fraction);
+	add_num(m, "advantage", it->advantage);
+	const cJSON *ci = path_get(r, "timing", "speedup", "ci95");
+	if (cJSON_IsArray(ci))
+		cJSON_AddItemToObject(m, "speedup_ci95",
+				      cJSON_Duplicate(ci, 1));
+	else
+		cJSON_AddNullToObject(m, "speedup_ci95");
+	if (it->group)
+		cJSON_AddStringToObject(m, "group_id", it->group);
+	else
+		cJSON_AddNullToObject(m, "group_id");
+	if (it->turn >= 0)
+		cJSON_AddNumberToObject(m, "turn", it->turn);
+	else
+		cJSON_AddNullToObject(m, "turn");
+	cJSON_AddBoolToObject(m, "code_found", it->code != NULL);
+	cJSON_AddBoolToObject(m, "deduplicated", it->dup);
+	const char *check = kf_json_str(r, "check");
+	if (check)
+		cJSON_AddStringToObject(m, "check", check);
+	else
+		cJSON_AddNullToObject(m, "check");
+	cJSON_AddNumberToObject(m, "run_id", (double)it->run_id);
+	cJSON_AddNumberToObject(m, "candidate_id", (double)it->cand_id);
+	return o;
+}
+
+/* Writes every item's result to the store: one run per problem of the
+ * request, each item a candidate with its evaluation. */
+static int store_items(struct kf_server *s, struct sitem *it, int n,
+		       const char *route, const cJSON *extra,
+		       const struct kf_reward *rw, struct kf_err *err)
+{
+	int rc = 0;
+	pthread_mutex_lock(&s->store_lock);
+	for (int i = 0; i < n && !rc; i++) {
+		if (it[i].run_id)
+			continue;
+		cJSON *cfg = cJSON_CreateObject();
+		cJSON_AddStringToObject(cfg, "service", "kforge serve");
+		cJSON_AddStringToObject(cfg, "route", route);
+		cJSON_AddItemToObject(cfg, "reward", kf_reward_json(rw));
+		cJSON_AddItemToObject(cfg, "eval", cJSON_Parse(s->eo_json));
+		if (extra)
+			cJSON_AddItemToObject(cfg, "request",
+					      cJSON_Duplicate(extra, 1));
+		char *cfg_text = kf_json_print(cfg);
+		cJSON_Delete(cfg);
+		int budget = 0;
+		for (int j = i; j < n; j++)
+			if (!strcmp(it[j].task_path, it[i].task_path))
+				budget++;
+		struct kf_store_run run = {
+		    .task = it[i].task_path,
+		    .task_id = it[i].task_id,
+		    .backend = s->o.eo.backend,
+		    .policy = "serve",
+		    .config = cfg_text,
+		    .budget = budget,
+		};
+		int64_t run_id = 0;
+		rc = kf_store_run_add(s->store, &run, &run_id, err);
+		free(cfg_text);
+		for (int j = i; j < n && !rc; j++) {
+			if (strcmp(it[j].task_path, it[i].task_path))
+				continue;
+			it[j].run_id = run_id;
+			const char *src =
+			    it[j].code ? it[j].code : it[j].completion;
+			char sha[65];
+			sha256_hex(src, sha);
+			int64_t cid = 0;
+			bool evaluated = false;
+			rc = kf_store_candidate_find(s->store, run_id, sha,
+						     &cid, &evaluated, err);
+			if (rc)
+				break;
+			if (!cid) {
+				char *origin = kf_xasprintf(
+				    "serve:%s%s", it[j].id,
+				    it[j].code ? "" : " (no code found)");
+				struct kf_store_candidate c = {
+				    .source = src,
+				    .sha256 = sha,
+				    .policy = "serve",
+				    .origin = origin,
+				    .prompt = NULL,
+				};
+				rc = kf_store_candidate_add(s->store, run_id,
+							    &c, &cid, err);
+				free(origin);
+			}
+			it[j].cand_id = cid;
+			if (!rc && !evaluated)
+				rc = kf_store_evaluation_add(s->store, cid,
+							     it[j].result, err);
+		}
+		if (!rc)
+			rc = kf_store_run_set_state(s->store, run_id, "done",
+						    NULL, err);
+	}
+	pthread_mutex_unlock(&s->store_lock);
+	return rc;
+}
+
+/* Rewards per group: items with a group_id are scored with the rest of
+ * their group; the others each alone. GRPO advantages within groups. */
+static void compute_rewards(struct sitem *it, int n, const struct kf_reward *r)
+{
+	bool *seen = kf_xcalloc((size_t)n, sizeof(bool));
+	struct kf_reward_item *gi = kf_xcalloc((size_t)n, sizeof(*gi));
+	int *idx = kf_xcalloc((size_t)n, sizeof(int));
+	double *out = kf_xcalloc((size_t)n, sizeof(double));
+	for (int i = 0; i < n; i++) {
+		if (seen[i])
+			continue;
+		int m = 0;
+		for (int j = i; j < n; j++) {
+			bool same =
+			    j == i || (it[i].group && it[j].group &&
+				       !strcmp(it[i].group, it[j].group));
+			if (same && !seen[j]) {
+				seen[j] = true;
+				idx[m] = j;
+				gi[m++] = it[j].ri;
+			}
+		}
+		struct kf_err err = KF_ERR_INIT;
+		if (kf_reward_score(r, gi, (size_t)m, out, &err))
+			kf_log(KF_LOG_WARN, "serve: reward: %s", err.msg);
+		for (int k = 0; k < m; k++) {
+			it[idx[k]].reward = out[k];
+			it[idx[k]].advantage = NAN;
+		}
+		if (it[i].group &&
+		    !kf_reward_grpo(out, (size_t)m, KF_REWARD_GRPO_EPS, 0, out,
+				    &err))
+			for (int k = 0; k < m; k++)
+				it[idx[k]].advantage = out[k];
+	}
+	free(seen);
+	free(gi);
+	free(idx);
+	free(out);
+}
+
+/*
+ * Evaluates the parsed items, stores them, computes rewards. 0 with
+ * *answers an array of item objects, or -1 with out set (503, 500).
+ */
+static int score_items(struct kf_server *s, struct sitem *it, int n,
+		       const struct kf_reward *rw, double deadline_s,
+		       const char *route, const cJSON *extra, cJSON **answers,
+		       struct kf_server_response *out)
+{
+	struct job **jobs = kf_xcalloc((size_t)n + 1, sizeof(*jobs));
+	int nj = 0, rc = 0;
+	uint64_t deadline = kf_now_ns() + (uint64_t)(deadline_s * 1e9);
+	*answers = NULL;
+	for (int i = 0; i < n; i++) {
+		if (!it[i].code_given)
+			it[i].code = kf_prompt_extract_code(it[i].completion,
+							    s->o.code_cap);
+		it[i].reward = NAN;
+		it[i].advantage = NAN;
+		if (!it[i].code)
+			continue;
+		char sha[65];
+		sha256_hex(it[i].code, sha);
+		/* The same source for the same task is evaluated once. */
+		for (int k = 0; k < nj && !it[i].job; k++)
+			if (!strcmp(jobs[k]->sha, sha) &&
+			    !strcmp(jobs[k]->task_path, it[i].task_path)) {
+				it[i].job = jobs[k];
+				it[i].dup = true;
+			}
+		if (it[i].job)
+			continue;
+		struct job *j = kf_xcalloc(1, sizeof(*j));
+		j->task_path = kf_xstrdup(it[i].task_path);
+		j->source = kf_xstrdup(it[i].code);
+		memcpy(j->sha, sha, sizeof(sha));
+		j->deadline_ns = deadline;
+		jobs[nj++] = j;
+		it[i].job = j;
+	}
+	struct batch b = {0};
+	int retry = 0;
+	if (nj && srv_submit(s, jobs, nj, &b, &retry)) {
+		char msg[200];
+		snprintf(msg, sizeof(msg),
+			 "the queue cannot take %d more evaluations now "
+			 "(capacity %d): retry after %d s",
+			 nj, s->o.queue_cap, retry);
+		srv_error(503, "queue_full", msg, out);
+		out->retry_after = retry;
+		rc = -1;
+		goto out;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->items += n;
+	for (int i = 0; i < n; i++)
+		if (it[i].dup)
+			s->dedup_hits++;
+	pthread_mutex_unlock(&s->lock);
+	if (nj)
+		srv_wait(s, jobs, nj, &b);
+
+	for (int i = 0; i < n; i++) {
+		struct sitem *x = &it[i];
+		if (!x->code)
+			x->synth =
+			    synth_result(s, x, "compile_error", NO_CODE_REASON);
+		else if (!x->job->result)
+			x->synth = synth_result(s, x, "infra_error",
+						x->job->error ? x->job->error
+							      : "no result");
+		x->result = x->synth ? x->synth : x->job->result;
+		struct kf_err err = KF_ERR_INIT;
+		struct kf_reward_item ri = KF_REWARD_ITEM_INIT;
+		if (kf_reward_item_from_result(x->result, s->o.eo.trials, &ri,
+					       &err))
+			kf_log(KF_LOG_WARN, "serve: item %s: %s", x->id,
+			       err.msg);
+		x->ri = ri;
+	}
+	struct kf_err err = KF_ERR_INIT;
+	if (store_items(s, it, n, route, extra, rw, &err)) {
+		errorf(out, 500, "store_failed",
+		       "the results could not be written to the store: %s",
+		       err.msg);
+		rc = -1;
+		goto out;
+	}
+	compute_rewards(it, n, rw);
+	*answers = cJSON_CreateArray();
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(*answers, item_json(&it[i]));
+out:
+	for (int i = 0; i < n; i++)
+		if (it[i].synth == NULL && it[i].job)
+			it[i].result = NULL; /* about to be freed */
+	for (int k = 0; k < nj; k++)
+		srv_job_free(jobs[k]);
+	for (int i = 0; i < n; i++)
+		it[i].job = NULL;
+	free(jobs);
+	return rc;
+}
+
+/* POST /v1/score */
+static void route_score(struct kf_server *s, const cJSON *body,
+			struct kf_server_response *out)
+{
+	const cJSON *items = cJSON_GetObjectItemCaseSensitive(body, "items");
+	if (!items) {
+		errorf(out, 400, "missing_field",
+		       "items is missing: {\"items\": [{\"id\", "
+		       "\"problem_id\", \"completion\" or \"code\"}, ...]}");
+		return;
+	}
+	if (!cJSON_IsArray(items)) {
+		errorf(out, 400, "bad_field", "items must be an array");
+		return;
+	}
+	int n = cJSON_GetArraySize(items);
+	if (n > s->o.queue_cap) {
+		errorf(out, 413, "too_many_items",
+		       "%d items are more than the queue holds (%d): split "
+		       "the request",
+		       n, s->o.queue_cap);
+		return;
+	}
+	struct kf_reward rw;
+	double deadline_s;
+	if (request_reward(s, body, &rw, out) ||
+	    request_deadline(s, body, &deadline_s, out))
+		return;
+	struct sitem *it = kf_xcalloc((size_t)n + 1, sizeof(*it));
+	int i = 0;
+	const cJSON *o;
+	cJSON_ArrayForEach(o, items)
+	{
+		if (parse_item(s, o, i, &it[i], out)) {
+			sitems_free(it, i + 1);
+			return;
+		}
+		i++;
+	}
+	if (check_items(it, n, out)) {
+		sitems_free(it, n);
+		return;
+	}
+	uint64_t t0 = kf_now_ns();
+	cJSON *answers = NULL;
+	if (!score_items(s, it, n, &rw, deadline_s, "/v1/score", NULL, &answers,
+			 out)) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddItemToObject(b, "items", answers);
+		cJSON_AddItemToObject(b, "reward", kf_reward_json(&rw));
+		cJSON_AddNumberToObject(b, "seconds",
+					(double)(kf_now_ns() - t0) / 1e9);
+		srv_respond(out, 200, b);
+	}
+	sitems_free(it, n);
+}
+
+/* POST /v1/openrlhf: OpenRLHF's remote reward model protocol. */
+static void route_openrlhf(struct kf_server *s, const cJSON *body,
+			   struct kf_server_response *out)
+{
+	const cJSON *query = cJSON_GetObjectItemCaseSensitive(body, "query");
+	const cJSON *prompts =
+	    cJSON_GetObjectItemCaseSensitive(body, "prompts");
+	const cJSON *labels = cJSON_GetObjectItemCaseSensitive(body, "labels");
+	if (!cJSON_IsArray(query) || !cJSON_IsArray(labels)) {
+		errorf(out, 400, "missing_field",
+		       "query and labels must be arrays: {\"query\": [prompt "
+		       "+ response, ...], \"prompts\": [...], \"labels\": "
+		       "[problem id, ...]}");
+		return;
+	}
+	int n = cJSON_GetArraySize(query);
+	if (cJSON_GetArraySize(labels) != n ||
+	    (cJSON_IsArray(prompts) && cJSON_GetArraySize(prompts) != n)) {
+		errorf(out, 422, "length_mismatch",
+		       "query, prompts and labels must have the same length "
+		       "(query has %d)",
+		       n);
+		return;
+	}
+	if (n > s->o.queue_cap) {
+		errorf(out, 413, "too_many_items",
+		       "%d items are more than the queue holds (%d)", n,
+		       s->o.queue_cap);
+		return;
+	}
+	struct kf_reward rw;
+	double deadline_s;
+	if (request_reward(s, body, &rw, out) ||
+	    request_deadline(s, body, &deadline_s, out))
+		return;
+	struct sitem *it = kf_xcalloc((size_t)n + 1, sizeof(*it));
+	for (int i = 0; i < n; i++) {
+		const cJSON *q = cJSON_GetArrayItem(query, i);
+		const cJSON *l = cJSON_GetArrayItem(labels, i);
+		const cJSON *p = cJSON_IsArray(prompts)
+				     ? cJSON_GetArrayItem(prompts, i)
+				     : NULL;
+		it[i].turn = -1;
+		it[i].id = kf_xasprintf("%d", i);
+		if (!cJSON_IsString(q) || !cJSON_IsString(l) ||
+		    !*l->valuestring || (p && !cJSON_IsString(p))) {
+			errorf(out, 400, "bad_field",
+			       "query[%d], prompts[%d] and labels[%d] must be "
+			       "strings (labels: problem ids)",
+			       i, i, i);
+			sitems_free(it, i + 1);
+			return;
+		}
+		if (strlen(q->valuestring) > s->o.code_cap) {
+			errorf(out, 413, "code_too_large",
+			       "query[%d] of %zu bytes is over the cap of %zu "
+			       "bytes",
+			       i, strlen(q->valuestring), s->o.code_cap);
+			sitems_free(it, i + 1);
+			return;
+		}
+		/* The response is the query after its prompt; the prompt
+		 * may hold code blocks of its own (the reference). */
+		const char *resp = q->valuestring;
+		size_t pl = p ? strlen(p->valuestring) : 0;
+		if (p && !strncmp(resp, p->valuestring, pl))
+			resp += pl;
+		it[i].completion = resp;
+		it[i].problem = kf_xstrdup(l->valuestring);
+		/* The samples of one prompt form a group. */
+		if (p) {
+			char sha[65];
+			sha256_hex(p->valuestring, sha);
+			it[i].group = kf_xstrdup(sha);
+		}
+		char where[32];
+		snprintf(where, sizeof(where), "labels[%d]", i);
+		if (resolve_problem(s, it[i].problem, &it[i].task_path,
+				    &it[i].task_id, out, where)) {
+			sitems_free(it, i + 1);
+			return;
+		}
+	}
+	cJSON *answers = NULL;
+	if (!score_items(s, it, n, &rw, deadline_s, "/v1/openrlhf", NULL,
+			 &answers, out)) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON *rewards = cJSON_AddArrayToObject(b, "rewards");
+		cJSON *scores = cJSON_AddArrayToObject(b, "scores");
+		cJSON *logs = cJSON_AddObjectToObject(b, "extra_logs");
+		cJSON *sp = cJSON_AddArrayToObject(logs, "speedup");
+		cJSON *co = cJSON_AddArrayToObject(logs, "correct");
+		cJSON *cm = cJSON_AddArrayToObject(logs, "compiled");
+		cJSON *ie = cJSON_AddArrayToObject(logs, "infra_error");
+		const cJSON *a;
+		cJSON_ArrayForEach(a, answers)
+		{
+			const cJSON *r = cJSON_GetObjectItem(a, "reward");
+			bool infra = !cJSON_IsNumber(r);
+			bool ok =
+			    cJSON_IsTrue(cJSON_GetObjectItem(a, "correct"));
+			/* OpenRLHF takes numbers only: no reward is 0. */
+			cJSON_AddItemToArray(
+			    rewards,
+			    cJSON_CreateNumber(infra ? 0 : r->valuedouble));
+			cJSON_AddItemToArray(scores,
+					     cJSON_CreateNumber(ok ? 1 : 0));
+			double v = kf_json_num(a, "speedup", 0);
+			cJSON_AddItemToArray(sp,
+					     cJSON_CreateNumber(ok ? v : 0));
+			cJSON_AddItemToArray(co, cJSON_CreateNumber(ok));
+			cJSON_AddItemToArray(
+			    cm, cJSON_CreateNumber(cJSON_IsTrue(
+				    cJSON_GetObjectItem(a, "compiled"))));
+			cJSON_AddItemToArray(ie, cJSON_CreateNumber(infra));
+		}
+		cJSON_Delete(answers);
+		srv_respond(out, 200, b);
+	}
+	sitems_free(it, n);
+}
+
+/* ---- episodes ---- */
+
+struct episode {
+	struct episode *next;
+	char id[40];
+	char *problem, *task_path, *task_id;
+	struct kf_reward reward;
+	double alpha;
+	int max_turns, turn;
+	bool busy, done, stop_on_correct;
+	double rewards[64];
+	uint64_t last_ns;
+};
+
+static void episode_free(struct episode *e)
+{
+	free(e->problem);
+	free(e->task_path);
+	free(e->task_id);
+	free(e);
+}
+
+void api_episodes_free(struct kf_server *s)
+{
+	while (s->episodes) {
+		struct episode *e = s->episodes;
+		s->episodes = e->next;
+		episode_free(e);
+	}
+	s->n_episodes = 0;
+}
+
+/* Drops idle episodes past their time to live; under s->lock. */
+static void episodes_expire(struct kf_server *s)
+{
+	uint64_t now = kf_now_ns();
+	uint64_t ttl = (uint64_t)(s->o.episode_ttl_s * 1e9);
+	struct episode **pp = &s->episodes;
+	while (*pp) {
+		struct episode *e = *pp;
+		if (!e->busy && now - e->last_ns > ttl) {
+			*pp = e->next;
+			episode_free(e);
+			s->n_episodes--;
+		} else {
+			pp = &e->next;
+		}
+	}
+}
+
+static struct episode *episode_find(struct kf_server *s, const char *id)
+{
+	for (struct episode *e = s->episodes; e; e = e->next)
+		if (!strcmp(e->id, id))
+			return e;
+	return NULL;
+}
+
+static double trajectory_reward(const struct episode *e)
+{
+	double v = NAN;
+	struct kf_err err = KF_ERR_INIT;
+	if (e->turn &&
+	    kf_reward_anchor(e->rewards, (size_t)e->turn, e->alpha, &v, &err))
+		v = NAN;
+	return v;
+}
+
+/* The first observation: the built-in prompt for the task, else its
+ * description. */
+static void first_prompt(struct kf_server *s, const char *task_path, cJSON *b)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	char *ref_path = NULL, *ref = NULL, *system = NULL, *user = NULL;
+	if (kf_task_load(task_path, &t, &err))
+		goto out;
+	kf_task_select_backend(t, s->o.eo.backend);
+	ref_path = kf_task_reference(t, s->o.eo.backend, &err);
+	if (ref_path &&
+	    !kf_file_read(ref_path, KF_PROMPT_SOURCE_CAP, &ref, NULL, &err)) {
+		struct kf_prompt_input in = {
+		    .task = t,
+		    .backend = s->o.eo.backend,
+		    .reference = ref,
+		};
+		if (kf_prompt_render(NULL, "contrastive", &in, &system, &user,
+				     &err)) {
+			system = NULL;
+			user = NULL;
+		}
+	}
+out:
+	if (user)
+		cJSON_AddStringToObject(b, "observation", user);
+	else
+		cJSON_AddStringToObject(b, "observation",
+					t && t->description ? t->description
+							    : "");
+	if (system)
+		cJSON_AddStringToObject(b, "system", system);
+	else
+		cJSON_AddNullToObject(b, "system");
+	free(system);
+	free(user);
+	free(ref);
+	free(ref_path);
+	kf_task_free(t);
+}
+
+static cJSON *episode_json(const struct episode *e)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "episode_id", e->id);
+	cJSON_AddStringToObject(b, "problem_id", e->problem);
+	cJSON_AddNumberToObject(b, "turn", e->turn);
+	cJSON_AddNumberToObject(b, "max_turns", e->max_turns);
+	cJSON_AddBoolToObject(b, "done", e->done);
+	cJSON *r = cJSON_AddArrayToObject(b, "rewards");
+	for (int i = 0; i < e->turn; i++)
+		cJSON_AddItemToArray(r, isfinite(e->rewards[i])
+					    ? cJSON_CreateNumber(e->rewards[i])
+					    : cJSON_CreateNull());
+	add_num(b, "trajectory_reward", trajectory_reward(e));
+	return b;
+}
+
+/* POST /v1/episodes */
+static void route_episode_new(struct kf_server *s, const cJSON *body,
+			      struct kf_server_response *out)
+{
+	const char *pid = kf_json_str(body, "problem_id");
+	if (!pid || !*pid) {
+		errorf(out, 400, "missing_field",
+		       "problem_id is missing or not a string");
+		return;
+	}
+	if (strlen(pid) > KF_SERVER_ID_CAP) {
+		errorf(out, 400, "bad_field", "problem_id is over 256 bytes");
+		return;
+	}
+	struct episode *e = kf_xcalloc(1, sizeof(*e));
+	e->alpha = KF_REWARD_ANCHOR_ALPHA;
+	const cJSON *a = cJSON_GetObjectItemCaseSensitive(body, "alpha");
+	if (int_member(body, "max_turns", 1, 64, s->o.max_turns,
+		       &e->max_turns)) {
+		errorf(out, 422, "bad_field",
+		       "max_turns must be an integer from 1 to 64");
+		goto fail;
+	}
+	if (a && !cJSON_IsNull(a)) {
+		if (!cJSON_IsNumber(a) || !(a->valuedouble >= 0) ||
+		    a->valuedouble > 1) {
+			errorf(out, 422, "bad_field",
+			       "alpha must be a number in [0, 1]");
+			goto fail;
+		}
+		e->alpha = a->valuedouble;
+	}
+	e->stop_on_correct = cJSON_IsTrue(
+	    cJSON_GetObjectItemCaseSensitive(body, "stop_on_correct"));
+	if (request_reward(s, body, &e->reward, out))
+		goto fail;
+	if (e->reward.ops->group) {
+		errorf(out, 422, "bad_reward",
+		       "reward %s scores groups; an episode's turns are "
+		       "scored one at a time: use a per-item design "
+		       "(log_speedup, musacoder)",
+		       e->reward.ops->name);
+		goto fail;
+	}
+	if (resolve_problem(s, pid, &e->task_path, &e->task_id, out,
+			    "problem_id"))
+		goto fail;
+	e->problem = kf_xstrdup(pid);
+	uint64_t rnd = 0;
+	if (getrandom(&rnd, sizeof(rnd), 0) != sizeof(rnd))
+		rnd = kf_now_ns();
+	pthread_mutex_lock(&s->lock);
+	episodes_expire(s);
+	if (s->n_episodes >= s->o.max_episodes) {
+		pthread_mutex_unlock(&s->lock);
+		errorf(out, 503, "too_many_episodes",
+		       "%d episodes are open, the most this server keeps: "
+		       "end some (DELETE /v1/episodes/{id})",
+		       s->n_episodes);
+		out->retry_after = 10;
+		goto fail;
+	}
+	snprintf(e->id, sizeof(e->id), "ep-%llu-%016llx",
+		 (unsigned long long)++s->episode_seq, (unsigned long long)rnd);
+	e->last_ns = kf_now_ns();
+	e->next = s->episodes;
+	s->episodes = e;
+	s->n_episodes++;
+	cJSON *b = episode_json(e);
+	pthread_mutex_unlock(&s->lock);
+	cJSON_AddItemToObject(b, "reward", kf_reward_json(&e->reward));
+	first_prompt(s, e->task_path, b);
+	srv_respond(out, 201, b);
+	return;
+fail:
+	episode_free(e);
+}
+
+/* POST /v1/episodes/{id}/step */
+static void route_episode_step(struct kf_server *s, const char *id,
+			       const cJSON *body,
+			       struct kf_server_response *out)
+{
+	const char *code = kf_json_str(body, "code");
+	const char *completion = kf_json_str(body, "completion");
+	if (!code && !completion) {
+		errorf(out, 400, "missing_field",
+		       "give completion (a model's raw reply) or code as a "
+		       "string");
+		return;
+	}
+	if (code && completion) {
+		errorf(out, 422, "conflicting_fields",
+		       "give completion or code, not both");
+		return;
+	}
+	const char *text = code ? code : completion;
+	if (strlen(text) > s->o.code_cap) {
+		errorf(out, 413, "code_too_large",
+		       "%s of %zu bytes is over the cap of %zu bytes",
+		       code ? "code" : "completion", strlen(text),
+		       s->o.code_cap);
+		return;
+	}
+	double deadline_s;
+	if (request_deadline(s, body, &deadline_s, out))
+		return;
+	pthread_mutex_lock(&s->lock);
+	episodes_expire(s);
+	struct episode *e = episode_find(s, id);
+	if (!e || e->busy || e->done) {
+		pthread_mutex_unlock(&s->lock);
+		if (!e)
+			errorf(out, 404, "unknown_episode",
+			       "no episode %s (ended, expired or never "
+			       "started)",
+			       id);
+		else
+			errorf(out, 409,
+			       e->busy ? "episode_busy" : "episode_done",
+			       e->busy ? "episode %s is scoring another step"
+				       : "episode %s is done: it had its %d "
+					 "turns",
+			       id, e->turn);
+		return;
+	}
+	e->busy = true;
+	struct sitem *it = kf_xcalloc(1, sizeof(*it));
+	it->id = kf_xasprintf("%s/%d", e->id, e->turn + 1);
+	it->problem = kf_xstrdup(e->problem);
+	it->task_path = kf_xstrdup(e->task_path);
+	it->task_id = kf_xstrdup(e->task_id);
+	it->turn = e->turn;
+	struct kf_reward rw = e->reward;
+	pthread_mutex_unlock(&s->lock);
+	it->completion = completion;
+	it->code_given = code != NULL;
+	if (code)
+		it->code = kf_xstrdup(code);
+
+	cJSON *extra = cJSON_CreateObject();
+	cJSON_AddStringToObject(extra, "episode", id);
+	cJSON_AddNumberToObject(extra, "turn", it->turn);
+	cJSON *answers = NULL;
+	int rc = score_items(s, it, 1, &rw, deadline_s, "/v1/episodes", extra,
+			     &answers, out);
+	cJSON_Delete(extra);
+	pthread_mutex_lock(&s->lock);
+	e->busy = false;
+	e->last_ns = kf_now_ns();
+	if (rc) {
+		pthread_mutex_unlock(&s->lock);
+		sitems_free(it, 1);
+		return;
+	}
+	cJSON *item = cJSON_DetachItemFromArray(answers, 0);
+	cJSON_Delete(answers);
+	const cJSON *r = cJSON_GetObjectItem(item, "reward");
+	bool infra = !cJSON_IsNumber(r);
+	/* A turn lost to the server's failure is not a turn: the same
+	 * answer may be sent again. */
+	if (!infra) {
+		e->rewards[e->turn++] = r->valuedouble;
+		bool ok = cJSON_IsTrue(cJSON_GetObjectItem(item, "correct"));
+		if (e->turn >= e->max_turns || (ok && e->stop_on_correct))
+			e->done = true;
+	}
+	cJSON *b = episode_json(e);
+	pthread_mutex_unlock(&s->lock);
+	cJSON_AddItemToObject(
+	    b, "observation",
+	    cJSON_Duplicate(cJSON_GetObjectItem(item, "feedback"), 1));
+	cJSON_AddItemToObject(
+	    b, "reward",
+	    cJSON_Duplicate(cJSON_GetObjectItem(item, "reward"), 1));
+	cJSON_AddItemToObject(b, "item", item);
+	srv_respond(out, 200, b);
+	sitems_free(it, 1);
+}
+
+static void route_episode_get(struct kf_server *s, const char *id, bool end,
+			      struct kf_server_response *out)
+{
+	pthread_mutex_lock(&s->lock);
+	struct episode *e = episode_find(s, id);
+	if (!e || (end && e->busy)) {
+		pthread_mutex_unlock(&s->lock);
+		if (!e)
+			errorf(out, 404, "unknown_episode",
+			       "no episode %s (ended, expired or never "
+			       "started)",
+			       id);
+		else
+			errorf(out, 409, "episode_busy",
+			       "episode %s is scoring a step", id);
+		return;
+	}
+	cJSON *b = episode_json(e);
+	if (end) {
+		struct episode **pp = &s->episodes;
+		while (*pp != e)
+			pp = &(*pp)->next;
+		*pp = e->next;
+		s->n_episodes--;
+		episode_free(e);
+		cJSON_AddBoolToObject(b, "ended", true);
+	}
+	pthread_mutex_unlock(&s->lock);
+	srv_respond(out, 200, b);
+}
+
+/* ---- routing ---- */
+
+static cJSON *health_json(struct kf_server *s)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "status", "ok");
+	cJSON_AddStringToObject(b, "kforge", KF_VERSION);
+	cJSON_AddStringToObject(b, "backend", s->o.eo.backend);
+	cJSON_AddStringToObject(b, "tasks", s->o.tasks_dir);
+	cJSON_AddNumberToObject(b, "workers", s->o.workers);
+	cJSON_AddItemToObject(b, "reward", kf_reward_json(&s->reward));
+	return b;
+}
+
+static cJSON *rewards_json(void)
+{
+	cJSON *a = cJSON_CreateArray();
+	const struct kf_reward_ops *ops;
+	for (size_t i = 0; (ops = kf_reward_at(i)); i++) {
+		cJSON *d = cJSON_CreateObject();
+		cJSON_AddStringToObject(d, "name", ops->name);
+		cJSON_AddStringToObject(d, "doc", ops->doc);
+		cJSON_AddStringToObject(d, "scores",
+					ops->group ? "group" : "item");
+		cJSON *p = cJSON_AddObjectToObject(d, "params");
+		for (int k = 0; k < ops->n_params; k++) {
+			cJSON *q =
+			    cJSON_AddObjectToObject(p, ops->params[k].name);
+			cJSON_AddNumberToObject(q, "default",
+						ops->params[k].dflt);
+			cJSON_AddNumberToObject(q, "min", ops->params[k].min);
+			cJSON_AddNumberToObject(q, "max", ops->params[k].max);
+			cJSON_AddStringToObject(q, "doc", ops->params[k].doc);
+		}
+		cJSON_AddItemToArray(a, d);
+	}
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToObject(b, "designs", a);
+	return b;
+}
+
+static void bad_method(struct kf_server_response *out, const char *method,
+		       const char *path, const char *allowed)
+{
+	errorf(out, 405, "method_not_allowed", "%s %s: use %s", method, path,
+	       allowed);
+}
+
+void api_handle(struct kf_server *s, const char *method, const char *path,
+		cJSON *body, struct kf_server_response *out)
+{
+	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
+	     del = !strcmp(method, "DELETE");
+	if (!strcmp(path, "/v1/health") || !strcmp(path, "/health")) {
+		if (get)
+			srv_respond(out, 200, health_json(s));
+		else
+			bad_method(out, method, path, "GET");
+	} else if (!strcmp(path, "/v1/stats")) {
+		if (get)
+			srv_respond(out, 200, kf_server_stats(s));
+		else
+			bad_method(out, method, path, "GET");
+	} else if (!strcmp(path, "/v1/rewards")) {
+		if (get)
+			srv_respond(out, 200, rewards_json());
+		else
+			bad_method(out, method, path, "GET");
+	} else if (!strcmp(path, "/v1/score")) {
+		if (post)
+			route_score(s, body, out);
+		else
+			bad_method(out, method, path, "POST");
+	} else if (!strcmp(path, "/v1/openrlhf")) {
+		if (post)
+			route_openrlhf(s, body, out);
+		else
+			bad_method(out, method, path, "POST");
+	} else if (!strcmp(path, "/v1/episodes")) {
+		if (post)
+			route_episode_new(s, body, out);
+		else
+			bad_method(out, method, path, "POST");
+	} else if (!strncmp(path, "/v1/episodes/", 13) && path[13]) {
+		char id[64];
+		const char *rest = path + 13;
+		const char *slash = strchr(rest, '/');
+		size_t len = slash ? (size_t)(slash - rest) : strlen(rest);
+		if (len == 0 || len >= sizeof(id)) {
+			errorf(out, 404, "unknown_episode", "no episode in %s",
+			       path);
+			return;
+		}
+		memcpy(id, rest, len);
+		id[len] = 0;
+		if (slash && !strcmp(slash, "/step")) {
+			if (post)
+				route_episode_step(s, id, body, out);
+			else
+				bad_method(out, method, path, "POST");
+		} else if (!slash) {
+			if (get || del)
+				route_episode_get(s, id, del, out);
+			else
+				bad_method(out, method, path, "GET or DELETE");
+		} else {
+			errorf(out, 404, "not_found", "no route %s", path);
+		}
+	} else {
+		errorf(out, 404, "not_found",
+		       "no route %s (see docs/api.md: /v1/score, "
+		       "/v1/episodes, /v1/openrlhf, /v1/health, /v1/stats)",
+		       path);
+	}
+}

@@ -1,0 +1,656 @@
+/*
+ * server.c: the reward service's engine room: the bounded queue, the worker
+ * threads and the eval children they start, the store, the statistics.
+ *
+ * kf_eval is not known to be thread-safe, and a process with threads should
+ * not fork without exec: each evaluation runs in a fresh process, the eval
+ * executable run as `EXE --eval-child TASK CANDIDATE OPTS`, which writes the
+ * result JSON back as one frame (kf_server_eval_child).
+ */
+#include <errno.h>
+#include <math.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "server_int.h"
+
+static char *dup_or_null(const char *s)
+{
+	return s ? kf_xstrdup(s) : NULL;
+}
+
+void srv_respond(struct kf_server_response *out, int status, cJSON *body)
+{
+	out->status = status;
+	out->body = kf_json_print(body);
+	out->retry_after = 0;
+	cJSON_Delete(body);
+}
+
+void kf_server_response_release(struct kf_server_response *r)
+{
+	free(r->body);
+	r->body = NULL;
+}
+
+void srv_count_status(struct kf_server *s, int status)
+{
+	pthread_mutex_lock(&s->lock);
+	if (status >= 400 && status < 500)
+		s->errors_4xx++;
+	else if (status >= 500 && status != 503)
+		s->errors_5xx++;
+	pthread_mutex_unlock(&s->lock);
+}
+
+void srv_error(int status, const char *code, const char *message,
+	       struct kf_server_response *out)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON *e = cJSON_AddObjectToObject(b, "error");
+	cJSON_AddStringToObject(e, "code", code);
+	cJSON_AddStringToObject(e, "message", message);
+	srv_respond(out, status, b);
+}
+
+void kf_server_error(struct kf_server *s, int status, const char *code,
+		     const char *message, struct kf_server_response *out)
+{
+	srv_error(status, code, message, out);
+	if (s)
+		srv_count_status(s, status);
+}
+
+size_t kf_server_body_cap(const struct kf_server *s)
+{
+	return s->o.body_cap;
+}
+
+void srv_job_free(struct job *j)
+{
+	if (!j)
+		return;
+	free(j->task_path);
+	free(j->source);
+	free(j->error);
+	cJSON_Delete(j->result);
+	free(j);
+}
+
+/* ---- the eval child ---- */
+
+static cJSON *eval_opts_json(const struct kf_eval_opts *eo)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "backend",
+				eo->backend ? eo->backend : "host");
+	char seed[32];
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)eo->seed);
+	cJSON_AddStringToObject(o, "seed", seed);
+	cJSON_AddNumberToObject(o, "trials", eo->trials);
+	if (eo->worker_path)
+		cJSON_AddStringToObject(o, "worker_path", eo->worker_path);
+	if (eo->include_dir)
+		cJSON_AddStringToObject(o, "include_dir", eo->include_dir);
+	cJSON_AddNumberToObject(o, "call_timeout_ms", eo->call_timeout_ms);
+	cJSON_AddNumberToObject(o, "time_cap_s", eo->time_cap_s);
+	cJSON_AddNumberToObject(o, "ci_target", eo->ci_target);
+	cJSON_AddNumberToObject(o, "min_pairs", eo->min_pairs);
+	cJSON_AddNumberToObject(o, "max_pairs", eo->max_pairs);
+	cJSON_AddBoolToObject(o, "no_timing", eo->no_timing);
+	cJSON_AddBoolToObject(o, "no_cache", eo->no_cache);
+	cJSON_AddNumberToObject(o, "mem_limit_bytes",
+				(double)eo->mem_limit_bytes);
+	return o;
+}
+
+int kf_server_eval_child(int argc, char **argv)
+{
+	/* Frames go to the original stdout; anything else printed goes to
+	 * stderr, so that it cannot corrupt them. */
+	int out = dup(1);
+	if (out < 0 || dup2(2, 1) < 0)
+		return 2;
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *msg = NULL;
+	cJSON *o = argc == 4 ? cJSON_Parse(argv[3]) : NULL;
+	if (!cJSON_IsObject(o)) {
+		msg = cJSON_CreateObject();
+		cJSON_AddStringToObject(msg, "engine_error",
+					"eval child: usage: --eval-child TASK "
+					"CANDIDATE OPTS_JSON");
+	} else {
+		struct kf_eval_opts eo = KF_EVAL_OPTS_INIT;
+		eo.backend = kf_json_str(o, "backend");
+		const char *seed = kf_json_str(o, "seed");
+		eo.seed = seed ? strtoull(seed, NULL, 10) : 0;
+		eo.trials = (int)kf_json_num(o, "trials", eo.trials);
+		eo.worker_path = kf_json_str(o, "worker_path");
+		eo.include_dir = kf_json_str(o, "include_dir");
+		eo.call_timeout_ms = kf_json_num(o, "call_timeout_ms", 0);
+		eo.time_cap_s = kf_json_num(o, "time_cap_s", eo.time_cap_s);
+		eo.ci_target = kf_json_num(o, "ci_target", eo.ci_target);
+		eo.min_pairs = (int)kf_json_num(o, "min_pairs", eo.min_pairs);
+		eo.max_pairs = (int)kf_json_num(o, "max_pairs", eo.max_pairs);
+		eo.no_timing =
+		    cJSON_IsTrue(cJSON_GetObjectItem(o, "no_timing"));
+		eo.no_cache = cJSON_IsTrue(cJSON_GetObjectItem(o, "no_cache"));
+		eo.mem_limit_bytes =
+		    (uint64_t)kf_json_num(o, "mem_limit_bytes", 0);
+		if (kf_eval(argv[1], argv[2], &eo, &msg, &err)) {
+			msg = cJSON_CreateObject();
+			cJSON_AddStringToObject(msg, "engine_error", err.msg);
+		}
+	}
+	struct kf_err werr = KF_ERR_INIT;
+	int rc = kf_frame_write(out, msg, &werr);
+	cJSON_Delete(msg);
+	cJSON_Delete(o);
+	close(out);
+	return rc ? 1 : 0;
+}
+
+/* Writes the source where the compiler will read it (content-addressed). */
+static int write_source(struct kf_server *s, const struct job *j, char **path,
+			struct kf_err *err)
+{
+	char *dir = kf_path_join(kf_cache_dir(), "candidates");
+	int rc = kf_mkdir_p(dir, err);
+	const char *be = s->o.eo.backend ? s->o.eo.backend : "host";
+	*path = kf_xasprintf("%s/%s.%s", dir, j->sha,
+			     strcmp(be, "cuda") ? "c" : "cu");
+	free(dir);
+	if (!rc && !kf_file_exists(*path))
+		rc = kf_file_write_atomic(*path, j->source, strlen(j->source),
+					  err);
+	if (rc) {
+		free(*path);
+		*path = NULL;
+	}
+	return rc;
+}
+
+/* Runs one evaluation in a child; fills j->result or j->error. Called with
+ * no lock held. */
+static void run_job(struct kf_server *s, struct job *j)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *path = NULL;
+	uint64_t t0 = kf_now_ns();
+	if (write_source(s, j, &path, &err)) {
+		j->error =
+		    kf_xasprintf("cannot write the candidate: %s", err.msg);
+		return;
+	}
+	char *argv[] = {s->eval_exe, "--eval-child", j->task_path,
+			path,	     s->eo_json,     NULL};
+	struct kf_proc p = KF_PROC_INIT;
+	pthread_mutex_lock(&s->lock);
+	int rc =
+	    s->stopping ? KF_ECHILD : kf_proc_spawn(&p, argv, NULL, 2, &err);
+	if (!rc)
+		j->pid = p.pid;
+	pthread_mutex_unlock(&s->lock);
+	if (rc) {
+		j->error = kf_xasprintf("cannot start the evaluation: %s",
+					s->stopping ? "the server is stopping"
+						    : err.msg);
+		free(path);
+		return;
+	}
+	close(p.to_child);
+	p.to_child = -1;
+	cJSON *msg = NULL;
+	rc = kf_frame_read(p.from_child, j->deadline_ns, &msg, &err);
+	int status = 0;
+	pthread_mutex_lock(&s->lock);
+	j->pid = 0;
+	pthread_mutex_unlock(&s->lock);
+	if (rc == KF_ETIMEDOUT) {
+		kf_proc_kill(&p, &status);
+		j->error = kf_xstrdup("the request's deadline passed during "
+				      "the evaluation");
+	} else {
+		kf_proc_wait(&p, 10000, &status, NULL);
+		if (rc && s->stopping) {
+			j->error = kf_xstrdup("the server is stopping: the "
+					      "evaluation was killed");
+		} else if (rc) {
+			char *how = kf_wait_describe(status);
+			j->error =
+			    kf_xasprintf("the eval child %s: %s", how, err.msg);
+			free(how);
+		} else if (kf_json_str(msg, "engine_error")) {
+			j->error = kf_xstrdup(kf_json_str(msg, "engine_error"));
+		} else if (!kf_json_str(msg, "status")) {
+			j->error = kf_xstrdup("the eval child sent a result "
+					      "without a status");
+		} else {
+			j->result = msg;
+			msg = NULL;
+		}
+	}
+	if (p.from_child >= 0)
+		close(p.from_child);
+	cJSON_Delete(msg);
+	free(path);
+	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
+}
+
+static void job_finish(struct kf_server *s, struct job *j)
+{
+	/* under s->lock */
+	j->state = JOB_DONE;
+	j->batch->pending--;
+	pthread_cond_broadcast(&s->done);
+}
+
+static void *worker_main(void *arg)
+{
+	struct kf_server *s = arg;
+	pthread_mutex_lock(&s->lock);
+	int me = s->n_started++;
+	for (;;) {
+		while (!s->stopping && !s->head)
+			pthread_cond_wait(&s->work, &s->lock);
+		struct job *j = s->head;
+		if (!j)
+			break;
+		s->head = j->next;
+		if (!s->head)
+			s->tail = NULL;
+		j->next = NULL;
+		s->depth--;
+		if (s->stopping || kf_now_ns() >= j->deadline_ns) {
+			j->error = kf_xstrdup(
+			    s->stopping
+				? "the server is stopping"
+				: "the request's deadline passed before "
+				  "the evaluation started");
+			if (!s->stopping)
+				s->deadline_misses++;
+			job_finish(s, j);
+			continue;
+		}
+		j->state = JOB_RUNNING;
+		s->running++;
+		s->inflight[me] = j;
+		pthread_mutex_unlock(&s->lock);
+		run_job(s, j);
+		const char *st = kf_json_str(j->result, "status");
+		if (st && !strcmp(st, "infra_error") &&
+		    kf_now_ns() < j->deadline_ns && !s->stopping) {
+			/* The engine's fault, not the candidate's: once
+			 * more. */
+			cJSON_Delete(j->result);
+			j->result = NULL;
+			double first = j->seconds;
+			run_job(s, j);
+			j->seconds += first;
+		}
+		pthread_mutex_lock(&s->lock);
+		s->inflight[me] = NULL;
+		s->running--;
+		s->evaluations++;
+		s->eval_seconds += j->seconds;
+		if (j->result)
+			s->status_count[kf_result_status(j->result)]++;
+		else
+			s->status_count[KF_STATUS_INFRA_ERROR]++;
+		job_finish(s, j);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return NULL;
+}
+
+/* Seconds a client should wait before trying again: the queue's work
+ * spread over the workers, at least 1, at most 300. */
+static int retry_after_locked(struct kf_server *s)
+{
+	double mean = s->evaluations ? s->eval_seconds / s->evaluations
+				     : s->o.eo.time_cap_s + 1;
+	double t = (s->depth + s->running) * mean / s->o.workers;
+	int r = (int)ceil(t);
+	return r < 1 ? 1 : r > 300 ? 300 : r;
+}
+
+int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
+	       int *retry_after)
+{
+	pthread_mutex_lock(&s->lock);
+	if (s->stopping || s->depth + n > s->o.queue_cap) {
+		*retry_after = retry_after_locked(s);
+		s->rejected_busy++;
+		pthread_mutex_unlock(&s->lock);
+		return KF_ERANGE;
+	}
+	for (int i = 0; i < n; i++) {
+		jobs[i]->batch = b;
+		jobs[i]->state = JOB_QUEUED;
+		jobs[i]->next = NULL;
+		if (s->tail)
+			s->tail->next = jobs[i];
+		else
+			s->head = jobs[i];
+		s->tail = jobs[i];
+		s->depth++;
+	}
+	b->pending += n;
+	pthread_cond_broadcast(&s->work);
+	pthread_mutex_unlock(&s->lock);
+	return 0;
+}
+
+/* Takes j off the queue; under the lock. */
+static void unqueue(struct kf_server *s, struct job *j)
+{
+	struct job *prev = NULL;
+	for (struct job *q = s->head; q; prev = q, q = q->next)
+		if (q == j) {
+			if (prev)
+				prev->next = q->next;
+			else
+				s->head = q->next;
+			if (s->tail == q)
+				s->tail = prev;
+			s->depth--;
+			q->next = NULL;
+			return;
+		}
+}
+
+void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b)
+{
+	pthread_mutex_lock(&s->lock);
+	while (b->pending > 0) {
+		uint64_t now = kf_now_ns();
+		uint64_t dl = UINT64_MAX;
+		for (int i = 0; i < n; i++) {
+			struct job *j = jobs[i];
+			if (j->state != JOB_QUEUED)
+				continue;
+			if (now >= j->deadline_ns) {
+				unqueue(s, j);
+				j->error = kf_xstrdup(
+				    "the request's deadline passed before "
+				    "the evaluation started");
+				s->deadline_misses++;
+				job_finish(s, j);
+			} else if (j->deadline_ns < dl) {
+				dl = j->deadline_ns;
+			}
+		}
+		if (b->pending <= 0)
+			break;
+		/* Wake at the next deadline, or within a second. */
+		uint64_t wait_ns = 1000000000ull;
+		if (dl != UINT64_MAX && dl - now < wait_ns)
+			wait_ns = dl - now + 1000000;
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		uint64_t t = (uint64_t)ts.tv_nsec + wait_ns;
+		ts.tv_sec += (time_t)(t / 1000000000ull);
+		ts.tv_nsec = (long)(t % 1000000000ull);
+		pthread_cond_timedwait(&s->done, &s->lock, &ts);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- lifecycle ---- */
+
+static int check_opts(const struct kf_server_opts *o, struct kf_err *err)
+{
+	if (o->workers < 1 || o->workers > KF_SERVER_WORKERS_MAX)
+		return kf_err_set(err, KF_EINVAL,
+				  "--workers %d is out of range (1 to %d)",
+				  o->workers, KF_SERVER_WORKERS_MAX);
+	if (o->queue_cap < 1 || o->queue_cap > KF_SERVER_QUEUE_MAX)
+		return kf_err_set(err, KF_EINVAL,
+				  "--queue %d is out of range (1 to %d)",
+				  o->queue_cap, KF_SERVER_QUEUE_MAX);
+	if (o->body_cap < 1024)
+		return kf_err_set(err, KF_EINVAL,
+				  "--max-body %zu is below 1024 bytes",
+				  o->body_cap);
+	if (o->code_cap < 64 || o->code_cap > KF_STORE_SOURCE_CAP)
+		return kf_err_set(err, KF_EINVAL,
+				  "--max-code %zu is out of range (64 to %zu)",
+				  o->code_cap, KF_STORE_SOURCE_CAP);
+	if (!(o->deadline_s > 0) || o->deadline_s > 86400)
+		return kf_err_set(err, KF_EINVAL,
+				  "--deadline %g is out of range (0 to 86400 "
+				  "s)",
+				  o->deadline_s);
+	if (o->max_episodes < 1 || o->max_episodes > 1000000)
+		return kf_err_set(err, KF_EINVAL,
+				  "--max-episodes %d is out of range",
+				  o->max_episodes);
+	if (!(o->episode_ttl_s > 0))
+		return kf_err_set(err, KF_EINVAL,
+				  "--episode-ttl must be above 0");
+	if (o->max_turns < 1 || o->max_turns > 64)
+		return kf_err_set(err, KF_EINVAL,
+				  "--max-turns %d is out of range (1 to 64)",
+				  o->max_turns);
+	return 0;
+}
+
+int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
+		  struct kf_err *err)
+{
+	int rc = check_opts(opts, err);
+	if (rc)
+		return rc;
+	struct kf_server *s = kf_xcalloc(1, sizeof(*s));
+	s->o = *opts;
+	s->o.tasks_dir =
+	    dup_or_null(opts->tasks_dir ? opts->tasks_dir : "tasks");
+	s->o.db_path = dup_or_null(opts->db_path ? opts->db_path : "kforge.db");
+	s->o.reward = dup_or_null(opts->reward ? opts->reward : "log_speedup");
+	s->o.reward_params = dup_or_null(opts->reward_params);
+	s->o.eo.backend =
+	    dup_or_null(opts->eo.backend ? opts->eo.backend : "host");
+	s->o.eo.worker_path = dup_or_null(opts->eo.worker_path);
+	s->o.eo.include_dir = dup_or_null(opts->eo.include_dir);
+	/* Both cache their answer in static storage on first use: take it
+	 * before there are threads. */
+	(void)kf_cache_dir();
+	s->eval_exe = opts->eval_exe
+			  ? kf_xstrdup(opts->eval_exe)
+			  : kf_path_join(kf_exe_dir(), "kforge-serve");
+	cJSON *eo = eval_opts_json(&s->o.eo);
+	s->eo_json = kf_json_print(eo);
+	cJSON_Delete(eo);
+	pthread_mutex_init(&s->lock, NULL);
+	pthread_mutex_init(&s->store_lock, NULL);
+	pthread_cond_init(&s->work, NULL);
+	pthread_cond_init(&s->done, NULL);
+	s->started_ns = kf_now_ns();
+	*out = s;
+
+	cJSON *params = NULL;
+	if (s->o.reward_params) {
+		params = cJSON_Parse(s->o.reward_params);
+		if (!cJSON_IsObject(params)) {
+			cJSON_Delete(params);
+			rc = kf_err_set(err, KF_EINVAL,
+					"--reward-params: not a JSON object: "
+					"%.200s",
+					s->o.reward_params);
+			goto fail;
+		}
+	}
+	rc = kf_reward_init(&s->reward, s->o.reward, params, err);
+	cJSON_Delete(params);
+	if (rc) {
+		kf_err_prefix(err, "--reward");
+		goto fail;
+	}
+	if (!kf_is_executable(s->eval_exe)) {
+		rc = kf_err_set(err, KF_ENOENT,
+				"%s: the eval executable is missing",
+				s->eval_exe);
+		goto fail;
+	}
+	rc = kf_store_open(s->o.db_path, 0, &s->store, err);
+	if (rc)
+		goto fail;
+	s->threads = kf_xcalloc((size_t)s->o.workers, sizeof(pthread_t));
+	s->inflight = kf_xcalloc((size_t)s->o.workers, sizeof(struct job *));
+	for (int i = 0; i < s->o.workers; i++) {
+		if (pthread_create(&s->threads[i], NULL, worker_main, s)) {
+			rc = kf_err_set(err, KF_ECHILD,
+					"cannot start worker thread %d", i);
+			goto fail;
+		}
+		s->n_threads++;
+	}
+	return 0;
+fail:
+	kf_server_free(s);
+	*out = NULL;
+	return rc;
+}
+
+void kf_server_shutdown(struct kf_server *s)
+{
+	if (!s)
+		return;
+	pthread_mutex_lock(&s->lock);
+	s->stopping = true;
+	pthread_cond_broadcast(&s->work);
+	/* Evaluations in flight: their children are killed, which ends the
+	 * workers' reads at once. A pid is cleared under the lock before its
+	 * child is reaped, so no other process is hit. */
+	for (int i = 0; i < s->n_threads; i++)
+		if (s->inflight && s->inflight[i] && s->inflight[i]->pid > 0)
+			kill(s->inflight[i]->pid, SIGKILL);
+	pthread_mutex_unlock(&s->lock);
+	for (int i = 0; i < s->n_threads; i++)
+		pthread_join(s->threads[i], NULL);
+	s->n_threads = 0;
+}
+
+void kf_server_free(struct kf_server *s)
+{
+	if (!s)
+		return;
+	kf_server_shutdown(s);
+	api_episodes_free(s);
+	kf_store_close(s->store);
+	free(s->threads);
+	free(s->inflight);
+	free((char *)s->o.tasks_dir);
+	free((char *)s->o.db_path);
+	free((char *)s->o.reward);
+	free((char *)s->o.reward_params);
+	free((char *)s->o.eo.backend);
+	free((char *)s->o.eo.worker_path);
+	free((char *)s->o.eo.include_dir);
+	free(s->eval_exe);
+	free(s->eo_json);
+	pthread_mutex_destroy(&s->lock);
+	pthread_mutex_destroy(&s->store_lock);
+	pthread_cond_destroy(&s->work);
+	pthread_cond_destroy(&s->done);
+	free(s);
+}
+
+cJSON *kf_server_stats(struct kf_server *s)
+{
+	cJSON *o = cJSON_CreateObject();
+	pthread_mutex_lock(&s->lock);
+	cJSON_AddNumberToObject(o, "queue_depth", s->depth);
+	cJSON_AddNumberToObject(o, "queue_capacity", s->o.queue_cap);
+	cJSON_AddNumberToObject(o, "busy_workers", s->running);
+	cJSON_AddNumberToObject(o, "workers", s->o.workers);
+	/* Every queued item still has its compile ahead of it. */
+	cJSON_AddNumberToObject(o, "compile_backlog", s->depth);
+	cJSON_AddNumberToObject(o, "requests", (double)s->requests);
+	cJSON_AddNumberToObject(o, "items", (double)s->items);
+	cJSON_AddNumberToObject(o, "evaluations", (double)s->evaluations);
+	cJSON_AddNumberToObject(o, "dedup_hits", (double)s->dedup_hits);
+	cJSON_AddNumberToObject(o, "rejected_busy", (double)s->rejected_busy);
+	cJSON_AddNumberToObject(o, "errors_4xx", (double)s->errors_4xx);
+	cJSON_AddNumberToObject(o, "errors_5xx", (double)s->errors_5xx);
+	cJSON_AddNumberToObject(o, "deadline_misses",
+				(double)s->deadline_misses);
+	cJSON_AddNumberToObject(
+	    o, "mean_eval_seconds",
+	    s->evaluations ? s->eval_seconds / s->evaluations : 0);
+	cJSON *st = cJSON_AddObjectToObject(o, "statuses");
+	for (int i = 0; i <= KF_STATUS_INFRA_ERROR; i++)
+		cJSON_AddNumberToObject(st, kf_status_name((enum kf_status)i),
+					(double)s->status_count[i]);
+	cJSON_AddNumberToObject(o, "episodes_open", s->n_episodes);
+	cJSON_AddNumberToObject(o, "uptime_s",
+				(double)(kf_now_ns() - s->started_ns) / 1e9);
+	pthread_mutex_unlock(&s->lock);
+	return o;
+}
+
+void kf_server_handle(struct kf_server *s, const char *method, const char *path,
+		      const char *body, size_t body_len,
+		      struct kf_server_response *out)
+{
+	memset(out, 0, sizeof(*out));
+	pthread_mutex_lock(&s->lock);
+	s->requests++;
+	pthread_mutex_unlock(&s->lock);
+	if (body_len > s->o.body_cap) {
+		char msg[160];
+		snprintf(msg, sizeof(msg),
+			 "the body of %zu bytes is over the cap of %zu bytes",
+			 body_len, s->o.body_cap);
+		kf_server_error(s, 413, "body_too_large", msg, out);
+		return;
+	}
+	cJSON *json = NULL;
+	if (!strcmp(method, "POST")) {
+		if (!body || body_len == 0) {
+			kf_server_error(s, 400, "missing_body",
+					"this route takes a JSON object body",
+					out);
+			return;
+		}
+		const char *end = NULL;
+		json = cJSON_ParseWithLengthOpts(body, body_len, &end, 0);
+		if (json && end) {
+			/* nothing but white space after the value */
+			size_t at = (size_t)(end - body);
+			while (at < body_len && strchr(" \t\r\n", body[at]) &&
+			       body[at])
+				at++;
+			if (at < body_len) {
+				cJSON_Delete(json);
+				json = NULL;
+			}
+		}
+		if (!json) {
+			char msg[200];
+			size_t at = end ? (size_t)(end - body) : 0;
+			if (at > body_len)
+				at = body_len;
+			snprintf(msg, sizeof(msg),
+				 "the body is not valid JSON (near byte %zu)",
+				 at);
+			kf_server_error(s, 400, "malformed_json", msg, out);
+			return;
+		}
+		if (!cJSON_IsObject(json)) {
+			cJSON_Delete(json);
+			kf_server_error(s, 400, "bad_request",
+					"the body must be a JSON object", out);
+			return;
+		}
+	}
+	api_handle(s, method, path, json, out);
+	cJSON_Delete(json);
+	if (out->status >= 400 && out->status != 503)
+		srv_count_status(s, out->status);
+}

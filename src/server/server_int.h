@@ -1,0 +1,97 @@
+/*
+ * server_int.h: what the parts of src/server share. server.c owns the queue,
+ * the workers, the eval children, the store and the statistics; api.c the
+ * routes, the request parsing, rewards and episodes.
+ */
+#ifndef KFORGE_SERVER_INT_H
+#define KFORGE_SERVER_INT_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <kforge/reward.h>
+#include <kforge/server.h>
+#include <kforge/store.h>
+
+enum job_state { JOB_QUEUED, JOB_RUNNING, JOB_DONE };
+
+/* The evaluations one request waits for. */
+struct batch {
+	int pending; /* jobs not done; under the server's lock */
+};
+
+/* One evaluation: a source against a task. */
+struct job {
+	char *task_path;
+	char *source;
+	char sha[65];
+	uint64_t deadline_ns;
+	struct batch *batch;
+	enum job_state state;
+	pid_t pid;	  /* the eval child while running */
+	cJSON *result;	  /* when done: the result JSON, or NULL */
+	char *error;	  /* when done without a result: why (infra) */
+	double seconds;	  /* the evaluation's wall time */
+	struct job *next; /* in the queue */
+};
+
+struct episode;
+
+struct kf_server {
+	struct kf_server_opts o; /* strings owned (copies) */
+	char *eval_exe;
+	char *eo_json; /* the eval options, for the children */
+	struct kf_reward reward;
+	struct kf_store *store;
+	pthread_mutex_t store_lock;
+
+	pthread_mutex_t lock; /* everything below */
+	pthread_cond_t work;  /* a job was queued, or stopping */
+	pthread_cond_t done;  /* a job is done */
+	struct job *head, *tail;
+	int depth;   /* queued */
+	int running; /* in a worker */
+	bool stopping;
+	pthread_t *threads;
+	int n_threads;
+	struct job **inflight; /* per worker, for shutdown */
+	int n_started;
+
+	/* statistics */
+	uint64_t started_ns;
+	long requests, items, evaluations, rejected_busy, errors_4xx,
+	    errors_5xx, deadline_misses, dedup_hits;
+	long status_count[KF_STATUS_INFRA_ERROR + 1];
+	double eval_seconds; /* sum over evaluations */
+
+	/* episodes (api.c), under lock */
+	struct episode *episodes;
+	int n_episodes;
+	uint64_t episode_seq;
+};
+
+/* Queues the jobs of one request (all or none): KF_ERANGE when the queue
+ * cannot take them all (*retry_after is set). Under no lock. */
+int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
+	       int *retry_after);
+/* Waits until every job of b is done; jobs still queued at their deadline
+ * are taken off the queue and done with an error. */
+void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b);
+void srv_job_free(struct job *j);
+
+/* Counts an answer's status (4xx, 5xx). */
+void srv_count_status(struct kf_server *s, int status);
+
+/* The routes (api.c). */
+void api_handle(struct kf_server *s, const char *method, const char *path,
+		cJSON *body, struct kf_server_response *out);
+void api_episodes_free(struct kf_server *s);
+
+/* An error answer, not counted (kf_server_handle counts it). */
+void srv_error(int status, const char *code, const char *message,
+	       struct kf_server_response *out);
+/* Builds an answer from JSON (takes it). */
+void srv_respond(struct kf_server_response *out, int status, cJSON *body);
+
+#endif

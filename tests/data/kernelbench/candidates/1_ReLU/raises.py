@@ -1,0 +1,11 @@
+# Fails at run time with a shape error.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.relu(x) + torch.zeros(3)

@@ -1,0 +1,8 @@
+# Does not parse.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module)
+    def forward(self, x):
+        return torch.relu(x)

@@ -1,0 +1,11 @@
+# ReLU as a clamp: correct.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return torch.clamp(x, min=0.0)

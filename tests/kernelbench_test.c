@@ -1,0 +1,411 @@
+/*
+ * kernelbench_test.c: KernelBench-format tasks through `kforge eval` and the
+ * PyTorch bridge, on the CPU: the statuses and checks a user sees for the
+ * tasks and candidates of tests/data/kernelbench. Skips without torch.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include <kforge/base.h>
+
+#include "harness.h"
+
+#define KB "tests/data/kernelbench/"
+#define RELU KB "level1/1_ReLU.py"
+#define MATMUL KB "level1/2_Matmul.py"
+#define SUM KB "level1/3_Sum_reduction.py"
+#define CONST KB "level1/4_Constant_relu.py"
+#define CAND KB "candidates/"
+
+/* Skips the case unless a python3 on PATH has torch. */
+static void need_torch(void)
+{
+	const char *path = getenv("PATH");
+	char *dirs = kf_xstrdup(path ? path : "/usr/bin");
+	char *save = NULL;
+	bool found = false;
+	for (char *d = strtok_r(dirs, ":", &save); d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char *py = kf_path_join(d, "python3");
+		char *argv[] = {py, "-c",
+				"import importlib.util; print('torch:', "
+				"importlib.util.find_spec('torch') is not "
+				"None)",
+				NULL};
+		struct kf_strbuf out = KF_STRBUF_INIT;
+		int status = 0;
+		if (kf_is_executable(py) &&
+		    !kf_proc_run(argv, 60000, 4096, &out, &status, NULL) &&
+		    WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		    !strcmp(kf_strbuf_str(&out), "torch: True\n"))
+			found = true;
+		kf_strbuf_release(&out);
+		free(py);
+	}
+	free(dirs);
+	if (!found)
+		SKIP("no python3 on PATH has torch (apt-get install "
+		     "python3-torch)");
+}
+
+struct outcome {
+	int code;    /* kforge's exit code */
+	char *out;   /* stdout and stderr */
+	cJSON *json; /* the result, when one was printed */
+};
+
+/* Runs `kforge eval TASK CAND --json --seed 1 --trials 5 [extra...]`. */
+static struct outcome eval(const char *task, const char *cand, const char *e0,
+			   const char *e1, const char *e2)
+{
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[16] = {exe,		"eval",	    (char *)task,
+			  (char *)cand, "--json",   "--seed",
+			  "1",		"--trials", "5"};
+	int n = 9;
+	const char *extra[] = {e0, e1, e2};
+	for (int i = 0; i < 3 && extra[i]; i++)
+		argv[n++] = (char *)extra[i];
+	argv[n] = NULL;
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	int status = 0;
+	int rc = kf_proc_run(argv, 300000, 4 << 20, &sb, &status, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(WIFEXITED(status));
+	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb), NULL};
+	/* stderr's one line may come before the JSON on stdout. */
+	const char *j = o.out[0] == '{' ? o.out : strstr(o.out, "\n{");
+	if (j)
+		o.json = cJSON_Parse(j);
+	free(exe);
+	return o;
+}
+
+static const char *str_at(const cJSON *r, const char *a, const char *b)
+{
+	return kf_json_str(b ? cJSON_GetObjectItem(r, a) : r, b ? b : a);
+}
+
+/* Checks status and check of a result that must exist. */
+static void expect(const struct outcome *o, const char *status,
+		   const char *check)
+{
+	CHECK_MSG(o->json, "no result JSON: %s", o->out);
+	CHECK_MSG(!strcmp(str_at(o->json, "status", NULL), status),
+		  "status %s, want %s: %s", str_at(o->json, "status", NULL),
+		  status, o->out);
+	CHECK_MSG(o->code == (strcmp(status, "ok") ? 1 : 0), "exit %d",
+		  o->code);
+	if (check)
+		CHECK_STR(str_at(o->json, "check", NULL), check);
+	else
+		CHECK(!cJSON_GetObjectItem(o->json, "check"));
+}
+
+static void release(struct outcome *o)
+{
+	free(o->out);
+	cJSON_Delete(o->json);
+}
+
+static void test_kernelbench_modelnew_passes_on_cpu(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *task = cJSON_GetObjectItem(o.json, "task");
+	CHECK_STR(kf_json_str(task, "format"), "kernelbench");
+	CHECK_STR(kf_json_str(task, "id"), "level1/1_ReLU");
+	CHECK(kf_json_num(task, "level", 0) == 1);
+	const cJSON *trials = cJSON_GetObjectItem(o.json, "trials");
+	CHECK(cJSON_GetArraySize(trials) == 5);
+	const cJSON *t1 = cJSON_GetArrayItem(trials, 1);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t1, "passed")));
+	CHECK_STR(str_at(t1, "dists", "x"), "get_inputs_uniform");
+	const cJSON *out0 =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(t1, "outputs"), 0);
+	CHECK_STR(kf_json_str(out0, "name"), "out");
+	CHECK(kf_json_num(out0, "n", 0) == 16 * 1024);
+	/* The compile time of a ModelNew is its first load. */
+	const cJSON *cc = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "compile"), "candidate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(cc, "ok")));
+	CHECK(kf_json_num(cc, "seconds", -1) > 0);
+	CHECK_CONTAINS(kf_json_str(cc, "command"), "ModelNew");
+	const cJSON *dev = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "environment"), "device");
+	CHECK_STR(kf_json_str(dev, "kind"), "cpu");
+	CHECK(!cJSON_IsTrue(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "degenerate"), "flag")));
+	release(&o);
+}
+
+static void test_kernelbench_wrong_values_are_wrong_answer(void)
+{
+	need_torch();
+	struct outcome o = eval(MATMUL, CAND "2_Matmul/transposed.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "trial 0 (seed 1, inputs of get_inputs()): output "
+		       "'out'");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "atol 0.01, rtol 0.01");
+	const cJSON *f = cJSON_GetObjectItem(o.json, "failure");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(f, "index")) == 2);
+	release(&o);
+}
+
+static void test_kernelbench_wrong_shape_is_wrong_answer(void)
+{
+	need_torch();
+	struct outcome o = eval(SUM, CAND "3_Sum_reduction/noshape.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "output_shape");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "output 'out' has shape [16, 64], the reference's "
+		       "[16, 1, 64]");
+	release(&o);
+}
+
+static void test_kernelbench_cached_tensor_is_rejected(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/cached.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "cached_output");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "cached tensor");
+	release(&o);
+}
+
+static void test_kernelbench_input_mutation_is_rejected(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/mutate.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "input_mutation");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "input 'x' was "
+						       "modified");
+	release(&o);
+}
+
+static void test_kernelbench_tf32_flag_is_global_state(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(MATMUL, CAND "2_Matmul/tf32.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "global_state");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "torch.backends.cuda.matmul.allow_tf32=True");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "was torch.backends.cuda.matmul.allow_tf32=False");
+	release(&o);
+}
+
+static void test_kernelbench_cudnn_benchmark_is_global_state(void)
+{
+	need_torch();
+	struct outcome o = eval(SUM, CAND "3_Sum_reduction/cudnn_benchmark.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "rejected", "global_state");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "torch.backends.cudnn.benchmark=True, was "
+		       "torch.backends.cudnn.benchmark=False");
+	release(&o);
+}
+
+static void test_kernelbench_exception_is_runtime_error(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/raises.py", "--no-timing", NULL, NULL);
+	expect(&o, "runtime_error", "return_code");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate raised RuntimeError");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/syntax.py", "--no-timing", NULL, NULL);
+	expect(&o, "load_error", "load");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SyntaxError");
+	release(&o);
+}
+
+static void test_kernelbench_constant_reference_is_flagged(void)
+{
+	need_torch();
+	struct outcome o = eval(CONST, CAND "4_Constant_relu/zeros.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *d = cJSON_GetObjectItem(o.json, "degenerate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "flag")));
+	CHECK_CONTAINS(kf_json_str(d, "why"),
+		       "output 'out' is the same constant in every trial");
+	release(&o);
+}
+
+static void test_kernelbench_timing_kforge_protocol(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/correct.py", "--time-cap", "0.3", NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *tm = cJSON_GetObjectItem(o.json, "timing");
+	CHECK_STR(kf_json_str(tm, "protocol"), "kforge");
+	CHECK(kf_json_num(tm, "pairs", 0) >= 20);
+	const cJSON *c = cJSON_GetObjectItem(tm, "candidate");
+	CHECK(kf_json_num(c, "median", 0) > 0);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "speedup"), "median", 0) > 0);
+	release(&o);
+}
+
+static void test_kernelbench_protocol_kernelbench(void)
+{
+	need_torch();
+	/* KernelBench checks values and shapes only: a candidate that turns
+	 * on TF32 passes its 5 trials, and is timed its way. */
+	struct outcome o = eval(MATMUL, CAND "2_Matmul/tf32.py", "--protocol",
+				"kernelbench", NULL);
+	expect(&o, "ok", NULL);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(o.json, "trials")) == 5);
+	const cJSON *tm = cJSON_GetObjectItem(o.json, "timing");
+	CHECK_STR(kf_json_str(tm, "protocol"), "kernelbench");
+	const cJSON *c = cJSON_GetObjectItem(tm, "candidate");
+	CHECK(kf_json_num(c, "n", 0) == 100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) == 100);
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(tm, "speedup")));
+	/* Its trial seeds are drawn from the base seed, as KernelBench's. */
+	const cJSON *t0 =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0);
+	CHECK(strcmp(kf_json_str(t0, "seed"), "1"));
+	release(&o);
+	/* A cached tensor is still wrong on the next trial's inputs. */
+	o = eval(RELU, CAND "1_ReLU/cached.py", "--protocol", "kernelbench",
+		 "--no-timing");
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 1 (seed ");
+	release(&o);
+}
+
+static void test_kernelbench_bad_input_exits_2(void)
+{
+	char *bad = kf_path_join(kf_test_tmpdir(), "9_NoModel.py");
+	const char *text = "import torch\ndef get_inputs():\n    return []\n";
+	CHECK(kf_file_write_atomic(bad, text, strlen(text), NULL) == 0);
+	struct outcome o =
+	    eval(bad, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "9_NoModel.py: not a KernelBench-format task: "
+			      "no 'class Model'");
+	release(&o);
+	o = eval(RELU, "tests/fixtures/rowsum/task.json", "--no-timing", NULL,
+		 NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "task.json: a candidate for a KernelBench-format "
+			      "task is a Python file defining ModelNew");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/correct.py", "--python", "/bin/true", NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "--python: /bin/true cannot import torch");
+	release(&o);
+	free(bad);
+}
+
+static void test_kernelbench_kforge_kernel_fast_path(void)
+{
+	need_torch();
+	/* A kf_entry kernel, compiled by kforge's toolchain, called on the
+	 * tensors of get_inputs() with outputs kforge allocates. */
+	struct outcome o = eval(RELU, CAND "1_ReLU/kernel.c", "--no-timing",
+				"--no-cache", NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *cc = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "compile"), "candidate");
+	CHECK(kf_json_num(cc, "seconds", 0) > 0);
+	CHECK(strlen(kf_json_str(cc, "key")) == 64);
+	CHECK_CONTAINS(kf_json_str(cc, "command"), "kernel.c");
+	CHECK(cJSON_IsArray(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "candidate"), "imports")));
+	release(&o);
+	/* Its outputs are poisoned: what it leaves unwritten shows. */
+	o = eval(RELU, CAND "1_ReLU/kernel_half.c", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "unwritten");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "8192 of 16384 elements were not written");
+	release(&o);
+}
+
+static void test_kernelbench_bench_jsonl_metrics(void)
+{
+	need_torch();
+	const char *dir = kf_test_tmpdir();
+	char *jsonl = kf_path_join(dir, "cands.jsonl");
+	char *out = kf_path_join(dir, "eval_results.json");
+	/* One correct candidate, one wrong; the other two tasks have none. */
+	const char *text =
+	    "{\"task\": \"1_ReLU\", \"code\": \"import torch\\n"
+	    "class ModelNew(torch.nn.Module):\\n"
+	    "    def forward(self, x):\\n"
+	    "        return x.clamp(min=0)\\n\"}\n"
+	    "{\"task\": \"level1/2_Matmul\", \"code\": \"import torch\\n"
+	    "class ModelNew(torch.nn.Module):\\n"
+	    "    def forward(self, A, B):\\n"
+	    "        return A @ B.t()\\n\"}\n";
+	CHECK(kf_file_write_atomic(jsonl, text, strlen(text), NULL) == 0);
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[] = {exe,	    "bench", KB "level1", "--candidates",
+			jsonl,	    "--out", out,	  "--no-timing",
+			"--trials", "5",     "--json",	  NULL};
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	int status = 0;
+	CHECK(kf_proc_run(argv, 300000, 1 << 20, &sb, &status, NULL) == 0);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s",
+		  kf_strbuf_str(&sb));
+	const char *j = strstr(kf_strbuf_str(&sb), "\n{");
+	cJSON *sum = cJSON_Parse(j ? j : kf_strbuf_str(&sb));
+	CHECK_MSG(sum, "%s", kf_strbuf_str(&sb));
+	CHECK(kf_json_num(sum, "n", 0) == 4);
+	CHECK(kf_json_num(sum, "correct", 0) == 1);
+	CHECK(kf_json_num(sum, "correctness_rate", 0) == 0.25);
+	/* Untimed candidates are not fast at any p. */
+	CHECK(kf_json_num(cJSON_GetObjectItem(sum, "fast_p"), "0", -1) == 0);
+	const cJSON *rows = cJSON_GetObjectItem(sum, "tasks");
+	CHECK_STR(str_at(cJSON_GetArrayItem(rows, 1), "check", NULL),
+		  "mismatch");
+	CHECK_STR(str_at(cJSON_GetArrayItem(rows, 2), "error", NULL),
+		  "no candidate");
+	char *er_text = NULL;
+	CHECK(kf_file_read(out, 1 << 20, &er_text, NULL, NULL) == 0);
+	cJSON *er = cJSON_Parse(er_text);
+	const cJSON *p1 = cJSON_GetArrayItem(cJSON_GetObjectItem(er, "1"), 0);
+	const cJSON *p2 = cJSON_GetArrayItem(cJSON_GetObjectItem(er, "2"), 0);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(p1, "correctness")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(p2, "compiled")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(p2, "correctness")));
+	cJSON_Delete(er);
+	cJSON_Delete(sum);
+	free(er_text);
+	kf_strbuf_release(&sb);
+	free(exe);
+	free(jsonl);
+	free(out);
+}
+
+KF_TESTS(kernelbench) = {
+    KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
+    KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
+    KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
+    KF_TEST(test_kernelbench_cached_tensor_is_rejected),
+    KF_TEST(test_kernelbench_input_mutation_is_rejected),
+    KF_TEST(test_kernelbench_tf32_flag_is_global_state),
+    KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
+    KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_constant_reference_is_flagged),
+    KF_TEST(test_kernelbench_timing_kforge_protocol),
+    KF_TEST(test_kernelbench_protocol_kernelbench),
+    KF_TEST(test_kernelbench_bad_input_exits_2),
+    KF_TEST(test_kernelbench_kforge_kernel_fast_path),
+    KF_TEST(test_kernelbench_bench_jsonl_metrics),
+    KF_TESTS_END,
+};

@@ -1,0 +1,937 @@
+/*
+ * server_test.c: the reward service end to end: the real kforge-serve on a
+ * port of its choosing on 127.0.0.1, talked to over plain sockets; host
+ * tasks from tests/fixtures (scale: y = 2x). Also runs the Python glue of
+ * integrations/ against a live server (skipped without python3).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kforge/base.h>
+#include <kforge/server.h>
+#include <kforge/store.h>
+
+#include "harness.h"
+
+struct srv {
+	pid_t pid;
+	int port;
+	char db[512];
+};
+
+static void sleep_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* Starts kforge-serve (through `kforge serve` when via_cli) with the test
+ * defaults and extra arguments (NULL-terminated): checks only unless the
+ * extra arguments set a --time-cap, so that a loaded machine's timing noise
+ * cannot turn a verdict. */
+static void srv_start(struct srv *s, bool via_cli, const char *const *extra)
+{
+	char exe[512], port_file[512], tasks[512];
+	snprintf(exe, sizeof(exe), "%s/%s", kf_test_build_dir(),
+		 via_cli ? "kforge" : "kforge-serve");
+	snprintf(port_file, sizeof(port_file), "%s/port", kf_test_tmpdir());
+	snprintf(s->db, sizeof(s->db), "%s/serve.db", kf_test_tmpdir());
+	snprintf(tasks, sizeof(tasks), "tests/fixtures");
+	char serve[512];
+	snprintf(serve, sizeof(serve), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(serve))
+		SKIP("%s is not built (no libmicrohttpd here)", serve);
+	const char *argv[64];
+	int n = 0;
+	argv[n++] = exe;
+	if (via_cli)
+		argv[n++] = "serve";
+	const char *base[] = {"--port",	  "0",	 "--port-file", port_file,
+			      "--db",	  s->db, "--tasks",	tasks,
+			      "--trials", "5",	 NULL};
+	for (int i = 0; base[i]; i++)
+		argv[n++] = base[i];
+	bool timed = false;
+	for (int i = 0; extra && extra[i]; i++) {
+		timed |= !strcmp(extra[i], "--time-cap");
+		argv[n++] = extra[i];
+	}
+	if (!timed)
+		argv[n++] = "--no-timing";
+	argv[n] = NULL;
+	unlink(port_file);
+	fflush(NULL);
+	s->pid = fork();
+	CHECK(s->pid >= 0);
+	if (s->pid == 0) {
+		/* A failed case exits at once: its server goes with it. */
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0 && !getenv("KFORGE_TEST_VERBOSE"))
+			dup2(fd, 2);
+		execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(port_file, "r");
+		if (f) {
+			int ok = fscanf(f, "%d", &s->port);
+			fclose(f);
+			if (ok == 1 && s->port > 0)
+				return;
+		}
+		int st;
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid)
+			CHECK_MSG(0, "kforge-serve exited at start (%d)", st);
+		sleep_ms(50);
+	}
+	CHECK_MSG(0, "kforge-serve did not write its port");
+}
+
+/* Stops the server; it must exit 0. */
+static void srv_stop(struct srv *s)
+{
+	kill(s->pid, SIGTERM);
+	int st = 0;
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				  "kforge-serve ended with status %d", st);
+			return;
+		}
+		sleep_ms(50);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &st, 0);
+	CHECK_MSG(0, "kforge-serve did not stop on SIGTERM");
+}
+
+static int connect_to(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	struct timeval tv = {180, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w <= 0)
+			return; /* the server may close early (413) */
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+struct reply {
+	int status;
+	char *head; /* status line and headers */
+	char *body;
+	cJSON *json;
+};
+
+static void reply_free(struct reply *r)
+{
+	free(r->head);
+	free(r->body);
+	cJSON_Delete(r->json);
+	memset(r, 0, sizeof(*r));
+}
+
+/* Reads a whole answer (the server closes after it). */
+static void read_reply(int fd, struct reply *r)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char buf[65536];
+	ssize_t n;
+	while ((n = recv(fd, buf, sizeof(buf), 0)) > 0)
+		kf_strbuf_add(&sb, buf, (size_t)n);
+	close(fd);
+	const char *all = kf_strbuf_str(&sb);
+	memset(r, 0, sizeof(*r));
+	CHECK_MSG(sscanf(all, "HTTP/1.%*d %d", &r->status) == 1,
+		  "no HTTP status in \"%.200s\"", all);
+	const char *sep = strstr(all, "\r\n\r\n");
+	CHECK(sep);
+	r->head = kf_xasprintf("%.*s", (int)(sep - all), all);
+	r->body = kf_xstrdup(sep + 4);
+	r->json = cJSON_Parse(r->body);
+	kf_strbuf_release(&sb);
+}
+
+static void http(int port, const char *method, const char *path,
+		 const char *body, struct reply *r)
+{
+	int fd = connect_to(port);
+	size_t n = body ? strlen(body) : 0;
+	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n"
+				  "Content-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n",
+				  method, path, n);
+	send_all(fd, head, strlen(head));
+	free(head);
+	if (n)
+		send_all(fd, body, n);
+	read_reply(fd, r);
+}
+
+/* POSTs a JSON value (taken). */
+static void post(int port, const char *path, cJSON *v, struct reply *r)
+{
+	char *text = kf_json_print(v);
+	cJSON_Delete(v);
+	http(port, "POST", path, text, r);
+	free(text);
+}
+
+static const char *err_code(const struct reply *r)
+{
+	return kf_json_str(cJSON_GetObjectItem(r->json, "error"), "code");
+}
+
+static const char *err_msg(const struct reply *r)
+{
+	return kf_json_str(cJSON_GetObjectItem(r->json, "error"), "message");
+}
+
+static char *fixture(const char *rel)
+{
+	char *out = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_file_read(rel, 1 << 20, &out, NULL, &err), "%s", err.msg);
+	return out;
+}
+
+#define WRONG_SRC                                                              \
+	"#include <kforge/kernel.h>\n"                                         \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
+	"n_out, void *stream)\n"                                               \
+	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
+	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
+	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 3 * x[i];\n"  \
+	"  return 0; }\n"
+
+/* Correct but slow: ~30 ms a call. */
+#define SLOW_SRC(tag)                                                          \
+	"#include <kforge/kernel.h>\n"                                         \
+	"/* " tag " */\n"                                                      \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
+	"n_out, void *stream)\n"                                               \
+	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
+	"  volatile long spin = 0; for (long k = 0; k < 30000000; k++) "       \
+	"spin += k;\n"                                                         \
+	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
+	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 2 * x[i];\n"  \
+	"  return 0; }\n"
+
+static cJSON *item(const char *id, const char *problem, const char *key,
+		   const char *text)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "id", id);
+	cJSON_AddStringToObject(o, "problem_id", problem);
+	cJSON_AddStringToObject(o, key, text);
+	return o;
+}
+
+static const cJSON *find_item(const cJSON *items, const char *id)
+{
+	const cJSON *it;
+	cJSON_ArrayForEach(it, items)
+	{
+		if (!strcmp(kf_json_str(it, "id"), id))
+			return it;
+	}
+	return NULL;
+}
+
+/* Every item answer has the same keys. */
+static void check_keys(const cJSON *it)
+{
+	const char *keys[] = {"id",	"problem_id", "reward",	 "status",
+			      "reason", "compiled",   "correct", "speedup",
+			      "times",	"feedback",   "metrics", NULL};
+	for (int i = 0; keys[i]; i++)
+		CHECK_MSG(cJSON_GetObjectItem(it, keys[i]), "no key %s",
+			  keys[i]);
+	const char *times[] = {"candidate_ms", "reference_ms", "compile_s",
+			       "eval_s", NULL};
+	for (int i = 0; times[i]; i++)
+		CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "times"),
+					  times[i]));
+	const char *metrics[] = {"pass_fraction", "advantage",	"group_id",
+				 "turn",	  "code_found", "run_id",
+				 "candidate_id",  NULL};
+	for (int i = 0; metrics[i]; i++)
+		CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(it, "metrics"),
+					  metrics[i]));
+}
+
+static void test_server_score_end_to_end(void)
+{
+	struct srv s;
+	srv_start(&s, false, NULL);
+	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	char *completion = kf_xasprintf("Here is my kernel.\n\n```c\n%s```\n"
+					"It doubles x.",
+					good);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items,
+			     item("ok", "scale", "completion", completion));
+	cJSON_AddItemToArray(items, item("wrong", "scale", "code", WRONG_SRC));
+	cJSON_AddItemToArray(
+	    items, item("broken", "scale", "code",
+			"#include <kforge/kernel.h>\nint kf_entry(oops\n"));
+	cJSON_AddItemToArray(items,
+			     item("prose", "scale", "completion",
+				  "I would write a loop that doubles x."));
+	/* The same code again: evaluated once. */
+	cJSON_AddItemToArray(items, item("again", "scale", "code", good));
+	struct reply r;
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
+	CHECK(cJSON_GetArraySize(out) == 5);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, out) check_keys(it);
+
+	it = find_item(out, "ok");
+	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "ok"), "%s: %s",
+		  kf_json_str(it, "status"), kf_json_str(it, "reason"));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(it, "correct")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(it, "compiled")));
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(it, "reward")));
+	/* checks only: no speedup, which the designs take as 1 */
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(it, "speedup")));
+	CHECK(kf_json_num(cJSON_GetObjectItem(it, "times"), "compile_s", -1) >=
+	      0);
+	CHECK_CONTAINS(kf_json_str(it, "feedback"), "Status: ok");
+	double ok_reward = kf_json_num(it, "reward", NAN);
+
+	it = find_item(out, "wrong");
+	CHECK_STR(kf_json_str(it, "status"), "wrong_answer");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(it, "correct")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(it, "compiled")));
+	CHECK(kf_json_num(it, "reward", NAN) < ok_reward);
+	CHECK_CONTAINS(kf_json_str(it, "feedback"), "wrong_answer");
+
+	it = find_item(out, "broken");
+	CHECK_STR(kf_json_str(it, "status"), "compile_error");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(it, "compiled")));
+	CHECK(kf_json_num(it, "reward", NAN) < ok_reward);
+
+	it = find_item(out, "prose");
+	CHECK_STR(kf_json_str(it, "status"), "compile_error");
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(it, "reward")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(it, "metrics"), "code_found")));
+	CHECK_CONTAINS(kf_json_str(it, "feedback"), "No code");
+
+	it = find_item(out, "again");
+	CHECK_STR(kf_json_str(it, "status"), "ok");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(it, "metrics"), "deduplicated")));
+	reply_free(&r);
+
+	/* A group scored with a group design: GRPO advantages too. */
+	b = cJSON_CreateObject();
+	cJSON *rw = cJSON_AddObjectToObject(b, "reward");
+	cJSON_AddStringToObject(rw, "name", "leap_rank");
+	items = cJSON_AddArrayToObject(b, "items");
+	const char *ids[] = {"g0", "g1", "g2"};
+	const char *srcs[] = {good, WRONG_SRC, "no code"};
+	for (int i = 0; i < 3; i++) {
+		cJSON *o = item(ids[i], "scale", i == 2 ? "completion" : "code",
+				srcs[i]);
+		cJSON_AddStringToObject(o, "group_id", "prompt-7");
+		cJSON_AddNumberToObject(o, "group_size", 3);
+		cJSON_AddNumberToObject(o, "turn", 0);
+		cJSON_AddItemToArray(items, o);
+	}
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	out = cJSON_GetObjectItem(r.json, "items");
+	double g0 = kf_json_num(find_item(out, "g0"), "reward", NAN);
+	double g1 = kf_json_num(find_item(out, "g1"), "reward", NAN);
+	CHECK_MSG(fabs(g0 - 1.0) < 1e-9, "g0 %g", g0); /* wins both games */
+	CHECK(g1 < g0);
+	const cJSON *m = cJSON_GetObjectItem(find_item(out, "g0"), "metrics");
+	CHECK(kf_json_num(m, "advantage", NAN) > 0);
+	CHECK_STR(kf_json_str(m, "group_id"), "prompt-7");
+	CHECK(kf_json_num(m, "turn", -1) == 0);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r.json, "reward"), "name"),
+		  "leap_rank");
+	reply_free(&r);
+	srv_stop(&s);
+
+	/* Every result is in the store. */
+	struct kf_store *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(!kf_store_open(s.db, 0, &st, &err));
+	cJSON *runs = NULL;
+	CHECK(!kf_store_run_list(st, &runs, &err));
+	int evaluated = 0;
+	const cJSON *run;
+	cJSON_ArrayForEach(run, runs)
+	{
+		CHECK_STR(kf_json_str(run, "policy"), "serve");
+		CHECK_STR(kf_json_str(run, "state"), "done");
+		evaluated += (int)kf_json_num(run, "evaluated", 0);
+	}
+	CHECK_MSG(cJSON_GetArraySize(runs) == 2, "%d runs",
+		  cJSON_GetArraySize(runs));
+	/* 5 items with one repeat, then 3: 4 + 3 evaluations stored */
+	CHECK_MSG(evaluated == 7, "%d evaluated", evaluated);
+	cJSON_Delete(runs);
+	kf_store_close(st);
+	free(good);
+	free(completion);
+}
+
+static void test_server_episodes(void)
+{
+	struct srv s;
+	srv_start(&s, false, NULL);
+	struct reply r;
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "problem_id", "scale");
+	cJSON_AddNumberToObject(b, "max_turns", 2);
+	post(s.port, "/v1/episodes", b, &r);
+	CHECK_MSG(r.status == 201, "%d %s", r.status, r.body);
+	char *id = kf_xstrdup(kf_json_str(r.json, "episode_id"));
+	CHECK(strlen(kf_json_str(r.json, "observation")) > 20);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r.json, "done")));
+	reply_free(&r);
+
+	char path[256];
+	snprintf(path, sizeof(path), "/v1/episodes/%s/step", id);
+	char *wrong = kf_xasprintf("```c\n%s```\n", WRONG_SRC);
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "completion", wrong);
+	post(s.port, path, b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	CHECK(kf_json_num(r.json, "turn", 0) == 1);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(r.json, "done")));
+	CHECK_CONTAINS(kf_json_str(r.json, "observation"), "wrong_answer");
+	CHECK(kf_json_num(r.json, "reward", 0) < 0);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r.json, "item"), "status"),
+		  "wrong_answer");
+	reply_free(&r);
+
+	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "code", good);
+	post(s.port, path, b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	CHECK(kf_json_num(r.json, "turn", 0) == 2);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r.json, "done")));
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(r.json, "trajectory_reward")));
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "rewards")) == 2);
+	reply_free(&r);
+
+	/* No turn past the last. */
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "code", good);
+	post(s.port, path, b, &r);
+	CHECK_MSG(r.status == 409, "%d %s", r.status, r.body);
+	CHECK_STR(err_code(&r), "episode_done");
+	reply_free(&r);
+
+	snprintf(path, sizeof(path), "/v1/episodes/%s", id);
+	http(s.port, "GET", path, NULL, &r);
+	CHECK(r.status == 200);
+	reply_free(&r);
+	http(s.port, "DELETE", path, NULL, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	reply_free(&r);
+	http(s.port, "DELETE", path, NULL, &r);
+	CHECK(r.status == 404);
+	CHECK_STR(err_code(&r), "unknown_episode");
+	reply_free(&r);
+
+	/* An episode of an unknown problem. */
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "problem_id", "no/such");
+	post(s.port, "/v1/episodes", b, &r);
+	CHECK(r.status == 404);
+	CHECK_CONTAINS(err_msg(&r), "no/such");
+	reply_free(&r);
+	srv_stop(&s);
+	free(id);
+	free(wrong);
+	free(good);
+}
+
+static void test_server_openrlhf(void)
+{
+	struct srv s;
+	srv_start(&s, false, NULL);
+	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	/* The prompt holds a code block of its own: not the answer. */
+	const char *prompt = "Write y = 2x.\n```c\nint kf_entry(void);\n```\n";
+	char *q0 = kf_xasprintf("%s```c\n%s```", prompt, good);
+	char *q1 = kf_xasprintf("%sI cannot.", prompt);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *q = cJSON_AddArrayToObject(b, "query");
+	cJSON *p = cJSON_AddArrayToObject(b, "prompts");
+	cJSON *l = cJSON_AddArrayToObject(b, "labels");
+	cJSON_AddItemToArray(q, cJSON_CreateString(q0));
+	cJSON_AddItemToArray(q, cJSON_CreateString(q1));
+	for (int i = 0; i < 2; i++) {
+		cJSON_AddItemToArray(p, cJSON_CreateString(prompt));
+		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
+	}
+	struct reply r;
+	post(s.port, "/v1/openrlhf", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *rewards = cJSON_GetObjectItem(r.json, "rewards");
+	const cJSON *scores = cJSON_GetObjectItem(r.json, "scores");
+	CHECK(cJSON_GetArraySize(rewards) == 2);
+	CHECK(cJSON_GetArrayItem(scores, 0)->valuedouble == 1);
+	CHECK(cJSON_GetArrayItem(scores, 1)->valuedouble == 0);
+	CHECK(cJSON_GetArrayItem(rewards, 0)->valuedouble >
+	      cJSON_GetArrayItem(rewards, 1)->valuedouble);
+	const cJSON *logs = cJSON_GetObjectItem(r.json, "extra_logs");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(logs, "speedup")) == 2);
+	reply_free(&r);
+	srv_stop(&s);
+	free(good);
+	free(q0);
+	free(q1);
+}
+
+static void test_server_health_stats(void)
+{
+	struct srv s;
+	srv_start(&s, true, NULL); /* through `kforge serve` */
+	struct reply r;
+	http(s.port, "GET", "/v1/health", NULL, &r);
+	CHECK(r.status == 200);
+	CHECK_STR(kf_json_str(r.json, "status"), "ok");
+	CHECK_STR(kf_json_str(r.json, "backend"), "host");
+	reply_free(&r);
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK(r.status == 200);
+	const char *keys[] = {"queue_depth",	 "busy_workers",
+			      "compile_backlog", "queue_capacity",
+			      "workers",	 NULL};
+	for (int i = 0; keys[i]; i++)
+		CHECK_MSG(cJSON_IsNumber(cJSON_GetObjectItem(r.json, keys[i])),
+			  "%s", keys[i]);
+	reply_free(&r);
+	http(s.port, "GET", "/v1/rewards", NULL, &r);
+	CHECK(r.status == 200);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r.json, "designs")) >= 4);
+	reply_free(&r);
+	http(s.port, "GET", "/v1/nothing", NULL, &r);
+	CHECK(r.status == 404);
+	reply_free(&r);
+	http(s.port, "GET", "/v1/score", NULL, &r);
+	CHECK(r.status == 405);
+	reply_free(&r);
+	srv_stop(&s);
+}
+
+static void check_alive(int port)
+{
+	struct reply r;
+	http(port, "GET", "/v1/health", NULL, &r);
+	CHECK(r.status == 200);
+	reply_free(&r);
+}
+
+static void test_server_bad_requests(void)
+{
+	const char *extra[] = {"--max-body", "65536", NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	struct reply r;
+
+	http(s.port, "POST", "/v1/score", "{\"items\": [", &r);
+	CHECK_MSG(r.status == 400, "%d", r.status);
+	CHECK_STR(err_code(&r), "malformed_json");
+	reply_free(&r);
+	check_alive(s.port);
+
+	http(s.port, "POST", "/v1/score", "[1, 2]", &r);
+	CHECK(r.status == 400);
+	reply_free(&r);
+
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+			     item("x", "nope/missing", "code", WRONG_SRC));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 404, "%d", r.status);
+	CHECK_STR(err_code(&r), "unknown_problem");
+	CHECK_CONTAINS(err_msg(&r), "nope/missing");
+	reply_free(&r);
+
+	/* Missing fields. */
+	http(s.port, "POST", "/v1/score", "{}", &r);
+	CHECK(r.status == 400);
+	CHECK_STR(err_code(&r), "missing_field");
+	CHECK_CONTAINS(err_msg(&r), "items");
+	reply_free(&r);
+	http(s.port, "POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\"}]}", &r);
+	CHECK(r.status == 400);
+	CHECK_CONTAINS(err_msg(&r), "completion");
+	reply_free(&r);
+	http(s.port, "POST", "/v1/score",
+	     "{\"items\": [{\"problem_id\": \"scale\", \"code\": \"x\"}]}", &r);
+	CHECK(r.status == 400);
+	CHECK_CONTAINS(err_msg(&r), "id");
+	reply_free(&r);
+	http(s.port, "POST", "/v1/score", NULL, &r);
+	CHECK(r.status == 400);
+	reply_free(&r);
+	/* A group that is not whole, a bad design. */
+	http(s.port, "POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", \"code\": "
+	     "\"x\", \"group_id\": \"g\", \"group_size\": 2}]}",
+	     &r);
+	CHECK(r.status == 422);
+	CHECK_STR(err_code(&r), "incomplete_group");
+	reply_free(&r);
+	http(s.port, "POST", "/v1/score",
+	     "{\"reward\": \"nonesuch\", \"items\": []}", &r);
+	CHECK(r.status == 422);
+	reply_free(&r);
+
+	/* A huge body: 413 whether or not it is sent. */
+	size_t big = 200000;
+	char *huge = kf_xmalloc(big + 1);
+	memset(huge, ' ', big);
+	huge[0] = '{';
+	huge[big - 1] = '}';
+	huge[big] = 0;
+	http(s.port, "POST", "/v1/score", huge, &r);
+	CHECK_MSG(r.status == 413, "%d", r.status);
+	CHECK_STR(err_code(&r), "body_too_large");
+	reply_free(&r);
+	free(huge);
+	int fd = connect_to(s.port);
+	const char *h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+			"Content-Length: 999999999\r\n\r\n{";
+	send_all(fd, h, strlen(h));
+	read_reply(fd, &r);
+	CHECK(r.status == 413);
+	reply_free(&r);
+	/* Chunked, with no length to check up front: cut at the cap. */
+	fd = connect_to(s.port);
+	h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+	    "Transfer-Encoding: chunked\r\n\r\n";
+	send_all(fd, h, strlen(h));
+	char *chunk = kf_xmalloc(70001);
+	memset(chunk, ' ', 70000);
+	chunk[70000] = 0;
+	send_all(fd, "11170\r\n", 7);
+	send_all(fd, chunk, 70000);
+	send_all(fd, "\r\n0\r\n\r\n", 7);
+	free(chunk);
+	read_reply(fd, &r);
+	CHECK_MSG(r.status == 413, "%d", r.status);
+	CHECK_STR(err_code(&r), "body_too_large");
+	reply_free(&r);
+	check_alive(s.port);
+	srv_stop(&s);
+}
+
+static void test_server_slow_client(void)
+{
+	const char *extra[] = {"--client-timeout", "1", NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	/* Headers, then a body that never comes: 408, connection closed. */
+	int fd = connect_to(s.port);
+	struct timeval tv = {10, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	const char *h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
+			"Content-Length: 100\r\n\r\n{\"items\"";
+	send_all(fd, h, strlen(h));
+	uint64_t t0 = kf_now_ns();
+	check_alive(s.port); /* others are served meanwhile */
+	struct reply r;
+	read_reply(fd, &r);
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(r.status == 408, "%d", r.status);
+	CHECK_STR(err_code(&r), "request_timeout");
+	CHECK_MSG(took < 5, "answered after %.1f s", took);
+	reply_free(&r);
+
+	/* A body that trickles in for longer than the timeout: 408. */
+	fd = connect_to(s.port);
+	h = "POST /v1/score HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+	    "Content-Length: 40\r\n\r\n";
+	send_all(fd, h, strlen(h));
+	for (int i = 0; i < 8; i++) {
+		send_all(fd, " ", 1);
+		sleep_ms(400);
+	}
+	read_reply(fd, &r);
+	CHECK_MSG(r.status == 408, "%d", r.status);
+	CHECK_STR(err_code(&r), "request_timeout");
+	reply_free(&r);
+	check_alive(s.port);
+	srv_stop(&s);
+}
+
+static void test_server_queue_full(void)
+{
+	const char *extra[] = {"--workers",  "1", "--queue", "2",
+			       "--time-cap", "1", NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	/* Two slow items hold the one worker; a second request finds one
+	 * still waiting and cannot add two more. */
+	fflush(NULL);
+	pid_t kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON *items = cJSON_AddArrayToObject(b, "items");
+		cJSON_AddItemToArray(
+		    items, item("s1", "scale", "code", SLOW_SRC("1")));
+		cJSON_AddItemToArray(
+		    items, item("s2", "scale", "code", SLOW_SRC("2")));
+		struct reply r;
+		post(s.port, "/v1/score", b, &r);
+		_exit(r.status == 200 ? 0 : 1);
+	}
+	struct reply r;
+	bool busy = false;
+	for (int i = 0; i < 100 && !busy; i++) {
+		sleep_ms(50);
+		http(s.port, "GET", "/v1/stats", NULL, &r);
+		busy = kf_json_num(r.json, "busy_workers", 0) == 1 &&
+		       kf_json_num(r.json, "queue_depth", 0) == 1;
+		reply_free(&r);
+	}
+	CHECK(busy);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items, item("t1", "scale", "code", WRONG_SRC));
+	cJSON_AddItemToArray(items, item("t2", "scale", "code", "x kf_entry"));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 503, "%d %s", r.status, r.body);
+	CHECK_STR(err_code(&r), "queue_full");
+	CHECK_CONTAINS(r.head, "Retry-After: ");
+	reply_free(&r);
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK(kf_json_num(r.json, "rejected_busy", 0) == 1);
+	CHECK(kf_json_num(r.json, "compile_backlog", -1) >= 0);
+	reply_free(&r);
+	int st = 0;
+	waitpid(kid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the first request failed");
+	srv_stop(&s);
+}
+
+static void test_server_deadline(void)
+{
+	struct srv s;
+	const char *extra[] = {"--workers", "1", "--time-cap", "2", NULL};
+	srv_start(&s, false, extra);
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddNumberToObject(b, "deadline_s", 0.5);
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items, item("a", "scale", "code", SLOW_SRC("a")));
+	cJSON_AddItemToArray(items, item("b", "scale", "code", SLOW_SRC("b")));
+	struct reply r;
+	uint64_t t0 = kf_now_ns();
+	post(s.port, "/v1/score", b, &r);
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	CHECK_MSG(took < 5, "took %.1f s", took);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
+	{
+		CHECK_STR(kf_json_str(it, "status"), "infra_error");
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(it, "reward")));
+		CHECK_CONTAINS(kf_json_str(it, "reason"), "deadline");
+	}
+	reply_free(&r);
+	check_alive(s.port);
+	srv_stop(&s);
+}
+
+/* SIGTERM with a request in flight: it is answered (infra_error, reward
+ * null), then the server exits 0. */
+static void test_server_shutdown_answers_in_flight(void)
+{
+	const char *extra[] = {"--time-cap", "3", NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	fflush(NULL);
+	pid_t kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+				     item("a", "scale", "code", SLOW_SRC("x")));
+		struct reply r;
+		post(s.port, "/v1/score", b, &r);
+		const cJSON *it =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+		const char *reason = kf_json_str(it, "reason");
+		bool ok = r.status == 200 &&
+			  !strcmp(kf_json_str(it, "status"), "infra_error") &&
+			  cJSON_IsNull(cJSON_GetObjectItem(it, "reward")) &&
+			  reason && strstr(reason, "stopping");
+		if (!ok)
+			printf("    got %d %s\n", r.status, r.body);
+		_exit(ok ? 0 : 1);
+	}
+	struct reply r;
+	bool busy = false;
+	for (int i = 0; i < 100 && !busy; i++) {
+		sleep_ms(50);
+		http(s.port, "GET", "/v1/stats", NULL, &r);
+		busy = kf_json_num(r.json, "busy_workers", 0) == 1;
+		reply_free(&r);
+	}
+	CHECK(busy);
+	srv_stop(&s);
+	int st = 0;
+	waitpid(kid, &st, 0);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "the request in flight was not answered");
+}
+
+static void test_server_integrations(void)
+{
+	char *py = kf_which("python3");
+	if (!py)
+		SKIP("python3 is not installed");
+	struct srv s;
+	srv_start(&s, false, NULL);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
+	char *argv[] = {py, "integrations/tests/test_integrations.py", url,
+			NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int st = 0;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(!kf_proc_run(argv, 300000, 1 << 20, &out, &st, &err));
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
+		  kf_strbuf_str(&out));
+	CHECK_CONTAINS(kf_strbuf_str(&out), "OK");
+	kf_strbuf_release(&out);
+	free(py);
+	srv_stop(&s);
+}
+
+/* The library without HTTP: kf_server_handle checks requests itself. */
+static void test_server_handle_without_http(void)
+{
+	char exe[512], db[512];
+	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(exe))
+		SKIP("%s is not built (no libmicrohttpd here)", exe);
+	snprintf(db, sizeof(db), "%s/lib.db", kf_test_tmpdir());
+	struct kf_server_opts o = KF_SERVER_OPTS_INIT;
+	o.tasks_dir = "tests/fixtures";
+	o.db_path = db;
+	o.eval_exe = exe;
+	o.eo.no_timing = true;
+	o.eo.trials = 5;
+	o.queue_cap = 4;
+	struct kf_server *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_server_new(&o, &s, &err), "%s", err.msg);
+	struct {
+		const char *method, *path, *body;
+		int status;
+		const char *code;
+	} cases[] = {
+	    {"POST", "/v1/score", "{\"items\": []} trailing", 400,
+	     "malformed_json"},
+	    {"POST", "/v1/score", "\"items\"", 400, "bad_request"},
+	    {"POST", "/v1/score", "{\"items\": {}}", 400, "bad_field"},
+	    {"POST", "/v1/score", "{\"items\": [1, 2, 3, 4, 5]}", 413,
+	     "too_many_items"},
+	    {"POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", "
+	     "\"code\": \"a\"}, {\"id\": 1, \"problem_id\": \"scale\", "
+	     "\"code\": \"b\"}]}",
+	     422, "duplicate_id"},
+	    {"POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", "
+	     "\"code\": \"a\", \"completion\": \"b\"}]}",
+	     422, "conflicting_fields"},
+	    {"POST", "/v1/score", "{\"deadline_s\": -1, \"items\": []}", 422,
+	     "bad_deadline"},
+	    {"POST", "/v1/openrlhf", "{\"query\": [\"a\"], \"labels\": []}",
+	     422, "length_mismatch"},
+	    {"POST", "/v1/episodes",
+	     "{\"problem_id\": \"scale\", "
+	     "\"reward\": \"cuda_l1\"}",
+	     422, "bad_reward"},
+	    {"POST", "/v1/episodes/ep-9/step", "{\"code\": \"x\"}", 404,
+	     "unknown_episode"},
+	    {"DELETE", "/v1/health", NULL, 405, "method_not_allowed"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kf_server_response r;
+		const char *b = cases[i].body;
+		kf_server_handle(s, cases[i].method, cases[i].path, b,
+				 b ? strlen(b) : 0, &r);
+		cJSON *j = cJSON_Parse(r.body);
+		CHECK_MSG(r.status == cases[i].status, "case %zu: %d %s", i,
+			  r.status, r.body);
+		CHECK_STR(kf_json_str(cJSON_GetObjectItem(j, "error"), "code"),
+			  cases[i].code);
+		cJSON_Delete(j);
+		kf_server_response_release(&r);
+	}
+	/* An empty batch is answered at once. */
+	struct kf_server_response r;
+	kf_server_handle(s, "POST", "/v1/score", "{\"items\": []}", 13, &r);
+	CHECK_MSG(r.status == 200, "%s", r.body);
+	kf_server_response_release(&r);
+	cJSON *st = kf_server_stats(s);
+	CHECK(kf_json_num(st, "errors_4xx", 0) == 11);
+	cJSON_Delete(st);
+	kf_server_free(s);
+}
+
+KF_TESTS(server) = {
+    KF_TEST(test_server_handle_without_http),
+    KF_TEST(test_server_score_end_to_end),
+    KF_TEST(test_server_episodes),
+    KF_TEST(test_server_openrlhf),
+    KF_TEST(test_server_health_stats),
+    KF_TEST(test_server_bad_requests),
+    KF_TEST(test_server_slow_client),
+    KF_TEST(test_server_queue_full),
+    KF_TEST(test_server_deadline),
+    KF_TEST(test_server_shutdown_answers_in_flight),
+    KF_TEST(test_server_integrations),
+    KF_TESTS_END,
+};

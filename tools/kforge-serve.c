@@ -1,0 +1,536 @@
+/*
+ * kforge-serve.c: the reward service's HTTP server (`kforge serve` runs it):
+ * libmicrohttpd, a thread per connection, in front of src/server. It caps
+ * request bodies (413, without reading past the cap) and answers 408 to a
+ * client whose body has not arrived within --client-timeout (stalled or
+ * trickling), then closes its connection. Run as `kforge-serve --eval-child
+ * ...` it is the process that evaluates one item (kf_server_eval_child).
+ *
+ * Kept out of build/kforge so that the CLI does not need libmicrohttpd.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <microhttpd.h>
+
+#include <kforge/base.h>
+#include <kforge/server.h>
+
+#include "serve_usage.h"
+
+struct http {
+	struct kf_server *srv;
+	double client_timeout_s;
+	/* Requests whose body is still coming in, for the watchdog. */
+	pthread_mutex_t lock;
+	struct conn *receiving;
+	int active; /* requests begun and not completed */
+	bool stop;
+};
+
+/* One request's state across the access handler's calls. */
+struct conn {
+	struct kf_strbuf body;
+	uint64_t started_ns;
+	int fd;		 /* the connection's socket */
+	bool answered;	 /* a response is queued (an early 4xx) */
+	bool registered; /* in http.receiving */
+	bool cut;	 /* answered on the socket itself, then shut */
+	struct conn *prev, *next;
+};
+
+static enum MHD_Result send_answer(struct MHD_Connection *c,
+				   struct kf_server_response *r)
+{
+	struct MHD_Response *resp = MHD_create_response_from_buffer(
+	    strlen(r->body), r->body, MHD_RESPMEM_MUST_COPY);
+	if (!resp)
+		return MHD_NO;
+	MHD_add_response_header(resp, "Content-Type", "application/json");
+	if (r->retry_after > 0) {
+		char v[16];
+		snprintf(v, sizeof(v), "%d", r->retry_after);
+		MHD_add_response_header(resp, "Retry-After", v);
+	}
+	enum MHD_Result ret = MHD_queue_response(c, (unsigned)r->status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+static void unregister(struct http *h, struct conn *k)
+{
+	pthread_mutex_lock(&h->lock);
+	if (k->registered) {
+		if (k->prev)
+			k->prev->next = k->next;
+		else
+			h->receiving = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		k->registered = false;
+	}
+	pthread_mutex_unlock(&h->lock);
+}
+
+/*
+ * Answers on the socket itself and shuts it: libmicrohttpd queues no
+ * response while a body is arriving, so a 4xx in the middle of one (a
+ * body past the cap without Content-Length, a client too slow to send its
+ * body) is written directly. The connection's thread is then reading,
+ * never writing; the shutdown ends its read and it closes the connection.
+ * Under h->lock.
+ */
+static void cut(struct http *h, struct conn *k, int status, const char *reason,
+		const char *code, const char *msg)
+{
+	struct kf_server_response r;
+	kf_server_error(h->srv, status, code, msg, &r);
+	char head[256];
+	int n = snprintf(head, sizeof(head),
+			 "HTTP/1.1 %d %s\r\nContent-Type: application/json\r\n"
+			 "Connection: close\r\nContent-Length: %zu\r\n\r\n",
+			 status, reason, strlen(r.body));
+	if (send(k->fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n)
+		(void)!send(k->fd, r.body, strlen(r.body),
+			    MSG_NOSIGNAL | MSG_DONTWAIT);
+	shutdown(k->fd, SHUT_RDWR);
+	kf_server_response_release(&r);
+	k->cut = true;
+}
+
+/* Times out requests whose body has not arrived within the client
+ * timeout: 408. */
+static void *watchdog(void *arg)
+{
+	struct http *h = arg;
+	uint64_t limit = (uint64_t)(h->client_timeout_s * 1e9);
+	for (;;) {
+		struct timespec ts = {0, 100000000};
+		nanosleep(&ts, NULL);
+		pthread_mutex_lock(&h->lock);
+		if (h->stop) {
+			pthread_mutex_unlock(&h->lock);
+			return NULL;
+		}
+		uint64_t now = kf_now_ns();
+		for (struct conn *k = h->receiving; k; k = k->next)
+			if (!k->cut && now - k->started_ns > limit) {
+				char msg[160];
+				snprintf(msg, sizeof(msg),
+					 "the request body did not arrive "
+					 "within %g s",
+					 h->client_timeout_s);
+				cut(h, k, 408, "Request Timeout",
+				    "request_timeout", msg);
+			}
+		pthread_mutex_unlock(&h->lock);
+	}
+}
+
+static enum MHD_Result early_error(struct http *h, struct MHD_Connection *c,
+				   struct conn *k, int status, const char *code,
+				   const char *msg)
+{
+	struct kf_server_response r;
+	kf_server_error(h->srv, status, code, msg, &r);
+	enum MHD_Result ret = send_answer(c, &r);
+	kf_server_response_release(&r);
+	k->answered = true;
+	return ret;
+}
+
+static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
+				  const char *url, const char *method,
+				  const char *version, const char *upload,
+				  size_t *upload_size, void **con_cls)
+{
+	(void)version;
+	struct http *h = cls;
+	size_t cap = kf_server_body_cap(h->srv);
+	struct conn *k = *con_cls;
+	if (!k) {
+		k = kf_xcalloc(1, sizeof(*k));
+		k->started_ns = kf_now_ns();
+		pthread_mutex_lock(&h->lock);
+		h->active++;
+		pthread_mutex_unlock(&h->lock);
+		const union MHD_ConnectionInfo *ci = MHD_get_connection_info(
+		    c, MHD_CONNECTION_INFO_CONNECTION_FD);
+		k->fd = ci ? ci->connect_fd : -1;
+		*con_cls = k;
+		const char *cl = MHD_lookup_connection_value(
+		    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (cl && strtoull(cl, NULL, 10) > cap) {
+			char msg[200];
+			snprintf(msg, sizeof(msg),
+				 "Content-Length %s is over the body cap of "
+				 "%zu bytes",
+				 cl, cap);
+			return early_error(h, c, k, 413, "body_too_large", msg);
+		}
+		if (k->fd >= 0) {
+			pthread_mutex_lock(&h->lock);
+			k->next = h->receiving;
+			if (k->next)
+				k->next->prev = k;
+			h->receiving = k;
+			k->registered = true;
+			pthread_mutex_unlock(&h->lock);
+		}
+		return MHD_YES;
+	}
+	pthread_mutex_lock(&h->lock);
+	bool was_cut = k->cut;
+	pthread_mutex_unlock(&h->lock);
+	if (was_cut)
+		return MHD_NO;
+	if (*upload_size) {
+		size_t n = *upload_size;
+		*upload_size = 0;
+		if (k->answered)
+			return MHD_YES;
+		if (k->body.len + n > cap) {
+			char msg[200];
+			snprintf(msg, sizeof(msg),
+				 "the body is over the cap of %zu bytes", cap);
+			pthread_mutex_lock(&h->lock);
+			cut(h, k, 413, "Content Too Large", "body_too_large",
+			    msg);
+			pthread_mutex_unlock(&h->lock);
+			unregister(h, k);
+			return MHD_NO;
+		}
+		kf_strbuf_add(&k->body, upload, n);
+		return MHD_YES;
+	}
+	/* The body is in: no more a matter for the watchdog. */
+	unregister(h, k);
+	pthread_mutex_lock(&h->lock);
+	was_cut = k->cut;
+	pthread_mutex_unlock(&h->lock);
+	if (was_cut)
+		return MHD_NO;
+	if (k->answered)
+		return MHD_YES;
+	struct kf_server_response r;
+	kf_server_handle(h->srv, method, url, k->body.buf, k->body.len, &r);
+	enum MHD_Result ret = send_answer(c, &r);
+	kf_server_response_release(&r);
+	k->answered = true;
+	return ret;
+}
+
+static void on_completed(void *cls, struct MHD_Connection *c, void **con_cls,
+			 enum MHD_RequestTerminationCode why)
+{
+	(void)c;
+	(void)why;
+	struct http *h = cls;
+	struct conn *k = *con_cls;
+	if (k) {
+		unregister(h, k);
+		pthread_mutex_lock(&h->lock);
+		h->active--;
+		pthread_mutex_unlock(&h->lock);
+		kf_strbuf_release(&k->body);
+		free(k);
+		*con_cls = NULL;
+	}
+}
+
+enum {
+	O_PORT = 256,
+	O_HOST,
+	O_PORT_FILE,
+	O_DB,
+	O_TASKS,
+	O_BACKEND,
+	O_WORKERS,
+	O_QUEUE,
+	O_DEADLINE,
+	O_MAX_BODY,
+	O_MAX_CODE,
+	O_CLIENT_TIMEOUT,
+	O_MAX_CONN,
+	O_REWARD,
+	O_REWARD_PARAMS,
+	O_MAX_TURNS,
+	O_MAX_EPISODES,
+	O_EPISODE_TTL,
+	O_TRIALS,
+	O_TIME_CAP,
+	O_NO_TIMING,
+	O_CALL_TIMEOUT,
+	O_MEM_LIMIT,
+	O_HELP,
+};
+
+static const struct option longopts[] = {
+    {"port", required_argument, NULL, O_PORT},
+    {"host", required_argument, NULL, O_HOST},
+    {"port-file", required_argument, NULL, O_PORT_FILE},
+    {"db", required_argument, NULL, O_DB},
+    {"tasks", required_argument, NULL, O_TASKS},
+    {"backend", required_argument, NULL, O_BACKEND},
+    {"workers", required_argument, NULL, O_WORKERS},
+    {"queue", required_argument, NULL, O_QUEUE},
+    {"deadline", required_argument, NULL, O_DEADLINE},
+    {"max-body", required_argument, NULL, O_MAX_BODY},
+    {"max-code", required_argument, NULL, O_MAX_CODE},
+    {"client-timeout", required_argument, NULL, O_CLIENT_TIMEOUT},
+    {"max-connections", required_argument, NULL, O_MAX_CONN},
+    {"reward", required_argument, NULL, O_REWARD},
+    {"reward-params", required_argument, NULL, O_REWARD_PARAMS},
+    {"max-turns", required_argument, NULL, O_MAX_TURNS},
+    {"max-episodes", required_argument, NULL, O_MAX_EPISODES},
+    {"episode-ttl", required_argument, NULL, O_EPISODE_TTL},
+    {"trials", required_argument, NULL, O_TRIALS},
+    {"time-cap", required_argument, NULL, O_TIME_CAP},
+    {"no-timing", no_argument, NULL, O_NO_TIMING},
+    {"call-timeout-ms", required_argument, NULL, O_CALL_TIMEOUT},
+    {"mem-limit-mb", required_argument, NULL, O_MEM_LIMIT},
+    {"help", no_argument, NULL, O_HELP},
+    {NULL, 0, NULL, 0},
+};
+
+static int bad(const char *opt, const char *v, const char *what)
+{
+	fprintf(stderr, "kforge serve: --%s: '%s' is not %s\n", opt, v, what);
+	return 2;
+}
+
+/* A number in [lo, hi]; 0 or 2 (a message printed). */
+static int num(const char *opt, const char *v, double lo, double hi,
+	       double *out)
+{
+	char *end;
+	errno = 0;
+	double x = strtod(v, &end);
+	if (!*v || *end || errno || !(x >= lo && x <= hi)) {
+		char what[96];
+		snprintf(what, sizeof(what), "a number from %g to %g", lo, hi);
+		return bad(opt, v, what);
+	}
+	*out = x;
+	return 0;
+}
+
+static int opt_name_num(int code, const char *v, double lo, double hi,
+			double *out)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (o->val == code)
+			return num(o->name, v, lo, hi, out);
+	return 2;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc > 1 && !strcmp(argv[1], "--eval-child"))
+		return kf_server_eval_child(argc - 1, argv + 1);
+
+	struct kf_server_opts so = KF_SERVER_OPTS_INIT;
+	double port = 8471, client_timeout = 30, max_conn = 512, v = 0;
+	const char *host = "127.0.0.1", *port_file = NULL;
+	int c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+		int rc = 0;
+		switch (c) {
+		case O_PORT:
+			rc = opt_name_num(c, optarg, 0, 65535, &port);
+			break;
+		case O_HOST:
+			host = optarg;
+			break;
+		case O_PORT_FILE:
+			port_file = optarg;
+			break;
+		case O_DB:
+			so.db_path = optarg;
+			break;
+		case O_TASKS:
+			so.tasks_dir = optarg;
+			break;
+		case O_BACKEND:
+			if (strcmp(optarg, "host") && strcmp(optarg, "cuda"))
+				return bad("backend", optarg, "host or cuda");
+			so.eo.backend = optarg;
+			break;
+		case O_WORKERS:
+			rc = opt_name_num(c, optarg, 1, KF_SERVER_WORKERS_MAX,
+					  &v);
+			so.workers = (int)v;
+			break;
+		case O_QUEUE:
+			rc =
+			    opt_name_num(c, optarg, 1, KF_SERVER_QUEUE_MAX, &v);
+			so.queue_cap = (int)v;
+			break;
+		case O_DEADLINE:
+			rc = opt_name_num(c, optarg, 0.001, 86400,
+					  &so.deadline_s);
+			break;
+		case O_MAX_BODY:
+			rc = opt_name_num(c, optarg, 1024, 1 << 30, &v);
+			so.body_cap = (size_t)v;
+			break;
+		case O_MAX_CODE:
+			rc = opt_name_num(c, optarg, 64, 1 << 20, &v);
+			so.code_cap = (size_t)v;
+			break;
+		case O_CLIENT_TIMEOUT:
+			rc = opt_name_num(c, optarg, 1, 3600, &client_timeout);
+			break;
+		case O_MAX_CONN:
+			rc = opt_name_num(c, optarg, 1, 65536, &max_conn);
+			break;
+		case O_REWARD:
+			so.reward = optarg;
+			break;
+		case O_REWARD_PARAMS:
+			so.reward_params = optarg;
+			break;
+		case O_MAX_TURNS:
+			rc = opt_name_num(c, optarg, 1, 64, &v);
+			so.max_turns = (int)v;
+			break;
+		case O_MAX_EPISODES:
+			rc = opt_name_num(c, optarg, 1, 1000000, &v);
+			so.max_episodes = (int)v;
+			break;
+		case O_EPISODE_TTL:
+			rc = opt_name_num(c, optarg, 1, 1e7, &so.episode_ttl_s);
+			break;
+		case O_TRIALS:
+			rc = opt_name_num(c, optarg, 5, 1000, &v);
+			so.eo.trials = (int)v;
+			break;
+		case O_TIME_CAP:
+			rc = opt_name_num(c, optarg, 0.01, 3600,
+					  &so.eo.time_cap_s);
+			break;
+		case O_NO_TIMING:
+			so.eo.no_timing = true;
+			break;
+		case O_CALL_TIMEOUT:
+			rc = opt_name_num(c, optarg, 1, 3.6e6,
+					  &so.eo.call_timeout_ms);
+			break;
+		case O_MEM_LIMIT:
+			rc = opt_name_num(c, optarg, 16, 1 << 24, &v);
+			so.eo.mem_limit_bytes = (uint64_t)v << 20;
+			break;
+		case O_HELP:
+			fputs(serve_usage_text, stdout);
+			return 0;
+		default:
+			fprintf(stderr, "kforge serve: unknown option %s\n\n%s",
+				argv[optind - 1], serve_usage_text);
+			return 2;
+		}
+		if (rc)
+			return rc;
+	}
+	if (optind < argc) {
+		fprintf(stderr, "kforge serve: unexpected argument '%s'\n",
+			argv[optind]);
+		return 2;
+	}
+	struct sockaddr_in addr;
+	memset(&addr, 0, sizeof(addr));
+	addr.sin_family = AF_INET;
+	addr.sin_port = htons((uint16_t)port);
+	if (inet_pton(AF_INET, host, &addr.sin_addr) != 1)
+		return bad("host", host, "an IPv4 address");
+
+	/* The main thread waits for these; every other thread blocks them. */
+	sigset_t sigs;
+	sigemptyset(&sigs);
+	sigaddset(&sigs, SIGINT);
+	sigaddset(&sigs, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_server *srv = NULL;
+	if (kf_server_new(&so, &srv, &err)) {
+		fprintf(stderr, "kforge serve: %s\n", err.msg);
+		return 2;
+	}
+	struct http h = {srv, client_timeout, PTHREAD_MUTEX_INITIALIZER, NULL,
+			 0,   false};
+	pthread_t dog;
+	if (pthread_create(&dog, NULL, watchdog, &h)) {
+		fprintf(stderr, "kforge serve: cannot start a thread\n");
+		kf_server_free(srv);
+		return 2;
+	}
+	struct MHD_Daemon *d = MHD_start_daemon(
+	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
+		MHD_USE_ERROR_LOG,
+	    (uint16_t)port, NULL, NULL, on_request, &h, MHD_OPTION_SOCK_ADDR,
+	    (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
+	    (unsigned int)client_timeout + 2, MHD_OPTION_CONNECTION_LIMIT,
+	    (unsigned int)max_conn, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
+	    &h, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+	    MHD_OPTION_END);
+	if (!d) {
+		fprintf(stderr,
+			"kforge serve: cannot listen on %s:%d (in use?)\n",
+			host, (int)port);
+		h.stop = true;
+		pthread_join(dog, NULL);
+		kf_server_free(srv);
+		return 2;
+	}
+	const union MHD_DaemonInfo *info =
+	    MHD_get_daemon_info(d, MHD_DAEMON_INFO_BIND_PORT);
+	int bound = info ? info->port : (int)port;
+	if (port_file) {
+		char text[16];
+		int n = snprintf(text, sizeof(text), "%d\n", bound);
+		if (kf_file_write_atomic(port_file, text, (size_t)n, &err))
+			fprintf(stderr, "kforge serve: %s\n", err.msg);
+	}
+	fprintf(stderr,
+		"kforge serve: listening on http://%s:%d/v1/ (%d "
+		"workers, queue %d)\n",
+		host, bound, so.workers, so.queue_cap);
+	int sig = 0;
+	sigwait(&sigs, &sig);
+	fprintf(stderr, "kforge serve: %s: stopping\n",
+		sig == SIGINT ? "SIGINT" : "SIGTERM");
+	MHD_quiesce_daemon(d);
+	kf_server_shutdown(srv);
+	/* The requests in flight answer (their evaluations ended as
+	 * infra_error): let the answers go out before the connections are
+	 * closed, for at most the client timeout. */
+	uint64_t until = kf_now_ns() + (uint64_t)(client_timeout * 1e9);
+	for (;;) {
+		pthread_mutex_lock(&h.lock);
+		int active = h.active;
+		pthread_mutex_unlock(&h.lock);
+		if (!active || kf_now_ns() > until)
+			break;
+		struct timespec ts = {0, 50000000};
+		nanosleep(&ts, NULL);
+	}
+	MHD_stop_daemon(d);
+	pthread_mutex_lock(&h.lock);
+	h.stop = true;
+	pthread_mutex_unlock(&h.lock);
+	pthread_join(dog, NULL);
+	kf_server_free(srv);
+	return 0;
+}
