@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <unistd.h>
 
-#include "runner_wire.h"
+#include "../host/runner_wire.h"
 
 #include <kforge/kernel.h>
 
