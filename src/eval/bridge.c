@@ -438,22 +438,6 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 	}
 }
 
-static void summary_json(cJSON *parent, const char *key, const double *x, int n,
-			 double scale)
-{
-	struct kf_summary m;
-	kf_summarize(x, n, &m);
-	cJSON *o = cJSON_AddObjectToObject(parent, key);
-	cJSON_AddNumberToObject(o, "n", n);
-	cJSON_AddNumberToObject(o, "median", m.median * scale);
-	cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
-	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_lo * scale));
-	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_hi * scale));
-	cJSON_AddNumberToObject(o, "iqr", (m.q3 - m.q1) * scale);
-	cJSON_AddNumberToObject(o, "min", m.min * scale);
-	cJSON_AddNumberToObject(o, "max", m.max * scale);
-	cJSON_AddNumberToObject(o, "mean", m.mean * scale);
-}
 
 /* The numbers of a JSON array, appended to *x (grown as needed). */
 static void append_ns(const cJSON *arr, double **x, int *n, int *cap)
@@ -469,15 +453,6 @@ static void append_ns(const cJSON *arr, double **x, int *n, int *cap)
 	}
 }
 
-static double half_width(const double *x, int n)
-{
-	struct kf_summary m;
-	kf_summarize(x, n, &m);
-	if (m.median <= 0)
-		return 1e300;
-	double a = m.median - m.ci_lo, b = m.ci_hi - m.median;
-	return (a > b ? a : b) / m.median;
-}
 
 /* kforge's protocol: interleaved pairs on fresh inputs, every output
  * checked, until the medians' intervals are tight or the cap passes. */
@@ -517,8 +492,8 @@ static void time_kforge(struct bsession *s)
 		elapsed = (double)(kf_now_ns() - t0) / 1e9;
 		warmup = 0;
 		if (n >= s->o->min_pairs &&
-		    half_width(c, n) <= s->o->ci_target &&
-		    half_width(r, n) <= s->o->ci_target) {
+		    kf_half_width(c, n) <= s->o->ci_target &&
+		    kf_half_width(r, n) <= s->o->ci_target) {
 			met = true;
 			break;
 		}
@@ -543,12 +518,12 @@ static void time_kforge(struct bsession *s)
 	cJSON_AddNumberToObject(tm, "seconds", elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
 	cJSON_AddBoolToObject(tm, "ci_target_met", met);
-	summary_json(tm, "reference", r, n, 1e-6);
-	summary_json(tm, "candidate", c, n, 1e-6);
+	kf_summary_json(tm, "reference", r, n, 1e-6);
+	kf_summary_json(tm, "candidate", c, n, 1e-6);
 	double *ratio = kf_xmalloc(sizeof(double) * (size_t)n);
 	for (int i = 0; i < n; i++)
 		ratio[i] = c[i] > 0 ? r[i] / c[i] : 0;
-	summary_json(tm, "speedup", ratio, n, 1.0);
+	kf_summary_json(tm, "speedup", ratio, n, 1.0);
 	free(ratio);
 	cJSON_AddNumberToObject(tm, "sm_clock_mhz", 0);
 	cJSON_AddNumberToObject(tm, "candidate_kernels", -1);
@@ -590,8 +565,8 @@ static void time_kernelbench(struct bsession *s, const char *key)
 		cJSON *tm = cJSON_AddObjectToObject(s->res, key);
 		cJSON_AddStringToObject(tm, "protocol", "kernelbench");
 		cJSON_AddStringToObject(tm, "unit", "ms");
-		summary_json(tm, "reference", r, nr, 1e-6);
-		summary_json(tm, "candidate", c, nc, 1e-6);
+		kf_summary_json(tm, "reference", r, nr, 1e-6);
+		kf_summary_json(tm, "candidate", c, nc, 1e-6);
 		struct kf_summary mc, mr;
 		kf_summarize(c, nc, &mc);
 		kf_summarize(r, nr, &mr);

@@ -611,31 +611,7 @@ static void run_trials(struct session *s, cJSON *frames,
 	}
 }
 
-static void summary_json(cJSON *parent, const char *key, const double *x, int n,
-			 double scale)
-{
-	struct kf_summary m;
-	kf_summarize(x, n, &m);
-	cJSON *o = cJSON_AddObjectToObject(parent, key);
-	cJSON_AddNumberToObject(o, "n", n);
-	cJSON_AddNumberToObject(o, "median", m.median * scale);
-	cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
-	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_lo * scale));
-	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_hi * scale));
-	cJSON_AddNumberToObject(o, "iqr", (m.q3 - m.q1) * scale);
-	cJSON_AddNumberToObject(o, "min", m.min * scale);
-	cJSON_AddNumberToObject(o, "max", m.max * scale);
-	cJSON_AddNumberToObject(o, "mean", m.mean * scale);
-}
 
-static double half_width(const double *x, int n)
-{
-	struct kf_summary m;
-	kf_summarize(x, n, &m);
-	if (m.median <= 0)
-		return INFINITY;
-	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
-}
 
 /* Element i of a JSON array as a number, or dflt. */
 static double num_at(const cJSON *arr, int i, double dflt)
@@ -892,8 +868,8 @@ static void run_timing(struct session *s, const cJSON *peak)
 		elapsed = (double)(kf_now_ns() - t0) / 1e9;
 		warmup = 0;
 		if (sm.n >= s->o->min_pairs &&
-		    half_width(sm.c, sm.n) <= s->o->ci_target &&
-		    half_width(sm.r, sm.n) <= s->o->ci_target) {
+		    kf_half_width(sm.c, sm.n) <= s->o->ci_target &&
+		    kf_half_width(sm.r, sm.n) <= s->o->ci_target) {
 			met = true;
 			break;
 		}
@@ -929,14 +905,14 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON_AddNumberToObject(ov, "reference", s->overhead_ns[0] / 1e6);
 	cJSON_AddNumberToObject(ov, "candidate", s->overhead_ns[1] / 1e6);
 	cJSON_AddBoolToObject(tm, "ci_target_met", met);
-	summary_json(tm, "reference", sm.r, sm.n, 1e-6);
-	summary_json(tm, "candidate", sm.c, sm.n, 1e-6);
+	kf_summary_json(tm, "reference", sm.r, sm.n, 1e-6);
+	kf_summary_json(tm, "candidate", sm.c, sm.n, 1e-6);
 	/* The speedup of each interleaved pair, so that drifts common to
 	 * both (clock, other load) cancel. */
 	double *ratio = kf_xmalloc(sizeof(double) * (size_t)sm.n);
 	for (int i = 0; i < sm.n; i++)
 		ratio[i] = sm.c[i] > 0 ? sm.r[i] / sm.c[i] : 0;
-	summary_json(tm, "speedup", ratio, sm.n, 1.0);
+	kf_summary_json(tm, "speedup", ratio, sm.n, 1.0);
 	free(ratio);
 	struct kf_summary cm, rm, mz;
 	kf_summarize(sm.c, sm.n, &cm);
@@ -1017,7 +993,7 @@ static void run_timing_kb(struct session *s, const char *key)
 		for (int k = 0; k < n; k++)
 			x[k] = num_at(ns, k, 0);
 		if (n > 0 && !s->done) {
-			summary_json(tm, sides[i], x, n, 1e-6);
+			kf_summary_json(tm, sides[i], x, n, 1e-6);
 			struct kf_summary m;
 			kf_summarize(x, n, &m);
 			mean[i] = m.mean;

@@ -56,6 +56,14 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		   const struct kf_eval_opts *opts, cJSON **result,
 		   struct kf_err *err);
 
+/* Adds under key a summary of x[0..n) (docs/results.md: n, median, ci95,
+ * iqr, min, max, mean), each value times scale (stats.c). */
+void kf_summary_json(cJSON *parent, const char *key, const double *x, int n,
+		     double scale);
+/* The 95 % interval's larger half-width relative to the median;
+ * INFINITY when the median is not positive. */
+double kf_half_width(const double *x, int n);
+
 /* Adds "kforge" (version), "os" and, when with_host, "host" to obj. */
 void kf_add_system(cJSON *obj, bool with_host);
 

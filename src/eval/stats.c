@@ -9,6 +9,8 @@
 
 #include <kforge/eval.h>
 
+#include "eval_int.h"
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -56,4 +58,30 @@ void kf_summarize(const double *x, int n, struct kf_summary *s)
 	s->ci_lo = v[l - 1];
 	s->ci_hi = v[u - 1];
 	free(v);
+}
+
+void kf_summary_json(cJSON *parent, const char *key, const double *x, int n,
+		     double scale)
+{
+	struct kf_summary m;
+	kf_summarize(x, n, &m);
+	cJSON *o = cJSON_AddObjectToObject(parent, key);
+	cJSON_AddNumberToObject(o, "n", n);
+	cJSON_AddNumberToObject(o, "median", m.median * scale);
+	cJSON *ci = cJSON_AddArrayToObject(o, "ci95");
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_lo * scale));
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(m.ci_hi * scale));
+	cJSON_AddNumberToObject(o, "iqr", (m.q3 - m.q1) * scale);
+	cJSON_AddNumberToObject(o, "min", m.min * scale);
+	cJSON_AddNumberToObject(o, "max", m.max * scale);
+	cJSON_AddNumberToObject(o, "mean", m.mean * scale);
+}
+
+double kf_half_width(const double *x, int n)
+{
+	struct kf_summary m;
+	kf_summarize(x, n, &m);
+	if (m.median <= 0)
+		return INFINITY;
+	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
 }
