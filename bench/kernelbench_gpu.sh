@@ -13,7 +13,8 @@ n=0
 run() { # TASK CANDIDATE ARGS...
 	task=$1; cand=$2; shift 2
 	n=$((n + 1))
-	"$K" eval "$D/level1/$task.py" "$C/$task/$cand.py" --backend cuda \
+	case $cand in *.*) file=$C/$task/$cand ;; *) file=$C/$task/$cand.py ;; esac
+	"$K" eval "$D/level1/$task.py" "$file" --backend cuda \
 		--seed 1 --json "$@" > "$OUTDIR/$n.json" 2> "$OUTDIR/$n.err"
 	python3 - "$OUTDIR/$n.json" "$task/$cand" "$*" <<'PY'
 import json, sys
@@ -46,9 +47,14 @@ PY
 }
 run 1_ReLU correct --time-cap 2 --protocol both
 run 1_ReLU cuda_inline --time-cap 2 --protocol both
+run 1_ReLU kernel.cu --time-cap 2 --protocol both
 run 1_ReLU side_stream --no-timing
 run 1_ReLU side_stream --protocol kernelbench
 run 1_ReLU cached --no-timing
+run 1_ReLU patch_reference --no-timing
+run 1_ReLU slow_reference --time-cap 2
+run 1_ReLU forge_clock --time-cap 2
+run 1_ReLU busy_later --time-cap 2
 run 1_ReLU mutate --no-timing
 run 2_Matmul correct --time-cap 2 --protocol both
 run 2_Matmul tf32 --no-timing

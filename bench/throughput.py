@@ -6,7 +6,7 @@ device slots, from an empty compile cache (the candidates of an RL step are
 new; --warm keeps the cache of a first run instead).
 
   bench/throughput.py [--backend host|cuda] [--jobs 1,2] [--gpus 1,2]
-                      [--time-cap S] [--repeat K] [--warm]
+                      [--time-cap S] [--energy-time S] [--repeat K] [--warm]
 
 Prints a table: backend, jobs, gpus, n, wall, evals/min, evals/min/GPU,
 and where the time went: the slots' busy share (eval time / (wall x
@@ -47,6 +47,8 @@ def run(a, pairs, jobs, gpus, cache):
            str(gpus), "--backend", a.backend, "--json"]
     if a.time_cap:
         cmd += ["--time-cap", str(a.time_cap)]
+    if a.energy_time is not None:
+        cmd += ["--energy-time", str(a.energy_time)]
     env = dict(os.environ, KFORGE_CACHE=cache)
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)
@@ -68,6 +70,8 @@ def main():
                     help="slot counts to try (default: 1, and 2 where "
                          "there are 2 GPUs; host: 1)")
     ap.add_argument("--time-cap", type=float, default=0)
+    ap.add_argument("--energy-time", type=float, default=None,
+                    help="seconds of energy measurement per side (0: none)")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--warm", action="store_true")
     a = ap.parse_args()
@@ -88,8 +92,17 @@ def main():
             shutil.rmtree(cache, ignore_errors=True)
             ok = [r for r in res if r]
             statuses = {}
-            for r in ok:
-                statuses[r["status"]] = statuses.get(r["status"], 0) + 1
+            for (t, c), r in zip(pairs, res):
+                if not r:
+                    continue
+                k = r["status"]
+                if k == "rejected":
+                    k += "/" + (r.get("check") or "?")
+                statuses[k] = statuses.get(k, 0) + 1
+                # An honest candidate not ok is worth its reason.
+                if k != "ok" and "/wrong." not in c:
+                    print(f"  {c}: {k}: {(r.get('reason') or '')[:300]}",
+                          file=sys.stderr, flush=True)
             ev = sum(r["farm"]["eval_s"] for r in ok
                      if r["farm"]["device"] >= 0 or a.backend == "host")
             comp = sum(r["farm"]["compile_s"] for r in ok)

@@ -162,6 +162,33 @@ static void test_cli_bad_options_are_exit_2(void)
 	free(o.out);
 }
 
+/* One line on stderr, exit 2, saying want: the output of a bad usage. */
+static void expect_usage(const char *want, const char *a0, const char *a1,
+			 const char *a2, const char *a3, const char *a4)
+{
+	struct outcome o = kforge(a0, a1, a2, a3, a4);
+	CHECK_MSG(o.code == 2, "exit %d: %s", o.code, o.out);
+	CHECK_MSG(lines(o.out) == 1, "%s", o.out);
+	CHECK_CONTAINS(o.out, want);
+	free(o.out);
+}
+
+/* --energy-time takes seconds from 0 to 60, on the single path and in the
+ * farm's alike; 0 is accepted (it skips the measurement). */
+static void test_cli_energy_time_is_validated(void)
+{
+	const char *neg = "--energy-time: '-1' is not a number of seconds";
+	expect_usage(neg, "eval", "--energy-time", "-1", ROWSUM,
+		     ROWSUM "/candidates/same.c");
+	expect_usage("--energy-time: 'half' is not a number", "eval",
+		     "--energy-time", "half", ROWSUM,
+		     ROWSUM "/candidates/same.c");
+	expect_usage(neg, "eval", "--batch", "none.txt", "--energy-time", "-1");
+	/* No candidate: the value itself was accepted. */
+	expect_usage("expected TASK and CANDIDATE", "eval", "--energy-time",
+		     "0", "--no-timing", ROWSUM);
+}
+
 static void test_cli_every_command_has_help(void)
 {
 	const char *cmds[] = {"eval", "suite", "tasks", "doctor", "redteam"};
@@ -249,6 +276,7 @@ KF_TESTS(cli) = {
     KF_TEST(test_cli_missing_entry_names_the_symbol),
     KF_TEST(test_cli_missing_candidate_is_exit_2),
     KF_TEST(test_cli_bad_options_are_exit_2),
+    KF_TEST(test_cli_energy_time_is_validated),
     KF_TEST(test_cli_every_command_has_help),
     KF_TEST(test_cli_tasks_lists_dims_and_counts),
     KF_TEST(test_cli_doctor_reports_the_machine),

@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 
 #include <kforge/base.h>
+#include <kforge/eval.h>
 
 #include "harness.h"
 
@@ -56,6 +57,24 @@ struct outcome {
 	cJSON *json; /* the result, when one was printed */
 };
 
+/* Runs argv[0..n) and up to 3 extra arguments (NULL ends them); returns
+ * its stdout and stderr, *code its exit code. */
+static char *run_kforge(char **argv, int n, const char *const extra[3],
+			int timeout_ms, int *code)
+{
+	for (int i = 0; i < 3 && extra[i]; i++)
+		argv[n++] = (char *)extra[i];
+	argv[n] = NULL;
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	int status = 0;
+	int rc = kf_proc_run(argv, timeout_ms, 4 << 20, &sb, &status, &err);
+	CHECK_MSG(rc == 0, "%s", err.msg);
+	CHECK(WIFEXITED(status));
+	*code = WEXITSTATUS(status);
+	return kf_strbuf_detach(&sb);
+}
+
 /* Runs `kforge eval TASK CAND --json --seed 1 --trials 5 [extra...]`. */
 static struct outcome eval(const char *task, const char *cand, const char *e0,
 			   const char *e1, const char *e2)
@@ -64,18 +83,9 @@ static struct outcome eval(const char *task, const char *cand, const char *e0,
 	char *argv[16] = {exe,		"eval",	    (char *)task,
 			  (char *)cand, "--json",   "--seed",
 			  "1",		"--trials", "5"};
-	int n = 9;
 	const char *extra[] = {e0, e1, e2};
-	for (int i = 0; i < 3 && extra[i]; i++)
-		argv[n++] = (char *)extra[i];
-	argv[n] = NULL;
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, 300000, 4 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	CHECK(WIFEXITED(status));
-	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb), NULL};
+	struct outcome o = {0, NULL, NULL};
+	o.out = run_kforge(argv, 9, extra, 300000, &o.code);
 	/* stderr's one line may come before the JSON on stdout. */
 	const char *j = o.out[0] == '{' ? o.out : strstr(o.out, "\n{");
 	if (j)
@@ -336,6 +346,58 @@ static void test_kernelbench_kforge_kernel_fast_path(void)
 	release(&o);
 }
 
+/* The candidate's module replaces torch.relu, which the task's Model
+ * calls: the reference runs in a process that never imported it. */
+static void test_kernelbench_candidate_cannot_patch_the_reference(void)
+{
+	need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/patch_reference.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	release(&o);
+}
+
+/* A candidate that makes the reference sleep in its own process is timed
+ * against a reference it could not touch. */
+static void test_kernelbench_reference_is_timed_in_a_clean_process(void)
+{
+	need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/slow_reference.py",
+				"--time-cap", "0.3", NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *tm = cJSON_GetObjectItem(o.json, "timing");
+	double sp =
+	    kf_json_num(cJSON_GetObjectItem(tm, "speedup"), "median", 0);
+	/* With a reference slowed by 5 ms a call it would be about 30x. */
+	CHECK_MSG(sp > 0 && sp < 3, "speedup %.3f", sp);
+	release(&o);
+}
+
+/* A candidate that forges the clock of its own process: the judge's view
+ * of its calls from outside sees the time it hid. */
+static void test_kernelbench_forged_clock_is_unaccounted_time(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/forge_clock.py", "--time-cap", "0.3", NULL);
+	expect(&o, "rejected", "unaccounted_time");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "time the candidate's own measurement left out");
+	release(&o);
+}
+
+/* The candidate's process dies of a signal: the judge ends the same way,
+ * and the evaluation reports the crash as for any candidate. */
+static void test_kernelbench_candidate_crash_is_reported(void)
+{
+	need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/segfault.py", "--no-timing",
+				NULL, NULL);
+	expect(&o, "runtime_error", "crash");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SIGSEGV");
+	release(&o);
+}
+
 static void test_kernelbench_bench_jsonl_metrics(void)
 {
 	need_torch();
@@ -392,6 +454,140 @@ static void test_kernelbench_bench_jsonl_metrics(void)
 	free(out);
 }
 
+/* Runs `kforge bench TASK --candidates modelnew/ --trials 5 --time-cap
+ * 0.05 [extra...]` with the cache in the case's own directory; returns
+ * the output (stdout and stderr), *code its exit code. */
+static char *bench(int *code, const char *task, const char *e0, const char *e1,
+		   const char *e2)
+{
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	setenv("KFORGE_CACHE", cache, 1);
+	char *out = kf_path_join(kf_test_tmpdir(), "eval_results.json");
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[16] = {
+	    exe,	   "bench",	 (char *)task, "--candidates",
+	    KB "modelnew", "--out",	 out,	       "--trials",
+	    "5",	   "--time-cap", "0.05"};
+	const char *extra[] = {e0, e1, e2};
+	char *text = run_kforge(argv, 11, extra, 600000, code);
+	free(exe);
+	free(out);
+	free(cache);
+	return text;
+}
+
+/* The summary JSON in the output of `kforge bench --json`. */
+static cJSON *bench_json(const char *out)
+{
+	const char *j = out[0] == '{' ? out : strstr(out, "\n{");
+	cJSON *sum = j ? cJSON_Parse(j) : NULL;
+	CHECK_MSG(sum, "%s", out);
+	return sum;
+}
+
+static void test_kernelbench_bench_unknown_baseline_names_the_valid(void)
+{
+	int code = 0;
+	char *out = bench(&code, RELU, "--baseline", "compile,bogus", NULL);
+	CHECK(code == 2);
+	CHECK_CONTAINS(out, "--baseline: unknown baseline 'bogus' (valid: "
+			    "eager, compile, compile_ro, cudagraph)");
+	free(out);
+}
+
+/* A baseline stands in for the candidate: the task's own Model, eager,
+ * checked against itself; a native task has none. */
+static void test_kernelbench_baseline_eager_evaluates_the_model(void)
+{
+	need_torch();
+	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	o.seed = 1;
+	o.trials = 5;
+	o.no_timing = true;
+	o.baseline = "eager";
+	cJSON *r = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_eval(RELU, NULL, &o, &r, &err) == 0, "%s", err.msg);
+	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "%s",
+		  kf_json_str(r, "reason"));
+	const cJSON *c = cJSON_GetObjectItem(r, "candidate");
+	CHECK_STR(kf_json_str(c, "path"), "baseline:eager");
+	CHECK(strlen(kf_json_str(c, "sha256")) == 64);
+	cJSON_Delete(r);
+	r = NULL;
+	CHECK(kf_eval("tests/fixtures/rowsum", NULL, &o, &r, &err) ==
+	      KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "--baseline: tests/fixtures/rowsum is a "
+				"native task");
+	CHECK(r == NULL);
+}
+
+/* torch 1.13 has no torch.compile: every task lacks that baseline, which
+ * counts no task fast, while the eager metrics stay as they are. */
+static void test_kernelbench_bench_baseline_unavailable_on_old_torch(void)
+{
+	need_torch();
+	int code = 0;
+	char *out = bench(&code, KB "level1", "--baseline", "compile", NULL);
+	CHECK_MSG(code == 0, "%s", out);
+	CHECK_CONTAINS(out, "baseline eager (the task's Model as written)");
+	CHECK_CONTAINS(out, "lacked     4 of 4 tasks lacked baseline compile");
+	free(out);
+	out = bench(&code, KB "level1", "--baseline", "compile", "--json");
+	cJSON *sum = bench_json(out);
+	const cJSON *bs = cJSON_GetObjectItem(sum, "baselines");
+	const cJSON *eager = cJSON_GetObjectItem(bs, "eager");
+	const cJSON *comp = cJSON_GetObjectItem(bs, "compile");
+	CHECK(kf_json_num(comp, "lacked", -1) == 4);
+	CHECK(kf_json_num(comp, "timed", -1) == 0);
+	CHECK(!cJSON_GetObjectItem(comp, "geomean_speedup"));
+	CHECK(kf_json_num(cJSON_GetObjectItem(comp, "fast_p"), "0", -1) == 0);
+	/* The eager block is the summary's own figures. */
+	CHECK(kf_json_num(eager, "correct", -1) ==
+	      kf_json_num(sum, "correct", -2));
+	CHECK(kf_json_num(eager, "lacked", -1) == 0);
+	CHECK(cJSON_Compare(cJSON_GetObjectItem(eager, "fast_p"),
+			    cJSON_GetObjectItem(sum, "fast_p"), true));
+	const cJSON *row =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "tasks"), 0);
+	const cJSON *rb = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(row, "baselines"), "compile");
+	CHECK_STR(kf_json_str(rb, "status"), "load_error");
+	CHECK_CONTAINS(kf_json_str(rb, "reason"), "baseline compile: ");
+	CHECK(!cJSON_GetObjectItem(rb, "speedup"));
+	cJSON_Delete(sum);
+	free(out);
+}
+
+/* A baseline is evaluated once per task file, protocol and backend: the
+ * second run takes it from the cache and says so. */
+static void test_kernelbench_bench_baseline_is_cached(void)
+{
+	need_torch();
+	int code = 0;
+	char *out = bench(&code, RELU, "--baseline", "compile", "--json");
+	cJSON *sum = bench_json(out);
+	const cJSON *rb = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "tasks"), 0),
+		"baselines"),
+	    "compile");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(rb, "cached")));
+	cJSON_Delete(sum);
+	free(out);
+	out = bench(&code, RELU, "--baseline", "compile", NULL);
+	CHECK_MSG(code == 0, "%s", out);
+	CHECK_CONTAINS(out, "n/a*");
+	CHECK_CONTAINS(out, "baseline result reused from ");
+	free(out);
+	/* Another protocol is another measurement. */
+	out = bench(&code, RELU, "--baseline=compile", "--protocol",
+		    "kernelbench");
+	CHECK_MSG(code == 0, "%s", out);
+	CHECK(!strstr(out, "n/a*"));
+	free(out);
+}
+
 KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
@@ -406,6 +602,14 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_protocol_kernelbench),
     KF_TEST(test_kernelbench_bad_input_exits_2),
     KF_TEST(test_kernelbench_kforge_kernel_fast_path),
+    KF_TEST(test_kernelbench_candidate_cannot_patch_the_reference),
+    KF_TEST(test_kernelbench_reference_is_timed_in_a_clean_process),
+    KF_TEST(test_kernelbench_forged_clock_is_unaccounted_time),
+    KF_TEST(test_kernelbench_candidate_crash_is_reported),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
+    KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),
+    KF_TEST(test_kernelbench_baseline_eager_evaluates_the_model),
+    KF_TEST(test_kernelbench_bench_baseline_unavailable_on_old_torch),
+    KF_TEST(test_kernelbench_bench_baseline_is_cached),
     KF_TESTS_END,
 };

@@ -25,4 +25,9 @@ extern const char kf_compile_usage[];
 int kf_cmd_evalmany(int argc, char **argv);
 int kf_evalmany_wanted(int argc, char **argv);
 
+/* Parses the value of --energy-time (seconds, 0 to KF_ENERGY_MAX_S; 0
+ * skips energy) into *out; on a bad value prints why, naming the flag, and
+ * returns 2 (tools/kforge_evalmany.c). */
+int kf_parse_energy_time(const char *s, double *out);
+
 #endif

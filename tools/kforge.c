@@ -75,6 +75,7 @@ enum {
 	OPT_PROTOCOL,
 	OPT_MANIFEST,
 	OPT_PYTHON,
+	OPT_ENERGY_TIME,
 	OPT_HELP,
 };
 
@@ -93,6 +94,7 @@ static const struct option eval_longopts[] = {
     {"protocol", required_argument, NULL, OPT_PROTOCOL},
     {"manifest", required_argument, NULL, OPT_MANIFEST},
     {"python", required_argument, NULL, OPT_PYTHON},
+    {"energy-time", required_argument, NULL, OPT_ENERGY_TIME},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -192,6 +194,10 @@ static int parse_common(int argc, char **argv, struct common *c,
 		case OPT_PYTHON:
 			c->eo.python = optarg;
 			break;
+		case OPT_ENERGY_TIME:
+			if (kf_parse_energy_time(optarg, &c->eo.energy_s))
+				return 2;
+			break;
 		case OPT_HELP:
 			c->help = true;
 			break;
@@ -227,6 +233,9 @@ static const char eval_usage[] =
     "                       ModelNew CANDIDATE.py): the Python with torch\n"
     "                       that runs them (default: the first python3 on\n"
     "                       PATH that has torch); see docs/kernelbench.md\n"
+    "  --energy-time S      cuda, where NVML counts energy: seconds each\n"
+    "                       side runs back to back for energy.* after\n"
+    "                       timing, 0 to 60 (default 0.5; 0 skips it)\n"
     "  --jobs N             with several candidates: N compile at once\n"
     "                       (default: the cores) while others are timed\n"
     "  --gpus N             GPUs measuring at once, one candidate each\n"
@@ -265,7 +274,7 @@ static int cmd_eval(int argc, char **argv)
 	if (parse_common(argc, argv, &c,
 			 "json backend seed trials no-timing time-cap "
 			 "call-timeout-ms no-cache mem-limit-mb protocol "
-			 "python help"))
+			 "python energy-time help"))
 		return 2;
 	if (c.help) {
 		fputs(eval_usage, stdout);

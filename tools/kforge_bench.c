@@ -1,7 +1,9 @@
 /*
  * kforge_bench.c: `kforge bench`, KernelBench-style metrics over many tasks:
  * evaluates one candidate per KernelBench-format task, then prints the
- * correctness rate, fast_p and the geometric-mean speedup.
+ * correctness rate, fast_p and the geometric-mean speedup, over eager
+ * PyTorch and over each further baseline asked for (torch.compile, CUDA
+ * graphs), whose own evaluations are cached under <cache>/baselines/.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,6 +24,8 @@
 #define JSONL_CAP (256u << 20) /* bytes of a candidates file */
 #define MAX_TASKS 4096	       /* tasks in one run */
 #define WALK_DEPTH 3	       /* directory levels searched for tasks */
+#define MAX_BASELINES 4	       /* eager and the three of kf_baseline_names */
+#define CACHE_CAP (64u << 20)  /* bytes of a cached baseline result */
 static const double fast_ps[] = {0, 0.5, 0.8, 1, 1.5, 2};
 #define N_P (int)(sizeof(fast_ps) / sizeof(fast_ps[0]))
 
@@ -42,6 +46,13 @@ const char bench_usage[] =
     "  --out FILE           KernelBench's eval_results.json (default\n"
     "                       ./eval_results.json)\n"
     "  --json               print the summary as JSON\n"
+    "  --baseline B[,B...]  also report the speedups over baseline B\n"
+    "                       (repeatable): compile (torch.compile),\n"
+    "                       compile_ro (mode=\"reduce-overhead\") or\n"
+    "                       cudagraph (a CUDA graph of the forward);\n"
+    "                       eager is always reported. Each baseline is\n"
+    "                       evaluated once per task and cached (marked\n"
+    "                       * when reused); see docs/kernelbench.md\n"
     "  --backend, --protocol, --python, --seed, --trials, --time-cap,\n"
     "  --no-timing          as in kforge eval\n"
     "\n"
@@ -57,6 +68,12 @@ struct item {
 	char *error; /* why no result */
 	bool walked; /* found in a directory (not named on the command
 			line): skipped when it is not a task */
+	/* Per baseline of struct bench (index 0, eager, is the reference
+	 * inside res): its own evaluation, whether the cache gave it, or
+	 * why there is none. */
+	cJSON *base[MAX_BASELINES];
+	bool base_cached[MAX_BASELINES];
+	char *base_error[MAX_BASELINES];
 };
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -281,6 +298,16 @@ static cJSON *eval_results(const struct item *v, int n)
 	return root;
 }
 
+/* What `kforge bench` was asked for. */
+struct bench {
+	struct kf_eval_opts eo;
+	const char *cands, *out_path;
+	int level;
+	bool json;
+	const char *base[MAX_BASELINES]; /* [0] is "eager" */
+	int n_base;
+};
+
 enum {
 	B_CANDS = 300,
 	B_LEVEL,
@@ -293,6 +320,7 @@ enum {
 	B_TRIALS,
 	B_TIME_CAP,
 	B_NO_TIMING,
+	B_BASELINE,
 	B_HELP
 };
 
@@ -308,6 +336,7 @@ static const struct option bench_opts[] = {
     {"trials", required_argument, NULL, B_TRIALS},
     {"time-cap", required_argument, NULL, B_TIME_CAP},
     {"no-timing", no_argument, NULL, B_NO_TIMING},
+    {"baseline", required_argument, NULL, B_BASELINE},
     {"help", no_argument, NULL, B_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -324,64 +353,94 @@ static int number(const char *opt, const char *s, double lo, double hi,
 	return 0;
 }
 
-int cmd_bench(int argc, char **argv)
+/* Adds the comma-separated baselines of one --baseline to b (each once;
+ * eager is always b->base[0]). */
+static int add_baselines(struct bench *b, const char *arg)
 {
-	struct kf_eval_opts eo = KF_EVAL_OPTS_INIT;
-	const char *cands = NULL, *out_path = "eval_results.json";
-	int level = 0, ch, rc = 0, n = 0;
-	bool json = false;
+	char *list = kf_xstrdup(arg), *save = NULL;
+	int rc = 0;
+	const char *name = strtok_r(list, ",", &save);
+	if (!name)
+		rc = fail("--baseline: expected a name (eager, compile, "
+			  "compile_ro or cudagraph)");
+	for (; name && !rc; name = strtok_r(NULL, ",", &save)) {
+		const char *known = NULL;
+		for (int i = 0; kf_baseline_names[i]; i++)
+			if (!strcmp(name, kf_baseline_names[i]))
+				known = kf_baseline_names[i];
+		if (!known) {
+			rc = fail("--baseline: unknown baseline '%s' (valid: "
+				  "eager, compile, compile_ro, cudagraph)",
+				  name);
+			break;
+		}
+		bool seen = false;
+		for (int k = 0; k < b->n_base; k++)
+			seen = seen || !strcmp(b->base[k], known);
+		if (!seen)
+			b->base[b->n_base++] = known;
+	}
+	free(list);
+	return rc;
+}
+
+/* Parses argv into b; returns 0, 1 after --help, or 2 on bad usage. */
+static int parse_args(int argc, char **argv, struct bench *b)
+{
 	double x;
-	struct item *v = NULL;
-	char tmp[] = "/tmp/kforge-bench-XXXXXX";
-	bool made_tmp = false;
+	int ch;
 	optind = 1;
 	opterr = 0;
 	while ((ch = getopt_long(argc, argv, "", bench_opts, NULL)) != -1) {
 		switch (ch) {
 		case B_CANDS:
-			cands = optarg;
+			b->cands = optarg;
 			break;
 		case B_LEVEL:
 			if (number("--level", optarg, 1, 99, &x))
 				return 2;
-			level = (int)x;
+			b->level = (int)x;
 			break;
 		case B_OUT:
-			out_path = optarg;
+			b->out_path = optarg;
 			break;
 		case B_JSON:
-			json = true;
+			b->json = true;
 			break;
 		case B_BACKEND:
-			eo.backend = optarg;
+			b->eo.backend = optarg;
 			break;
 		case B_PROTOCOL:
-			eo.protocol = optarg;
+			b->eo.protocol = optarg;
 			break;
 		case B_PYTHON:
-			eo.python = optarg;
+			b->eo.python = optarg;
 			break;
 		case B_SEED:
 			if (number("--seed", optarg, 0, 9e15, &x))
 				return 2;
-			eo.seed = (uint64_t)x;
+			b->eo.seed = (uint64_t)x;
 			break;
 		case B_TRIALS:
 			if (number("--trials", optarg, 5, 1000, &x))
 				return 2;
-			eo.trials = (int)x;
+			b->eo.trials = (int)x;
 			break;
 		case B_TIME_CAP:
 			if (number("--time-cap", optarg, 0.01, 3600, &x))
 				return 2;
-			eo.time_cap_s = x;
+			b->eo.time_cap_s = x;
 			break;
 		case B_NO_TIMING:
-			eo.no_timing = true;
+			b->eo.no_timing = true;
+			break;
+		case B_BASELINE:
+			if (add_baselines(b, optarg))
+				return 2;
 			break;
 		case B_HELP:
 			fputs(bench_usage, stdout);
-			return 0;
+			return 1;
 		default:
 			return fail("unknown option '%s' (see kforge bench "
 				    "--help)",
@@ -390,22 +449,29 @@ int cmd_bench(int argc, char **argv)
 	}
 	if (optind >= argc)
 		return fail("expected TASKS (see kforge bench --help)");
-	if (!cands)
+	if (!b->cands)
 		return fail("--candidates DIR or --candidates FILE.jsonl is "
 			    "required");
+	return 0;
+}
+
+/* The tasks named on the command line (files, or directories walked),
+ * with their ids and levels, --level applied, in order. */
+static int find_tasks(int argc, char **argv, const struct bench *b,
+		      struct item **vp, int *np)
+{
+	int rc = 0;
 	for (int i = optind; i < argc && !rc; i++) {
 		struct stat st;
 		if (stat(argv[i], &st) != 0)
 			rc = fail("%s: %s", argv[i], strerror(errno));
 		else if (S_ISDIR(st.st_mode))
-			rc = walk(argv[i], WALK_DEPTH, &v, &n);
+			rc = walk(argv[i], WALK_DEPTH, vp, np);
 		else
-			rc = add_task(&v, &n, argv[i]);
+			rc = add_task(vp, np, argv[i]);
 	}
-	if (rc)
-		goto out;
-	/* Ids and levels; then --level keeps only its own. */
-	for (int i = 0; i < n; i++) {
+	struct item *v = *vp;
+	for (int i = 0; i < *np && !rc; i++) {
 		struct kf_task *t = NULL;
 		struct kf_err err = KF_ERR_INIT;
 		if (!kf_task_is_kernelbench(v[i].task) ||
@@ -416,62 +482,334 @@ int cmd_bench(int argc, char **argv)
 					    ? err.msg
 					    : "not a KernelBench-format task "
 					      "(.py)");
-			goto out;
+			break;
 		}
 		v[i].id = kf_xstrdup(t->id);
 		v[i].level = t->level;
 		kf_task_free(t);
 	}
+	/* Ids and levels known; --level keeps only its own. */
 	int kept = 0;
-	for (int i = 0; i < n; i++) {
-		if (!v[i].id || (level && v[i].level != level)) {
-			free(v[i].task);
-			free(v[i].id);
+	for (int i = 0; i < *np; i++) {
+		if (!rc && v[i].id && (!b->level || v[i].level == b->level)) {
+			v[kept++] = v[i];
 			continue;
 		}
-		v[kept++] = v[i];
+		free(v[i].task);
+		free(v[i].id);
 	}
-	n = kept;
-	if (n == 0) {
+	*np = kept;
+	if (!rc && kept == 0)
 		rc = fail("no KernelBench-format task (N_Name.py) found%s",
-			  level ? " at that level" : "");
-		goto out;
-	}
-	qsort(v, (size_t)n, sizeof(*v), cmp_item);
+			  b->level ? " at that level" : "");
+	if (!rc)
+		qsort(v, (size_t)kept, sizeof(*v), cmp_item);
+	return rc;
+}
+
+/* Each task's candidate file: from a directory, or written under tmp
+ * (made here, *made_tmp set) from a JSONL file. */
+static int find_candidates(const char *cands, char *tmp, bool *made_tmp,
+			   struct item *v, int n)
+{
 	struct stat cst;
-	if (stat(cands, &cst) != 0) {
-		rc = fail("--candidates: %s: %s", cands, strerror(errno));
-		goto out;
-	}
+	if (stat(cands, &cst) != 0)
+		return fail("--candidates: %s: %s", cands, strerror(errno));
 	if (S_ISDIR(cst.st_mode)) {
 		for (int i = 0; i < n; i++)
 			v[i].cand = dir_candidate(cands, &v[i]);
-	} else {
-		if (!mkdtemp(tmp)) {
-			rc = fail("%s: %s", tmp, strerror(errno));
-			goto out;
-		}
-		made_tmp = true;
-		if ((rc = jsonl_candidates(cands, tmp, v, n)))
-			goto out;
+		return 0;
 	}
+	if (!mkdtemp(tmp))
+		return fail("%s: %s", tmp, strerror(errno));
+	*made_tmp = true;
+	return jsonl_candidates(cands, tmp, v, n);
+}
+
+/* The device's name or the torch version an evaluation ran with ("" when
+ * the bridge never said). */
+static const char *env_of(const cJSON *res, const char *key)
+{
+	const cJSON *e = cJSON_GetObjectItem(res, "environment");
+	const char *s = kf_json_str(cJSON_GetObjectItem(e, "device"), key);
+	return s ? s : "";
+}
+
+/* <cache>/baselines/<task sha256>-<name>-<protocol>-<backend>.json. */
+static char *cache_path(const struct bench *b, const struct item *it,
+			const char *name)
+{
+	char *text = NULL, hex[65];
+	size_t len = 0;
+	struct kf_sha256 h;
+	if (kf_file_read(it->task, CACHE_CAP, &text, &len, NULL))
+		return NULL;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, text, len);
+	kf_sha256_final_hex(&h, hex);
+	free(text);
+	char *dir = kf_path_join(kf_cache_dir(), "baselines");
+	char *p = kf_xasprintf("%s/%s-%s-%s-%s.json", dir, hex, name,
+			       b->eo.protocol ? b->eo.protocol : "kforge",
+			       b->eo.backend);
+	free(dir);
+	return p;
+}
+
+/* A cached baseline result, when it was measured on the device and with
+ * the torch of this run's candidate (either unknown matches). */
+static cJSON *cache_get(const char *path, const cJSON *cand)
+{
+	char *text = NULL;
+	if (!path || kf_file_read(path, CACHE_CAP, &text, NULL, NULL))
+		return NULL;
+	cJSON *c = cJSON_Parse(text);
+	free(text);
+	const char *keys[] = {"name", "torch"};
+	const char *stored[] = {kf_json_str(c, "device"),
+				kf_json_str(c, "torch")};
+	for (int i = 0; i < 2; i++) {
+		const char *want = env_of(cand, keys[i]);
+		if (!stored[i] ||
+		    (*want && *stored[i] && strcmp(want, stored[i]))) {
+			cJSON_Delete(c);
+			return NULL;
+		}
+	}
+	cJSON *res = cJSON_DetachItemFromObject(c, "result");
+	cJSON_Delete(c);
+	return res;
+}
+
+/* Keeps a baseline's result with the device and torch it ran with: its
+ * own, or, where it failed before the bridge said (a torch that cannot
+ * make it), the candidate's of the same run. The engine's own failures
+ * (infra_error) are measured again next time. */
+static void cache_put(const char *path, const cJSON *res, const cJSON *cand)
+{
+	const char *st = kf_json_str(res, "status");
+	if (!path || !st || !strcmp(st, "infra_error"))
+		return;
+	cJSON *c = cJSON_CreateObject();
+	const char *dev = env_of(res, "name"), *tv = env_of(res, "torch");
+	cJSON_AddStringToObject(c, "device", *dev ? dev : env_of(cand, "name"));
+	cJSON_AddStringToObject(c, "torch", *tv ? tv : env_of(cand, "torch"));
+	cJSON_AddItemToObject(c, "result", cJSON_Duplicate(res, 1));
+	char *text = cJSON_Print(c), *dir = kf_xstrdup(path);
+	*strrchr(dir, '/') = '\0';
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_mkdir_p(dir, &err) ||
+	    kf_file_write_atomic(path, text, strlen(text), &err))
+		fprintf(stderr, "kforge: bench: baseline not cached: %s\n",
+			err.msg);
+	free(dir);
+	free(text);
+	cJSON_Delete(c);
+}
+
+/* Baseline k of task it: from the cache, else evaluated (the task's Model
+ * made into the baseline, against the eager reference) and cached. */
+static void measure_baseline(const struct bench *b, struct item *it, int k)
+{
+	if (b->eo.no_timing) {
+		it->base_error[k] = kf_xstrdup("not timed (--no-timing)");
+		return;
+	}
+	char *path = cache_path(b, it, b->base[k]);
+	it->base[k] = cache_get(path, it->res);
+	it->base_cached[k] = it->base[k] != NULL;
+	if (!it->base[k]) {
+		struct kf_eval_opts eo = b->eo;
+		struct kf_err err = KF_ERR_INIT;
+		eo.baseline = b->base[k];
+		if (kf_eval(it->task, NULL, &eo, &it->base[k], &err))
+			it->base_error[k] = kf_xstrdup(err.msg);
+		else
+			cache_put(path, it->base[k], it->res);
+	}
+	free(path);
+}
+
+static void evaluate(const struct bench *b, struct item *v, int n)
+{
 	for (int i = 0; i < n; i++) {
 		progress(i, n, v[i].id);
 		struct kf_err err = KF_ERR_INIT;
 		if (!v[i].cand)
 			v[i].error = kf_xstrdup("no candidate");
-		else if (kf_eval(v[i].task, v[i].cand, &eo, &v[i].res, &err))
+		else if (kf_eval(v[i].task, v[i].cand, &b->eo, &v[i].res, &err))
 			v[i].error = kf_xstrdup(err.msg);
 	}
 	progress(n, n, "done");
+	for (int k = 1; k < b->n_base; k++) {
+		for (int i = 0; i < n; i++) {
+			char *what =
+			    kf_xasprintf("%s: %s", b->base[k], v[i].id);
+			progress(i, n, what);
+			free(what);
+			measure_baseline(b, &v[i], k);
+		}
+		progress(n, n, b->base[k]);
+	}
+}
 
-	int correct = 0, fast[N_P] = {0}, timed = 0;
-	double log_sum = 0;
-	cJSON *sum = cJSON_CreateObject();
+/* Baseline k's speedup over eager on task it; NAN when it has none. */
+static double base_speedup(const struct item *it, int k)
+{
+	if (k == 0)
+		return 1;
+	const cJSON *r = it->base[k];
+	const char *st = kf_json_str(r, "status");
+	double sp = st && !strcmp(st, "ok") ? speedup_of(r) : NAN;
+	return isfinite(sp) && sp > 0 ? sp : NAN;
+}
+
+/* The candidate's speedup over baseline k; NAN when it is not correct,
+ * was not timed, or the baseline is unavailable. */
+static double cand_speedup(const struct item *it, int k)
+{
+	const char *st = it->res ? kf_json_str(it->res, "status") : NULL;
+	if (!st || strcmp(st, "ok"))
+		return NAN;
+	return speedup_of(it->res) / base_speedup(it, k);
+}
+
+/* KernelBench's metrics over one baseline. */
+struct metrics {
+	int n, correct, fast[N_P], timed, lacked;
+	double log_sum;
+	const char *why_lacked; /* the first task's reason */
+};
+
+static void metrics_of(const struct item *v, int n, int k, struct metrics *m)
+{
+	memset(m, 0, sizeof(*m));
+	m->n = n;
+	for (int i = 0; i < n; i++) {
+		const char *st =
+		    v[i].res ? kf_json_str(v[i].res, "status") : NULL;
+		bool ok = st && !strcmp(st, "ok");
+		double sp = cand_speedup(&v[i], k);
+		m->correct += ok;
+		if (!isfinite(base_speedup(&v[i], k))) {
+			if (!m->lacked++)
+				m->why_lacked =
+				    v[i].base_error[k]
+					? v[i].base_error[k]
+					: kf_json_str(v[i].base[k], "reason");
+		}
+		if (ok && isfinite(sp) && sp > 0) {
+			m->timed++;
+			m->log_sum += log(sp);
+		}
+		for (int p = 0; p < N_P; p++)
+			m->fast[p] += ok && isfinite(sp) && sp > fast_ps[p];
+	}
+}
+
+/* The metrics' fields in obj (the summary for eager, and each entry of
+ * its "baselines"). */
+static void metrics_json(const struct metrics *m, cJSON *obj)
+{
+	cJSON_AddNumberToObject(obj, "n", m->n);
+	cJSON_AddNumberToObject(obj, "correct", m->correct);
+	cJSON_AddNumberToObject(obj, "correctness_rate",
+				(double)m->correct / m->n);
+	cJSON *fp = cJSON_AddObjectToObject(obj, "fast_p");
+	for (int p = 0; p < N_P; p++) {
+		char key[16];
+		snprintf(key, sizeof(key), "%g", fast_ps[p]);
+		cJSON_AddNumberToObject(fp, key, (double)m->fast[p] / m->n);
+	}
+	if (m->timed)
+		cJSON_AddNumberToObject(obj, "geomean_speedup",
+					exp(m->log_sum / m->timed));
+	cJSON_AddNumberToObject(obj, "timed", m->timed);
+	cJSON_AddNumberToObject(obj, "lacked", m->lacked);
+}
+
+static const char *const base_what[] = {
+    "eager",	  "the task's Model as written",
+    "compile",	  "torch.compile(model)",
+    "compile_ro", "torch.compile(model, mode=\"reduce-overhead\")",
+    "cudagraph",  "a CUDA graph of the model's forward",
+    NULL};
+
+static void metrics_print(const struct bench *b, int k, const struct metrics *m)
+{
+	const char *what = "";
+	for (int i = 0; base_what[i]; i += 2)
+		if (!strcmp(base_what[i], b->base[k]))
+			what = base_what[i + 1];
+	printf("\nbaseline %s (%s), protocol %s, backend %s\n", b->base[k],
+	       what, b->eo.protocol ? b->eo.protocol : "kforge", b->eo.backend);
+	printf("correct    %d of %d (%.1f%%)\n", m->correct, m->n,
+	       100.0 * m->correct / m->n);
+	printf("fast_p    ");
+	for (int p = 0; p < N_P; p++)
+		printf(" p=%g: %.3f", fast_ps[p], (double)m->fast[p] / m->n);
+	printf("\n");
+	if (m->timed)
+		printf("geomean    %.3fx over the %d correct, timed "
+		       "candidates\n",
+		       exp(m->log_sum / m->timed), m->timed);
+	if (k > 0)
+		printf("lacked     %d of %d tasks lacked baseline %s%s%s\n",
+		       m->lacked, m->n, b->base[k],
+		       m->why_lacked ? ", first because: " : "",
+		       m->why_lacked ? m->why_lacked : "");
+}
+
+/* The row's speedups over the further baselines, in JSON and in the
+ * table's columns (a cached baseline's marked *). */
+static void row_baselines(const struct bench *b, const struct item *it,
+			  cJSON *row, char *cols, size_t cap)
+{
+	cJSON *bj =
+	    b->n_base > 1 ? cJSON_AddObjectToObject(row, "baselines") : NULL;
+	size_t used = 0;
+	cols[0] = '\0';
+	for (int k = 1; k < b->n_base; k++) {
+		cJSON *o = cJSON_AddObjectToObject(bj, b->base[k]);
+		const cJSON *r = it->base[k];
+		const char *st = kf_json_str(r, "status");
+		cJSON_AddStringToObject(o, "status", st ? st : "not evaluated");
+		double bs = base_speedup(it, k), cs = cand_speedup(it, k);
+		if (isfinite(bs))
+			cJSON_AddNumberToObject(o, "speedup_over_eager", bs);
+		if (isfinite(cs))
+			cJSON_AddNumberToObject(o, "speedup", cs);
+		const char *why = it->base_error[k] ? it->base_error[k]
+						    : kf_json_str(r, "reason");
+		if (why && !isfinite(bs))
+			cJSON_AddStringToObject(o, "reason", why);
+		cJSON_AddBoolToObject(o, "cached", it->base_cached[k]);
+		char cell[32] = "-";
+		if (!isfinite(bs))
+			snprintf(cell, sizeof(cell), "n/a");
+		else if (isfinite(cs))
+			snprintf(cell, sizeof(cell), "%.3f", cs);
+		if (it->base_cached[k])
+			strcat(cell, "*");
+		used +=
+		    (size_t)snprintf(cols + used, cap - used, " %12s", cell);
+		if (used >= cap)
+			used = cap - 1;
+	}
+}
+
+/* The per-task table (or its rows in sum's "tasks"). */
+static void report_rows(const struct bench *b, const struct item *v, int n,
+			cJSON *sum)
+{
 	cJSON *rows = cJSON_AddArrayToObject(sum, "tasks");
-	if (!json)
-		printf("%-36s %-14s %-16s %9s %9s\n", "task", "status", "check",
-		       "speedup", "compile_s");
+	if (!b->json) {
+		printf("%-36s %-14s %-16s %9s", "task", "status", "check",
+		       "speedup");
+		for (int k = 1; k < b->n_base; k++)
+			printf(" %12.12s", b->base[k]);
+		printf(" %9s\n", "compile_s");
+	}
 	for (int i = 0; i < n; i++) {
 		const cJSON *r = v[i].res;
 		const char *st = r ? kf_json_str(r, "status") : "not evaluated";
@@ -479,19 +817,11 @@ int cmd_bench(int argc, char **argv)
 		if (!chk && cJSON_IsTrue(cJSON_GetObjectItem(
 				cJSON_GetObjectItem(r, "degenerate"), "flag")))
 			chk = "degenerate task";
-		bool ok = r && !strcmp(st, "ok");
-		double sp = ok ? speedup_of(r) : NAN;
+		double sp = cand_speedup(&v[i], 0);
 		double cs = kf_json_num(
 		    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "compile"),
 					"candidate"),
 		    "seconds", NAN);
-		correct += ok;
-		if (ok && isfinite(sp) && sp > 0) {
-			timed++;
-			log_sum += log(sp);
-		}
-		for (int k = 0; k < N_P; k++)
-			fast[k] += ok && isfinite(sp) && sp > fast_ps[k];
 		cJSON *row = cJSON_CreateObject();
 		cJSON_AddStringToObject(row, "task", v[i].id);
 		cJSON_AddStringToObject(row, "status", st);
@@ -501,63 +831,93 @@ int cmd_bench(int argc, char **argv)
 			cJSON_AddNumberToObject(row, "speedup", sp);
 		if (v[i].error)
 			cJSON_AddStringToObject(row, "error", v[i].error);
+		char cols[MAX_BASELINES * 16];
+		row_baselines(b, &v[i], row, cols, sizeof(cols));
 		cJSON_AddItemToArray(rows, row);
-		if (json)
+		if (b->json)
 			continue;
 		char sps[32] = "-", css[32] = "-";
 		if (isfinite(sp))
 			snprintf(sps, sizeof(sps), "%.3f", sp);
 		if (isfinite(cs))
 			snprintf(css, sizeof(css), "%.2f", cs);
-		printf("%-36s %-14s %-16s %9s %9s\n", v[i].id, st,
-		       chk ? chk : (v[i].error ? v[i].error : "-"), sps, css);
+		printf("%-36s %-14s %-16s %9s%s %9s\n", v[i].id, st,
+		       chk ? chk : (v[i].error ? v[i].error : "-"), sps, cols,
+		       css);
 	}
-	const char *proto = eo.protocol ? eo.protocol : "kforge";
-	cJSON_AddNumberToObject(sum, "n", n);
-	cJSON_AddNumberToObject(sum, "correct", correct);
-	cJSON_AddNumberToObject(sum, "correctness_rate", (double)correct / n);
-	cJSON *fp = cJSON_AddObjectToObject(sum, "fast_p");
-	for (int k = 0; k < N_P; k++) {
-		char key[16];
-		snprintf(key, sizeof(key), "%g", fast_ps[k]);
-		cJSON_AddNumberToObject(fp, key, (double)fast[k] / n);
-	}
-	double geo = timed ? exp(log_sum / timed) : NAN;
-	if (timed)
-		cJSON_AddNumberToObject(sum, "geomean_speedup", geo);
-	cJSON_AddNumberToObject(sum, "timed", timed);
+}
+
+static bool any_cached(const struct bench *b, const struct item *v, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int k = 1; k < b->n_base; k++)
+			if (v[i].base_cached[k])
+				return true;
+	return false;
+}
+
+/* The summary: the table, the metrics once per baseline, eval_results.json
+ * (eager, as KernelBench writes it). */
+static int report(const struct bench *b, const struct item *v, int n)
+{
+	int rc = 0;
+	const char *proto = b->eo.protocol ? b->eo.protocol : "kforge";
+	cJSON *sum = cJSON_CreateObject();
+	report_rows(b, v, n, sum);
+	struct metrics m[MAX_BASELINES];
+	for (int k = 0; k < b->n_base; k++)
+		metrics_of(v, n, k, &m[k]);
+	metrics_json(&m[0], sum);
+	cJSON_DeleteItemFromObject(sum, "lacked");
 	cJSON_AddStringToObject(sum, "baseline", "eager");
 	cJSON_AddStringToObject(sum, "protocol", proto);
-	cJSON_AddStringToObject(sum, "backend", eo.backend);
-	cJSON_AddStringToObject(sum, "eval_results", out_path);
+	cJSON_AddStringToObject(sum, "backend", b->eo.backend);
+	cJSON_AddStringToObject(sum, "eval_results", b->out_path);
+	cJSON *bs = cJSON_AddObjectToObject(sum, "baselines");
+	for (int k = 0; k < b->n_base; k++)
+		metrics_json(&m[k], cJSON_AddObjectToObject(bs, b->base[k]));
 	cJSON *er = eval_results(v, n);
 	char *text = cJSON_Print(er);
 	struct kf_err err = KF_ERR_INIT;
-	if (kf_file_write_atomic(out_path, text, strlen(text), &err))
+	if (kf_file_write_atomic(b->out_path, text, strlen(text), &err))
 		rc = fail("--out: %s", err.msg);
 	free(text);
 	cJSON_Delete(er);
-	if (json) {
+	if (b->json) {
 		char *s = cJSON_Print(sum);
 		puts(s);
 		free(s);
 	} else {
-		printf("\nbaseline eager (the task's Model as written), "
-		       "protocol %s, backend %s\n",
-		       proto, eo.backend);
-		printf("correct    %d of %d (%.1f%%)\n", correct, n,
-		       100.0 * correct / n);
-		printf("fast_p    ");
-		for (int k = 0; k < N_P; k++)
-			printf(" p=%g: %.3f", fast_ps[k], (double)fast[k] / n);
-		printf("\n");
-		if (timed)
-			printf("geomean    %.3fx over the %d correct, timed "
-			       "candidates\n",
-			       geo, timed);
-		printf("wrote      %s\n", out_path);
+		for (int k = 0; k < b->n_base; k++)
+			metrics_print(b, k, &m[k]);
+		if (any_cached(b, v, n))
+			printf("*          baseline result reused from %s/"
+			       "baselines (same task file, protocol, "
+			       "backend, device and torch)\n",
+			       kf_cache_dir());
+		printf("wrote      %s\n", b->out_path);
 	}
 	cJSON_Delete(sum);
+	return rc;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	struct bench b = {.eo = KF_EVAL_OPTS_INIT,
+			  .out_path = "eval_results.json",
+			  .base = {"eager"},
+			  .n_base = 1};
+	struct item *v = NULL;
+	int n = 0, rc = parse_args(argc, argv, &b);
+	char tmp[] = "/tmp/kforge-bench-XXXXXX";
+	bool made_tmp = false;
+	if (rc)
+		return rc == 1 ? 0 : rc;
+	if ((rc = find_tasks(argc, argv, &b, &v, &n)) ||
+	    (rc = find_candidates(b.cands, tmp, &made_tmp, v, n)))
+		goto out;
+	evaluate(&b, v, n);
+	rc = report(&b, v, n);
 out:
 	for (int i = 0; i < n; i++) {
 		free(v[i].task);
@@ -567,6 +927,10 @@ out:
 		free(v[i].cand);
 		free(v[i].error);
 		cJSON_Delete(v[i].res);
+		for (int k = 0; k < MAX_BASELINES; k++) {
+			cJSON_Delete(v[i].base[k]);
+			free(v[i].base_error[k]);
+		}
 	}
 	free(v);
 	if (made_tmp)

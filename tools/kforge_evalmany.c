@@ -49,6 +49,7 @@ enum {
 	O_GPUS,
 	O_BATCH,
 	O_PYTHON,
+	O_ENERGY_TIME,
 	O_HELP,
 };
 
@@ -67,6 +68,7 @@ static const struct option longopts[] = {
     {"gpus", required_argument, NULL, O_GPUS},
     {"batch", required_argument, NULL, O_BATCH},
     {"python", required_argument, NULL, O_PYTHON},
+    {"energy-time", required_argument, NULL, O_ENERGY_TIME},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -125,6 +127,21 @@ static int positive(const char *opt, const char *s, double *v)
 	if (!*s || *end || !(x > 0))
 		return bad("%s: '%s' is not a positive number", opt, s);
 	*v = x;
+	return 0;
+}
+
+int kf_parse_energy_time(const char *s, double *out)
+{
+	char *end;
+	double x = strtod(s, &end);
+	if (!*s || *end || !(x >= 0 && x <= KF_ENERGY_MAX_S)) {
+		fprintf(stderr,
+			"kforge: --energy-time: '%s' is not a number of "
+			"seconds from 0 to %g (0 skips energy)\n",
+			s, KF_ENERGY_MAX_S);
+		return 2;
+	}
+	*out = x;
 	return 0;
 }
 
@@ -228,6 +245,10 @@ int kf_cmd_evalmany(int argc, char **argv)
 			break;
 		case O_PYTHON:
 			fo.eval.python = optarg;
+			break;
+		case O_ENERGY_TIME:
+			if (kf_parse_energy_time(optarg, &fo.eval.energy_s))
+				return 2;
 			break;
 		case O_HELP:
 			fputs(evalmany_usage, stdout);

@@ -53,12 +53,28 @@ struct kf_eval_opts {
 	const char *python; /* KernelBench-format tasks: the Python that runs
 			       the PyTorch bridge; NULL: the first python3
 			       on PATH that imports torch */
+	double energy_s;    /* where the device counts energy: how long each
+			       side is called back to back for energy.* after
+			       timing, in seconds (default 0.5, at most
+			       KF_ENERGY_MAX_S); 0: no energy measurement and
+			       no "energy" key in the result */
+	const char *baseline; /* KernelBench-format tasks only: instead of a
+				 candidate file, evaluate this PyTorch
+				 baseline of the task's own Model against
+				 the eager reference ("eager", "compile",
+				 "compile_ro" or "cudagraph",
+				 docs/kernelbench.md); candidate_path may
+				 then be NULL. NULL: a candidate file */
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0, NULL, -1, NULL                                   \
+		    false, 0, NULL, -1, NULL, 0.5, NULL                        \
 	}
+#define KF_ENERGY_MAX_S 60.0
+
+/* The baselines opts->baseline may name, NULL-terminated. */
+extern const char *const kf_baseline_names[];
 
 /*
  * Evaluates candidate_path against the task at task_path. On return 0,

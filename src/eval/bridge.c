@@ -28,10 +28,14 @@
 /* KernelBench's timed calls per side; the first is dropped. */
 #define KB_CALLS 101
 
+const char *const kf_baseline_names[] = {"eager", "compile", "compile_ro",
+					 "cudagraph", NULL};
+
 struct bsession {
 	const struct kf_eval_opts *o;
 	struct kf_task *task;
-	const char *cand_path;
+	const char *cand_path; /* NULL for a baseline (o->baseline) */
+	char *cand_label;      /* cand_path, or "baseline:NAME" (owned) */
 	bool kb_checks;	    /* KernelBench's correctness, not kforge's */
 	const char *kernel; /* a compiled kforge candidate (kf_entry), or
 			       NULL for a ModelNew file */
@@ -651,9 +655,10 @@ static void result_head(struct bsession *s)
 	cJSON_AddObjectToObject(tj, "dims");
 	cJSON_AddNumberToObject(tj, "flops", 0);
 	cJSON_AddNumberToObject(tj, "bytes", 0);
+	/* A baseline is the task's own Model, so its file is what it ran. */
 	cJSON *cj = cJSON_AddObjectToObject(s->res, "candidate");
-	cJSON_AddStringToObject(cj, "path", s->cand_path);
-	char *sha = file_sha256(s->cand_path);
+	cJSON_AddStringToObject(cj, "path", s->cand_label);
+	char *sha = file_sha256(s->cand_path ? s->cand_path : s->task->path);
 	cJSON_AddStringToObject(cj, "sha256", sha ? sha : "");
 	free(sha);
 	add_u64(s->res, "seed", s->o->seed);
@@ -672,9 +677,13 @@ static void compile_block(struct bsession *s, bool ok, double seconds,
 	cJSON_AddNumberToObject(c, "seconds", seconds);
 	cJSON_AddStringToObject(c, "key", "");
 	cJSON_AddStringToObject(c, "command",
-				"python: import the candidate, then "
-				"ModelNew(*get_init_inputs()) (load_inline "
-				"builds here)");
+				s->o->baseline
+				    ? "python: Model(*get_init_inputs()) made "
+				      "into the baseline (torch.compile "
+				      "compiles at the first calls)"
+				    : "python: import the candidate, then "
+				      "ModelNew(*get_init_inputs()) "
+				      "(load_inline builds here)");
 	if (log) {
 		char *clean = kf_xstrdup(log);
 		kf_text_sanitize(clean);
@@ -689,14 +698,48 @@ static void compile_block(struct bsession *s, bool ok, double seconds,
 	cJSON_AddStringToObject(r, "command", "");
 }
 
-/* Loads the task and the candidate in the bridge; false when that ended
- * the evaluation. */
+/*
+ * The verdict on the bridge's load_error: the candidate's compile or load,
+ * or a baseline that this torch cannot make (torch.compile before torch 2,
+ * a CUDA graph on the CPU), are the candidate's outcome; anything else is
+ * the engine's.
+ */
+static void load_failed(struct bsession *s, const cJSON *rep)
+{
+	const char *what = kf_json_str(rep, "what");
+	const char *msg = kf_json_str(rep, "message");
+	bool comp = what && !strcmp(what, "compile");
+	bool base = what && !strcmp(what, "baseline");
+	bool cand = comp || base || (what && !strcmp(what, "candidate"));
+	char *why = base ? kf_xasprintf("baseline %s: %s",
+					s->o->baseline ? s->o->baseline : "?",
+					msg ? msg : "no message")
+			 : kf_xasprintf("%s: %s", cand ? s->cand_label : what,
+					msg ? msg : "no message");
+	if (!s->kernel)
+		compile_block(s, !comp, 0, comp ? msg : NULL);
+	finish(s,
+	       comp   ? KF_STATUS_COMPILE_ERROR
+	       : cand ? KF_STATUS_LOAD_ERROR
+		      : KF_STATUS_INFRA_ERROR,
+	       comp   ? "compile"
+	       : base ? "baseline"
+		      : "load",
+	       why);
+	free(why);
+}
+
+/* Loads the task and the candidate (or the baseline) in the bridge; false
+ * when that ended the evaluation. */
 static bool load(struct bsession *s, const char *proto, cJSON **device)
 {
 	cJSON *req = request("load");
 	cJSON_AddStringToObject(req, "backend", s->o->backend);
 	cJSON_AddStringToObject(req, "task", s->task->path);
-	cJSON_AddStringToObject(req, "candidate", s->cand_path);
+	if (s->o->baseline)
+		cJSON_AddStringToObject(req, "baseline", s->o->baseline);
+	else
+		cJSON_AddStringToObject(req, "candidate", s->cand_path);
 	if (s->kernel)
 		cJSON_AddStringToObject(req, "kernel", s->kernel);
 	cJSON_AddStringToObject(req, "protocol",
@@ -708,20 +751,7 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 		return false;
 	const char *ev = kf_json_str(rep, "ev");
 	if (ev && !strcmp(ev, "load_error")) {
-		const char *what = kf_json_str(rep, "what");
-		const char *msg = kf_json_str(rep, "message");
-		bool comp = what && !strcmp(what, "compile");
-		bool cand = comp || (what && !strcmp(what, "candidate"));
-		char *why = kf_xasprintf("%s: %s", cand ? s->cand_path : what,
-					 msg ? msg : "no message");
-		if (!s->kernel)
-			compile_block(s, !comp, 0, comp ? msg : NULL);
-		finish(s,
-		       comp   ? KF_STATUS_COMPILE_ERROR
-		       : cand ? KF_STATUS_LOAD_ERROR
-			      : KF_STATUS_INFRA_ERROR,
-		       comp ? "compile" : "load", why);
-		free(why);
+		load_failed(s, rep);
 		cJSON_Delete(rep);
 		return false;
 	}
@@ -838,6 +868,25 @@ static int compile_kernel(struct bsession *s, struct kf_compile_result *cr,
 	return 0;
 }
 
+/* A candidate file of a KernelBench-format task: a ModelNew (.py) or a
+ * kforge kernel (*kernel set). */
+static int check_candidate(const char *path, bool *kernel, struct kf_err *err)
+{
+	if (!path || !kf_file_exists(path))
+		return kf_err_set(err, KF_ENOENT, "%s: no such file",
+				  path ? path : "(no candidate)");
+	const char *ext = strrchr(path, '.');
+	*kernel = ext && (!strcmp(ext, ".c") || !strcmp(ext, ".cu"));
+	if (!ext || (strcmp(ext, ".py") && !*kernel))
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: a candidate for a KernelBench-format "
+				  "task is a Python file defining ModelNew "
+				  "(.py) or a kforge kernel defining kf_entry "
+				  "(.c for the host backend, .cu for cuda)",
+				  path);
+	return 0;
+}
+
 int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		   const struct kf_eval_opts *o, cJSON **result,
 		   struct kf_err *err)
@@ -855,24 +904,17 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 	uint64_t start = kf_now_ns();
 	const char *proto = o->protocol ? o->protocol : "kforge";
 	s.kb_checks = !strcmp(proto, "kernelbench");
+	bool kernel = false;
 	int rc = kf_task_load(task_path, &s.task, err);
 	if (rc)
 		return rc;
-	if (!kf_file_exists(candidate_path)) {
-		rc = kf_err_set(err, KF_ENOENT, "%s: no such file",
-				candidate_path);
-		goto fail;
-	}
-	const char *ext = strrchr(candidate_path, '.');
-	bool kernel = ext && (!strcmp(ext, ".c") || !strcmp(ext, ".cu"));
-	if (!ext || (strcmp(ext, ".py") && !kernel)) {
-		rc = kf_err_set(err, KF_EINVAL,
-				"%s: a candidate for a KernelBench-format "
-				"task is a Python file defining ModelNew "
-				"(.py) or a kforge kernel defining kf_entry "
-				"(.c for the host backend, .cu for cuda)",
-				candidate_path);
-		goto fail;
+	if (o->baseline) {
+		s.cand_path = NULL;
+		s.cand_label = kf_xasprintf("baseline:%s", o->baseline);
+	} else {
+		if ((rc = check_candidate(candidate_path, &kernel, err)))
+			goto fail;
+		s.cand_label = kf_xstrdup(candidate_path);
 	}
 	if (!(python = find_python(o, err)) || !(script = find_bridge(err))) {
 		rc = err->code;
@@ -933,5 +975,6 @@ fail:
 	free(script);
 	kf_compile_result_release(&cr);
 	kf_task_free(s.task);
+	free(s.cand_label);
 	return rc;
 }

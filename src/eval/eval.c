@@ -257,7 +257,7 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	 * 64 MiB (set in the runner: the worker's shared pools are memory
 	 * files, which the limit would cap). */
 	double checks_s = s->o->trials * 3.0 * s->call_ms / 1000.0;
-	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + 120;
+	lim.cpu_s = checks_s + s->o->time_cap_s * 2 + s->o->energy_s * 2 + 120;
 	uint64_t mem = s->o->mem_limit_bytes ? s->o->mem_limit_bytes
 					     : default_mem_limit(s->task);
 #if defined(__SANITIZE_ADDRESS__)
@@ -696,10 +696,14 @@ static void samples_release(struct samples *sm)
  * Where each runner measured its own calls (a device), the candidate's
  * measurement comes from its own process and could be forged. Each call is
  * also seen by the worker, from request to reply and a fence on the
- * device: the part of that view the runner's measurement leaves out is the
- * same for both sides when both runners are honest (the same code, the
- * same flush). Returns true (and the verdict set) when the candidate's
- * share is larger.
+ * device (on the host: the runner's CPU time): the part of that view the
+ * runner's measurement leaves out is the same for both sides when both
+ * runners are honest (the same code, the same flush). The statistic is the
+ * median over the pairs of the difference between the two calls of a pair:
+ * load on the machine (nvcc beside the worker, a late wakeup) reaches both
+ * calls of a pair alike and cancels, where the two sides' own medians moved
+ * apart under load; a runner that under-reports by X moves every pair by X.
+ * Returns true (and the verdict set) when the candidate's share is larger.
  */
 static bool unaccounted(struct session *s, const struct samples *sm)
 {
@@ -707,29 +711,37 @@ static bool unaccounted(struct session *s, const struct samples *sm)
 		return false;
 	double *uc = kf_xmalloc(sizeof(double) * (size_t)sm->n);
 	double *ur = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	double *d = kf_xmalloc(sizeof(double) * (size_t)sm->n);
 	for (int i = 0; i < sm->n; i++) {
 		uc[i] = sm->cw[i] - sm->c[i];
 		ur[i] = sm->rw[i] - sm->r[i];
+		d[i] = uc[i] - ur[i];
 	}
-	struct kf_summary a, b, c;
+	struct kf_summary a, b, c, dd;
 	kf_summarize(uc, sm->n, &a);
 	kf_summarize(ur, sm->n, &b);
+	kf_summarize(d, sm->n, &dd);
 	kf_summarize(sm->c, sm->n, &c);
 	free(uc);
 	free(ur);
+	free(d);
 	cJSON *tm = cJSON_GetObjectItem(s->res, "timing");
 	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
 	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
 	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
+	cJSON_AddNumberToObject(u, "difference", dd.median / 1e6);
 	double limit = KF_UNACCOUNTED_ABS_NS + KF_UNACCOUNTED_REL * c.median;
-	if (a.median - b.median <= limit)
+	if (dd.median <= limit)
 		return false;
 	char *why = kf_xasprintf(
-	    "timing: the candidate's process reported %.4f ms per call, but "
-	    "the engine saw each call take %.4f ms longer than that, against "
-	    "%.4f ms for the reference (more than %.4f ms apart): time the "
-	    "candidate's own measurement left out",
-	    c.median / 1e6, a.median / 1e6, b.median / 1e6, limit / 1e6);
+	    "timing: the candidate's process reported %.4f ms per call "
+	    "(median), but the engine saw its calls take %.4f ms longer than "
+	    "that, against %.4f ms for the reference (medians; within a pair "
+	    "the candidate's share was larger by a median %.4f ms over %d "
+	    "pairs, more than %.4f ms): time the candidate's own measurement "
+	    "left out",
+	    c.median / 1e6, a.median / 1e6, b.median / 1e6, dd.median / 1e6,
+	    sm->n, limit / 1e6);
 	finish(s, KF_STATUS_REJECTED, "unaccounted_time", why);
 	free(why);
 	return true;
@@ -802,12 +814,15 @@ static bool roofline(struct session *s, const cJSON *peak, double cand_ns,
 	return implausible;
 }
 
-/* Joules per call of each side, where the device counts energy. */
+/* Joules per call of each side, where the device counts energy: each side
+ * runs for opts->energy_s, so the watchdog allows twice that beyond the
+ * usual minute. */
 static void energy(struct session *s)
 {
 	cJSON *req = request("energy");
-	cJSON_AddNumberToObject(req, "seconds", 0.5);
-	cJSON *rep = exchange(s, req, 60000 + 40 * s->call_ms, "energy");
+	cJSON_AddNumberToObject(req, "seconds", s->o->energy_s);
+	double ms = 60000 + 2 * 2 * 1000 * s->o->energy_s + 40 * s->call_ms;
+	cJSON *rep = exchange(s, req, ms, "energy");
 	if (!rep)
 		return;
 	const char *ev = kf_json_str(rep, "ev");
@@ -932,7 +947,7 @@ static void run_timing(struct session *s, const cJSON *peak)
 		cJSON_Delete(again);
 	}
 	const struct kf_backend_ops *ops = kf_backend_find(s->o->backend);
-	if (ops->energy_mj && !s->done)
+	if (ops->energy_mj && s->o->energy_s > 0 && !s->done)
 		energy(s);
 out:
 	samples_release(&sm);
@@ -1060,6 +1075,25 @@ static uint64_t random_seed(void)
 	return v ? v : 1;
 }
 
+/* A baseline is a PyTorch version of a KernelBench-format task's Model. */
+static int check_baseline(const char *task_path, const char *name,
+			  struct kf_err *err)
+{
+	if (!kf_task_is_kernelbench(task_path))
+		return kf_err_set(err, KF_EINVAL,
+				  "--baseline: %s is a native task; baselines "
+				  "exist only for KernelBench-format tasks (a "
+				  ".py file with Model)",
+				  task_path);
+	for (int i = 0; kf_baseline_names[i]; i++)
+		if (!strcmp(name, kf_baseline_names[i]))
+			return 0;
+	return kf_err_set(err, KF_EINVAL,
+			  "--baseline: unknown baseline '%s' (expected eager, "
+			  "compile, compile_ro or cudagraph)",
+			  name);
+}
+
 int kf_eval(const char *task_path, const char *candidate_path,
 	    const struct kf_eval_opts *opts, cJSON **result, struct kf_err *err)
 {
@@ -1094,6 +1128,11 @@ int kf_eval(const char *task_path, const char *candidate_path,
 				  "--backend: unknown backend '%s' (expected "
 				  "host or cuda)",
 				  s.o->backend);
+	if (!(s.o->energy_s >= 0 && s.o->energy_s <= KF_ENERGY_MAX_S))
+		return kf_err_set(err, KF_EINVAL,
+				  "--energy-time: %g is out of range (0 to "
+				  "%g seconds; 0 skips energy)",
+				  s.o->energy_s, KF_ENERGY_MAX_S);
 	if (s.o->protocol && strcmp(s.o->protocol, "kforge") &&
 	    strcmp(s.o->protocol, "kernelbench") &&
 	    strcmp(s.o->protocol, "both"))
@@ -1104,6 +1143,9 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	const struct kf_backend_ops *ops = kf_backend_find(s.o->backend);
 	if (ops->available && ops->available(err))
 		return err->code;
+	if (s.o->baseline &&
+	    (rc = check_baseline(task_path, s.o->baseline, err)))
+		return rc;
 	if (kf_task_is_kernelbench(task_path)) /* the PyTorch bridge's */
 		return kf_eval_bridge(task_path, candidate_path, s.o, result,
 				      err);
