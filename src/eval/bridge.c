@@ -3,9 +3,7 @@
  * Model, get_inputs, get_init_inputs). The PyTorch bridge (runner/) takes
  * the worker's place and speaks its protocol; the judge is the same.
  */
-#include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,7 +17,6 @@
 
 #include "eval_int.h"
 
-#define LOG_TAIL_BYTES 4096
 /* Loading imports torch and the candidate, whose load_inline may run nvcc
  * for minutes. */
 #define LOAD_DEADLINE_MS 900000.0
@@ -31,53 +28,17 @@
 const char *const kf_baseline_names[] = {"eager", "compile", "compile_ro",
 					 "cudagraph", NULL};
 
+/* The PyTorch bridge in the worker's place: no sandbox of its own. */
+static const struct kf_child bridge = {"bridge", 10000, false, false};
+
 struct bsession {
-	const struct kf_eval_opts *o;
-	struct kf_task *task;
+	struct kf_session_core core;
 	const char *cand_path; /* NULL for a baseline (o->baseline) */
 	char *cand_label;      /* cand_path, or "baseline:NAME" (owned) */
-	bool kb_checks;	    /* KernelBench's correctness, not kforge's */
-	const char *kernel; /* a compiled kforge candidate (kf_entry), or
-			       NULL for a ModelNew file */
-	cJSON *res;
-	struct kf_proc proc;
-	int log_fd;
-	double call_ms;
-	bool done, reaped;
-	int exit_status;
-	long maxrss_kib;
+	bool kb_checks;	       /* KernelBench's correctness, not kforge's */
+	const char *kernel;    /* a compiled kforge candidate (kf_entry), or
+				  NULL for a ModelNew file */
 };
-
-static void finish(struct bsession *s, enum kf_status st, const char *check,
-		   const char *reason)
-{
-	cJSON_ReplaceItemInObject(s->res, "status",
-				  cJSON_CreateString(kf_status_name(st)));
-	if (check)
-		cJSON_AddStringToObject(s->res, "check", check);
-	char *clean = reason ? kf_xstrdup(reason) : NULL;
-	if (clean)
-		kf_text_sanitize(clean);
-	cJSON_ReplaceItemInObject(s->res, "reason",
-				  clean ? cJSON_CreateString(clean)
-					: cJSON_CreateNull());
-	free(clean);
-	s->done = true;
-}
-
-static void add_u64(cJSON *o, const char *key, uint64_t v)
-{
-	char buf[24];
-	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
-	cJSON_AddStringToObject(o, key, buf);
-}
-
-static cJSON *request(const char *op)
-{
-	cJSON *r = cJSON_CreateObject();
-	cJSON_AddStringToObject(r, "op", op);
-	return r;
-}
 
 /* True when python finds the torch package (within a minute). Importing
  * it would take seconds; finding it takes a few milliseconds. */
@@ -168,38 +129,16 @@ static char *find_bridge(struct kf_err *err)
 	return NULL;
 }
 
-/* "CUDA_VISIBLE_DEVICES=<the device-th visible GPU>", as the worker is
- * pinned (eval.c): a variable for the bridge alone, set through env(1),
- * since threads may spawn bridges for other GPUs at the same time. */
-static char *device_pin(int device)
-{
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-	int i = 0;
-	for (const char *p = vis; p && *p; i++) {
-		size_t n = strcspn(p, ",");
-		if (i == device)
-			return kf_xasprintf("CUDA_VISIBLE_DEVICES=%.*s", (int)n,
-					    p);
-		p += n + (p[n] == ',');
-	}
-	return kf_xasprintf("CUDA_VISIBLE_DEVICES=%d", device);
-}
-
 static int spawn_bridge(struct bsession *s, const char *python,
 			const char *script, struct kf_err *err)
 {
 	/* -B: no bytecode files beside the task or the candidate. */
 	char *argv[] = {(char *)python, "-B", (char *)script, NULL, NULL, NULL};
 	char *env = NULL, *pin = NULL;
-	if (s->o->device >= 0 && !strcmp(s->o->backend, "cuda")) {
-		env = kf_is_executable("/usr/bin/env")
-			  ? kf_xstrdup("/usr/bin/env")
-			  : kf_which("env");
-		if (!env)
-			return kf_err_set(err, KF_ENOENT,
-					  "env(1) not found: cannot pin the "
-					  "bridge to a GPU");
-		pin = device_pin(s->o->device);
+	if (s->core.o->device >= 0 && !strcmp(s->core.o->backend, "cuda")) {
+		int rc = kf_session_pin(&s->core, &env, &pin, err);
+		if (rc)
+			return rc;
 		char *const pinned[] = {
 		    env, pin, (char *)python, "-B", (char *)script, NULL};
 		memcpy(argv, pinned, sizeof(pinned));
@@ -207,79 +146,12 @@ static int spawn_bridge(struct bsession *s, const char *python,
 	struct kf_limits lim = {0};
 	lim.no_core = 1;
 	lim.cpu_s = LOAD_DEADLINE_MS / 1000 +
-		    s->o->trials * 3.0 * s->call_ms / 1000.0 +
-		    s->o->time_cap_s * 2 + 600;
-	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
-	int rc = kf_proc_spawn(&s->proc, argv, &lim, s->log_fd, err);
+		    s->core.o->trials * 3.0 * s->core.call_ms / 1000.0 +
+		    s->core.o->time_cap_s * 2 + 600;
+	int rc = kf_session_spawn(&s->core, argv, &lim, err);
 	free(env);
 	free(pin);
 	return rc;
-}
-
-/* Sends a request and reads the reply within timeout_ms; on a dead or late
- * bridge, sets the final status and returns NULL. */
-static cJSON *exchange(struct bsession *s, cJSON *req, double timeout_ms,
-		       const char *phase)
-{
-	struct kf_err err = KF_ERR_INIT;
-	cJSON *reply = NULL;
-	int rc = kf_frame_write(s->proc.to_child, req, &err);
-	cJSON_Delete(req);
-	if (!rc)
-		rc = kf_frame_read(s->proc.from_child,
-				   kf_now_ns() + (uint64_t)(timeout_ms * 1e6),
-				   &reply, &err);
-	if (!rc)
-		return reply;
-	int status = 0;
-	char *why;
-	if (rc == KF_ETIMEDOUT) {
-		kf_proc_kill(&s->proc, &status);
-		s->reaped = true;
-		s->exit_status = status;
-		why = kf_xasprintf("%s: no answer within %.1f s; the bridge "
-				   "was killed",
-				   phase, timeout_ms / 1000.0);
-		finish(s, KF_STATUS_TIMEOUT, "deadline", why);
-		free(why);
-		return NULL;
-	}
-	kf_proc_wait(&s->proc, 5000, &status, &s->maxrss_kib);
-	s->reaped = true;
-	s->exit_status = status;
-	char *d = kf_wait_describe(status);
-	if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-		why = kf_xasprintf("%s: the bridge ran out of CPU time (%s)",
-				   phase, d);
-		finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
-	} else if (rc == KF_EPROTO) {
-		why = kf_xasprintf("%s: %s", phase, err.msg);
-		finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
-	} else {
-		why = kf_xasprintf("%s: the bridge died: %s", phase, d);
-		finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
-	}
-	free(d);
-	free(why);
-	return NULL;
-}
-
-/* True (status set, reply freed) when a reply is not the event expected. */
-static bool unexpected(struct bsession *s, cJSON *rep, const char *want,
-		       const char *phase)
-{
-	const char *ev = kf_json_str(rep, "ev");
-	if (ev && !strcmp(ev, want))
-		return false;
-	const char *msg = kf_json_str(rep, "message");
-	char *why = kf_xasprintf("%s: %s", phase, msg ? msg : "no message");
-	if (ev && !strcmp(ev, "fault"))
-		finish(s, KF_STATUS_RUNTIME_ERROR, "device_fault", why);
-	else
-		finish(s, KF_STATUS_INFRA_ERROR, "worker", why);
-	free(why);
-	cJSON_Delete(rep);
-	return true;
 }
 
 /* Adds the tensors the bridge reported to the task. */
@@ -343,7 +215,7 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 {
 	cJSON *j = cJSON_CreateObject();
 	cJSON_AddNumberToObject(j, "index", p->index);
-	add_u64(j, "seed", p->seed);
+	kf_add_u64(j, "seed", p->seed);
 	cJSON_AddBoolToObject(j, "hidden", false);
 	cJSON_AddObjectToObject(j, "dims");
 	cJSON *d = cJSON_AddObjectToObject(j, "dists");
@@ -351,51 +223,36 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 		cJSON_AddStringToObject(d, t->inputs[i].name,
 					p->dists[i] ? "get_inputs_uniform"
 						    : "get_inputs");
-	cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
-	const cJSON *fo;
-	cJSON_ArrayForEach(fo, cJSON_GetObjectItem(frame, "outputs"))
-	{
-		cJSON *o = cJSON_CreateObject();
-		static const char *const keys[] = {
-		    "n",       "mismatches", "unwritten", "nan_got",
-		    "inf_got", "max_abs",    "max_rel"};
-		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
-		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
-			cJSON_AddNumberToObject(o, keys[k],
-						kf_json_num(fo, keys[k], 0));
-		cJSON_AddItemToArray(outs, o);
-	}
-	cJSON_AddNumberToObject(j, "ref_ms",
-				kf_json_num(frame, "ref_ns", 0) / 1e6);
-	cJSON_AddNumberToObject(j, "cand_ms",
-				kf_json_num(frame, "cand_ns", 0) / 1e6);
+	kf_trial_outputs_json(j, frame);
 	return j;
 }
 
 static void run_trials(struct bsession *s, int n, cJSON *frames,
 		       struct trial_plan *plans)
 {
-	const struct kf_task *t = s->task;
-	cJSON *trials = cJSON_AddArrayToObject(s->res, "trials");
-	for (int k = 0; k < n && !s->done; k++) {
+	const struct kf_task *t = s->core.task;
+	cJSON_AddArrayToObject(s->core.res, "trials");
+	for (int k = 0; k < n && !s->core.done; k++) {
 		struct trial_plan *p = &plans[k];
 		memset(p, 0, sizeof(*p));
 		p->index = k;
-		p->seed = s->o->seed + (uint64_t)k;
+		p->seed = s->core.o->seed + (uint64_t)k;
 		/* kforge's protocol alternates the inputs of get_inputs()
 		 * and the same redrawn uniformly over their range. */
 		for (int i = 0; i < t->n_inputs; i++)
 			p->dists[i] = s->kb_checks ? 0 : k % 2;
-		cJSON *req = request("trial");
+		cJSON *req = kf_request("trial");
 		cJSON_AddNumberToObject(req, "index", k);
-		add_u64(req, "seed", p->seed);
+		kf_add_u64(req, "seed", p->seed);
 		cJSON_AddNumberToObject(req, "dimset", 0);
 		cJSON *d = cJSON_AddArrayToObject(req, "dists");
 		cJSON_AddItemToArray(
 		    d, cJSON_CreateNumber(s->kb_checks ? 0 : k % 2));
 		char *label = kf_judge_trial_label(t, p);
-		cJSON *rep = exchange(s, req, 3 * s->call_ms + 30000, label);
-		if (!rep || unexpected(s, rep, "trial", label)) {
+		cJSON *rep = kf_session_exchange(
+		    &s->core, req, 3 * s->core.call_ms + 30000, label);
+		if (!rep ||
+		    kf_session_unexpected(&s->core, rep, "trial", label)) {
 			free(label);
 			return;
 		}
@@ -426,22 +283,12 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 			v.status = KF_STATUS_WRONG_ANSWER;
 		free(label);
 		cJSON *tj = trial_json(t, p, rep);
-		cJSON_AddBoolToObject(tj, "passed", v.status == KF_STATUS_OK);
-		cJSON_AddItemToArray(trials, tj);
 		cJSON_AddItemToArray(frames, rep);
-		if (v.status != KF_STATUS_OK) {
-			if (v.failure) {
-				cJSON_AddItemToObject(v.failure, "dims",
-						      cJSON_CreateObject());
-				add_u64(v.failure, "seed", p->seed);
-				cJSON_AddItemToObject(s->res, "failure",
-						      v.failure);
-			}
-			finish(s, v.status, v.check, v.reason);
-		}
+		/* A KernelBench task has no dims. */
+		kf_session_trial_done(&s->core, tj, &v, cJSON_CreateObject(),
+				      p->seed);
 	}
 }
-
 
 /* The numbers of a JSON array, appended to *x (grown as needed). */
 static void append_ns(const cJSON *arr, double **x, int *n, int *cap)
@@ -457,83 +304,36 @@ static void append_ns(const cJSON *arr, double **x, int *n, int *cap)
 	}
 }
 
-
 /* kforge's protocol: interleaved pairs on fresh inputs, every output
  * checked, until the medians' intervals are tight or the cap passes. */
 static void time_kforge(struct bsession *s)
 {
 	double *c = NULL, *r = NULL;
 	int n = 0, cap_c = 0, cap_r = 0, nr = 0;
-	int batch = 10, warmup = 3;
-	bool met = false;
-	uint64_t t0 = kf_now_ns();
-	double elapsed = 0;
-	while (!s->done) {
-		cJSON *req = request("time");
-		add_u64(req, "seed", s->o->seed + 1000003u);
-		cJSON_AddNumberToObject(req, "pairs", batch);
-		cJSON_AddNumberToObject(req, "warmup", warmup);
-		uint64_t b0 = kf_now_ns();
-		cJSON *rep =
-		    exchange(s, req, (batch + warmup) * 2 * s->call_ms + 30000,
-			     "timing");
-		if (!rep || unexpected(s, rep, "samples", "timing"))
+	struct kf_timing tg;
+	kf_timing_start(&tg);
+	while (!s->core.done) {
+		cJSON *rep = kf_session_time_batch(&s->core, &tg, 30000);
+		if (!rep)
 			break;
-		struct verdict v = {0};
-		kf_judge_samples(rep, &v);
-		if (v.status != KF_STATUS_OK) {
-			finish(s, v.status, v.check, v.reason);
-			cJSON_Delete(rep);
-			break;
-		}
 		append_ns(cJSON_GetObjectItem(rep, "cand_ns"), &c, &n, &cap_c);
 		append_ns(cJSON_GetObjectItem(rep, "ref_ns"), &r, &nr, &cap_r);
 		cJSON_Delete(rep);
 		if (nr < n)
 			n = nr;
 		nr = n;
-		double batch_s = (double)(kf_now_ns() - b0) / 1e9;
-		elapsed = (double)(kf_now_ns() - t0) / 1e9;
-		warmup = 0;
-		if (n >= s->o->min_pairs &&
-		    kf_half_width(c, n) <= s->o->ci_target &&
-		    kf_half_width(r, n) <= s->o->ci_target) {
-			met = true;
+		if (!kf_timing_next(&tg, s->core.o, c, r, n))
 			break;
-		}
-		if ((elapsed >= s->o->time_cap_s && n >= s->o->min_pairs) ||
-		    elapsed >= 4 * s->o->time_cap_s || n >= s->o->max_pairs)
-			break;
-		double per_pair = batch_s / batch;
-		batch = per_pair > 0 ? (int)(0.25 / per_pair) : 50;
-		batch = batch < 2 ? 2 : batch > 200 ? 200 : batch;
-		if (n + batch > s->o->max_pairs)
-			batch = s->o->max_pairs - n;
-		if (batch < 1)
-			batch = 1;
 	}
-	if (s->done || n == 0)
+	if (s->core.done || n == 0)
 		goto out;
-	cJSON *tm = cJSON_AddObjectToObject(s->res, "timing");
-	cJSON_AddStringToObject(tm, "protocol", "kforge");
-	cJSON_AddStringToObject(tm, "unit", "ms");
-	cJSON_AddNumberToObject(tm, "pairs", n);
-	cJSON_AddNumberToObject(tm, "discarded_throttled", 0);
-	cJSON_AddNumberToObject(tm, "seconds", elapsed);
-	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
-	cJSON_AddBoolToObject(tm, "ci_target_met", met);
-	kf_summary_json(tm, "reference", r, n, 1e-6);
-	kf_summary_json(tm, "candidate", c, n, 1e-6);
-	double *ratio = kf_xmalloc(sizeof(double) * (size_t)n);
-	for (int i = 0; i < n; i++)
-		ratio[i] = c[i] > 0 ? r[i] / c[i] : 0;
-	kf_summary_json(tm, "speedup", ratio, n, 1.0);
-	free(ratio);
+	cJSON *tm = kf_timing_json(&s->core, &tg, n, 0);
+	kf_pairs_json(tm, c, r, n, tg.met);
 	cJSON_AddNumberToObject(tm, "sm_clock_mhz", 0);
 	cJSON_AddNumberToObject(tm, "candidate_kernels", -1);
 	cJSON_AddNumberToObject(tm, "candidate_streams", -1);
 	/* A KernelBench task states no FLOP or byte counts: no bound. */
-	cJSON *rf = cJSON_AddObjectToObject(s->res, "roofline");
+	cJSON *rf = cJSON_AddObjectToObject(s->core.res, "roofline");
 	cJSON_AddNumberToObject(rf, "flops", 0);
 	cJSON_AddNumberToObject(rf, "bytes", 0);
 	cJSON_AddStringToObject(rf, "compute_peak", "fma");
@@ -552,13 +352,15 @@ out:
  * ratio, in the block key ("timing" or "timing_kernelbench"). */
 static void time_kernelbench(struct bsession *s, const char *key)
 {
-	cJSON *req = request("time");
+	cJSON *req = kf_request("time");
 	cJSON_AddStringToObject(req, "protocol", "kernelbench");
 	cJSON_AddNumberToObject(req, "calls", KB_CALLS);
 	uint64_t t0 = kf_now_ns();
-	cJSON *rep = exchange(s, req, (KB_CALLS + 3) * 2 * s->call_ms + 30000,
-			      "timing (kernelbench)");
-	if (!rep || unexpected(s, rep, "samples", "timing (kernelbench)"))
+	cJSON *rep = kf_session_exchange(
+	    &s->core, req, (KB_CALLS + 3) * 2 * s->core.call_ms + 30000,
+	    "timing (kernelbench)");
+	if (!rep || kf_session_unexpected(&s->core, rep, "samples",
+					  "timing (kernelbench)"))
 		return;
 	double *c = NULL, *r = NULL;
 	int nc = 0, nr = 0, cap_c = 0, cap_r = 0;
@@ -566,7 +368,7 @@ static void time_kernelbench(struct bsession *s, const char *key)
 	append_ns(cJSON_GetObjectItem(rep, "ref_ns"), &r, &nr, &cap_r);
 	cJSON_Delete(rep);
 	if (nc > 0 && nr > 0) {
-		cJSON *tm = cJSON_AddObjectToObject(s->res, key);
+		cJSON *tm = cJSON_AddObjectToObject(s->core.res, key);
 		cJSON_AddStringToObject(tm, "protocol", "kernelbench");
 		cJSON_AddStringToObject(tm, "unit", "ms");
 		kf_summary_json(tm, "reference", r, nr, 1e-6);
@@ -583,85 +385,32 @@ static void time_kernelbench(struct bsession *s, const char *key)
 	free(r);
 }
 
-static char *log_tail(int fd)
-{
-	if (fd < 0)
-		return kf_xstrdup("");
-	off_t end = lseek(fd, 0, SEEK_END);
-	off_t start = end > LOG_TAIL_BYTES ? end - LOG_TAIL_BYTES : 0;
-	char *buf = kf_xmalloc(LOG_TAIL_BYTES + 1);
-	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
-	buf[n > 0 ? n : 0] = '\0';
-	kf_text_sanitize(buf);
-	return buf;
-}
-
-static void close_bridge(struct bsession *s)
-{
-	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
-	if (s->proc.pid > 0) {
-		cJSON *q = request("quit");
-		struct kf_err err = KF_ERR_INIT;
-		kf_frame_write(s->proc.to_child, q, &err);
-		cJSON_Delete(q);
-		kf_proc_wait(&s->proc, 10000, &s->exit_status, &s->maxrss_kib);
-		s->reaped = true;
-	}
-	if (s->reaped) {
-		char *d = kf_wait_describe(s->exit_status);
-		cJSON_AddStringToObject(w, "exit", d);
-		free(d);
-	}
-	cJSON_AddNumberToObject(w, "maxrss_kib", (double)s->maxrss_kib);
-	char *tail = log_tail(s->log_fd);
-	cJSON_AddStringToObject(w, "log", tail);
-	free(tail);
-	if (s->log_fd >= 0)
-		close(s->log_fd);
-	s->log_fd = -1;
-}
-
-static char *file_sha256(const char *path)
-{
-	char *buf = NULL, hex[65];
-	size_t n = 0;
-	struct kf_sha256 h;
-	if (kf_file_read(path, 64u << 20, &buf, &n, NULL))
-		return NULL;
-	kf_sha256_init(&h);
-	kf_sha256_update(&h, buf, n);
-	kf_sha256_final_hex(&h, hex);
-	free(buf);
-	return kf_xstrdup(hex);
-}
-
 /* The result's opening fields, as kf_eval writes them. */
 static void result_head(struct bsession *s)
 {
-	s->res = cJSON_CreateObject();
-	cJSON_AddStringToObject(s->res, "kforge", KF_VERSION);
-	char *when = kf_utc_iso8601();
-	cJSON_AddStringToObject(s->res, "created_at", when);
-	free(when);
-	cJSON_AddStringToObject(s->res, "status", "ok");
-	cJSON_AddNullToObject(s->res, "reason");
-	cJSON_AddStringToObject(s->res, "backend", s->o->backend);
-	cJSON *tj = cJSON_AddObjectToObject(s->res, "task");
-	cJSON_AddStringToObject(tj, "id", s->task->id);
-	cJSON_AddStringToObject(tj, "path", s->task->path);
+	cJSON *tj = kf_session_result_open(&s->core);
 	cJSON_AddStringToObject(tj, "format", "kernelbench");
-	if (s->task->level > 0)
-		cJSON_AddNumberToObject(tj, "level", s->task->level);
+	if (s->core.task->level > 0)
+		cJSON_AddNumberToObject(tj, "level", s->core.task->level);
 	cJSON_AddObjectToObject(tj, "dims");
 	cJSON_AddNumberToObject(tj, "flops", 0);
 	cJSON_AddNumberToObject(tj, "bytes", 0);
 	/* A baseline is the task's own Model, so its file is what it ran. */
-	cJSON *cj = cJSON_AddObjectToObject(s->res, "candidate");
-	cJSON_AddStringToObject(cj, "path", s->cand_label);
-	char *sha = file_sha256(s->cand_path ? s->cand_path : s->task->path);
-	cJSON_AddStringToObject(cj, "sha256", sha ? sha : "");
-	free(sha);
-	add_u64(s->res, "seed", s->o->seed);
+	kf_session_result_candidate(&s->core, s->cand_label,
+				    s->cand_path ? s->cand_path
+						 : s->core.task->path);
+}
+
+/* The reference's compile record: a KernelBench reference is PyTorch, which
+ * is not compiled. */
+static void reference_json(cJSON *comp)
+{
+	cJSON *r = cJSON_AddObjectToObject(comp, "reference");
+	cJSON_AddBoolToObject(r, "ok", true);
+	cJSON_AddBoolToObject(r, "cached", true);
+	cJSON_AddNumberToObject(r, "seconds", 0);
+	cJSON_AddStringToObject(r, "key", "");
+	cJSON_AddStringToObject(r, "command", "");
 }
 
 /* The compile block of a ModelNew candidate: its compile is the first
@@ -670,14 +419,14 @@ static void result_head(struct bsession *s)
 static void compile_block(struct bsession *s, bool ok, double seconds,
 			  const char *log)
 {
-	cJSON *comp = cJSON_AddObjectToObject(s->res, "compile");
+	cJSON *comp = cJSON_AddObjectToObject(s->core.res, "compile");
 	cJSON *c = cJSON_AddObjectToObject(comp, "candidate");
 	cJSON_AddBoolToObject(c, "ok", ok);
 	cJSON_AddBoolToObject(c, "cached", false);
 	cJSON_AddNumberToObject(c, "seconds", seconds);
 	cJSON_AddStringToObject(c, "key", "");
 	cJSON_AddStringToObject(c, "command",
-				s->o->baseline
+				s->core.o->baseline
 				    ? "python: Model(*get_init_inputs()) made "
 				      "into the baseline (torch.compile "
 				      "compiles at the first calls)"
@@ -690,12 +439,7 @@ static void compile_block(struct bsession *s, bool ok, double seconds,
 		cJSON_AddStringToObject(c, "log", clean);
 		free(clean);
 	}
-	cJSON *r = cJSON_AddObjectToObject(comp, "reference");
-	cJSON_AddBoolToObject(r, "ok", true);
-	cJSON_AddBoolToObject(r, "cached", true);
-	cJSON_AddNumberToObject(r, "seconds", 0);
-	cJSON_AddStringToObject(r, "key", "");
-	cJSON_AddStringToObject(r, "command", "");
+	reference_json(comp);
 }
 
 /*
@@ -711,21 +455,22 @@ static void load_failed(struct bsession *s, const cJSON *rep)
 	bool comp = what && !strcmp(what, "compile");
 	bool base = what && !strcmp(what, "baseline");
 	bool cand = comp || base || (what && !strcmp(what, "candidate"));
-	char *why = base ? kf_xasprintf("baseline %s: %s",
-					s->o->baseline ? s->o->baseline : "?",
-					msg ? msg : "no message")
-			 : kf_xasprintf("%s: %s", cand ? s->cand_label : what,
-					msg ? msg : "no message");
+	char *why =
+	    base ? kf_xasprintf("baseline %s: %s",
+				s->core.o->baseline ? s->core.o->baseline : "?",
+				msg ? msg : "no message")
+		 : kf_xasprintf("%s: %s", cand ? s->cand_label : what,
+				msg ? msg : "no message");
 	if (!s->kernel)
 		compile_block(s, !comp, 0, comp ? msg : NULL);
-	finish(s,
-	       comp   ? KF_STATUS_COMPILE_ERROR
-	       : cand ? KF_STATUS_LOAD_ERROR
-		      : KF_STATUS_INFRA_ERROR,
-	       comp   ? "compile"
-	       : base ? "baseline"
-		      : "load",
-	       why);
+	kf_session_finish(&s->core,
+			  comp   ? KF_STATUS_COMPILE_ERROR
+			  : cand ? KF_STATUS_LOAD_ERROR
+				 : KF_STATUS_INFRA_ERROR,
+			  comp   ? "compile"
+			  : base ? "baseline"
+				 : "load",
+			  why);
 	free(why);
 }
 
@@ -733,20 +478,21 @@ static void load_failed(struct bsession *s, const cJSON *rep)
  * when that ended the evaluation. */
 static bool load(struct bsession *s, const char *proto, cJSON **device)
 {
-	cJSON *req = request("load");
-	cJSON_AddStringToObject(req, "backend", s->o->backend);
-	cJSON_AddStringToObject(req, "task", s->task->path);
-	if (s->o->baseline)
-		cJSON_AddStringToObject(req, "baseline", s->o->baseline);
+	cJSON *req = kf_request("load");
+	cJSON_AddStringToObject(req, "backend", s->core.o->backend);
+	cJSON_AddStringToObject(req, "task", s->core.task->path);
+	if (s->core.o->baseline)
+		cJSON_AddStringToObject(req, "baseline", s->core.o->baseline);
 	else
 		cJSON_AddStringToObject(req, "candidate", s->cand_path);
 	if (s->kernel)
 		cJSON_AddStringToObject(req, "kernel", s->kernel);
 	cJSON_AddStringToObject(req, "protocol",
 				s->kb_checks ? "kernelbench" : "kforge");
-	add_u64(req, "seed", s->o->seed);
+	kf_add_u64(req, "seed", s->core.o->seed);
 	(void)proto;
-	cJSON *rep = exchange(s, req, LOAD_DEADLINE_MS, "loading");
+	cJSON *rep =
+	    kf_session_exchange(&s->core, req, LOAD_DEADLINE_MS, "loading");
 	if (!rep)
 		return false;
 	const char *ev = kf_json_str(rep, "ev");
@@ -755,13 +501,14 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 		cJSON_Delete(rep);
 		return false;
 	}
-	if (unexpected(s, rep, "loaded", "loading"))
+	if (kf_session_unexpected(&s->core, rep, "loaded", "loading"))
 		return false;
 	struct kf_err err = KF_ERR_INIT;
-	if (add_tensors(s->task, rep, false, &err) ||
-	    add_tensors(s->task, rep, true, &err)) {
+	if (add_tensors(s->core.task, rep, false, &err) ||
+	    add_tensors(s->core.task, rep, true, &err)) {
 		char *why = kf_xasprintf("loading: %s", err.msg);
-		finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
+		kf_session_finish(&s->core, KF_STATUS_INFRA_ERROR, "protocol",
+				  why);
 		free(why);
 		cJSON_Delete(rep);
 		return false;
@@ -776,24 +523,11 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 	    "python %s, torch %s",
 	    kf_json_str(rep, "python") ? kf_json_str(rep, "python") : "?",
 	    tv ? tv : "?");
-	if (!cJSON_GetObjectItem(s->res, "toolchain"))
-		cJSON_AddStringToObject(s->res, "toolchain", tc);
+	if (!cJSON_GetObjectItem(s->core.res, "toolchain"))
+		cJSON_AddStringToObject(s->core.res, "toolchain", tc);
 	free(tc);
 	cJSON_Delete(rep);
 	return true;
-}
-
-/* First line of a compiler log that says "error", for the reason. */
-static char *error_line(const char *log)
-{
-	for (const char *p = log; p && *p;) {
-		const char *nl = strchr(p, '\n');
-		size_t n = nl ? (size_t)(nl - p) : strlen(p);
-		if (memmem(p, n, "error", 5))
-			return kf_xasprintf("%.*s", (int)n, p);
-		p = nl ? nl + 1 : NULL;
-	}
-	return kf_xstrdup(log && *log ? log : "the compiler failed");
 }
 
 /*
@@ -807,64 +541,21 @@ static int compile_kernel(struct bsession *s, struct kf_compile_result *cr,
 			  struct kf_err *err)
 {
 	struct kf_compile_opts co = {0};
-	co.backend = s->o->backend;
-	co.include_dir = s->o->include_dir;
-	co.no_cache = s->o->no_cache;
+	co.backend = s->core.o->backend;
+	co.include_dir = s->core.o->include_dir;
+	co.no_cache = s->core.o->no_cache;
 	int rc = kf_compile(s->cand_path, &co, cr, err);
 	if (rc)
 		return rc;
-	cJSON *comp = cJSON_AddObjectToObject(s->res, "compile");
-	cJSON *c = cJSON_AddObjectToObject(comp, "candidate");
-	cJSON_AddBoolToObject(c, "ok", cr->ok);
-	cJSON_AddBoolToObject(c, "cached", cr->cached);
-	cJSON_AddNumberToObject(c, "seconds", cr->seconds);
-	cJSON_AddStringToObject(c, "key", cr->key ? cr->key : "");
-	cJSON_AddStringToObject(c, "command", cr->command ? cr->command : "");
-	cJSON *r = cJSON_AddObjectToObject(comp, "reference");
-	cJSON_AddBoolToObject(r, "ok", true);
-	cJSON_AddBoolToObject(r, "cached", true);
-	cJSON_AddNumberToObject(r, "seconds", 0);
-	cJSON_AddStringToObject(r, "key", "");
-	cJSON_AddStringToObject(r, "command", "");
-	cJSON_AddStringToObject(s->res, "toolchain",
+	cJSON *comp = cJSON_AddObjectToObject(s->core.res, "compile");
+	kf_compile_json(comp, "candidate", cr, !cr->ok);
+	reference_json(comp);
+	cJSON_AddStringToObject(s->core.res, "toolchain",
 				cr->toolchain ? cr->toolchain : "");
-	if (!cr->ok) {
-		char *log = kf_xstrdup(cr->log ? cr->log : "");
-		kf_text_sanitize(log);
-		cJSON_AddStringToObject(c, "log", log);
-		free(log);
-		char *line = cr->timed_out
-				 ? kf_xasprintf("%s: the compiler did not "
-						"finish in time",
-						s->cand_path)
-				 : error_line(cr->log);
-		kf_text_sanitize(line);
-		finish(s, KF_STATUS_COMPILE_ERROR, "compile", line);
-		free(line);
-		return 0;
-	}
-	char **names = NULL, why[768];
-	int n = 0;
-	if (kf_compile_imports(cr->so_path, &names, &n, err)) {
-		finish(s, KF_STATUS_INFRA_ERROR, "link_policy", err->msg);
-		return 0;
-	}
-	int bad =
-	    kf_policy_check(s->task, s->o->backend, names, n, why, sizeof(why));
-	cJSON *imp = cJSON_AddArrayToObject(
-	    cJSON_GetObjectItem(s->res, "candidate"), "imports");
-	for (int i = 0; i < n; i++) {
-		cJSON_AddItemToArray(imp, cJSON_CreateString(names[i]));
-		free(names[i]);
-	}
-	free(names);
-	if (bad) {
-		char *reason = kf_xasprintf("%s imports what the task does not "
-					    "allow: %s",
-					    s->cand_path, why);
-		finish(s, KF_STATUS_REJECTED, "link_policy", reason);
-		free(reason);
-	}
+	if (!cr->ok)
+		kf_session_compile_failed(&s->core, cr, s->cand_path);
+	else
+		kf_session_link_policy(&s->core, cr->so_path, s->cand_path);
 	return 0;
 }
 
@@ -893,9 +584,7 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 {
 	struct bsession s;
 	memset(&s, 0, sizeof(s));
-	s.o = o;
-	s.log_fd = -1;
-	s.proc = (struct kf_proc)KF_PROC_INIT;
+	kf_session_core_init(&s.core, &bridge, o);
 	s.cand_path = candidate_path;
 	char *python = NULL, *script = NULL;
 	cJSON *frames = NULL, *device = NULL;
@@ -905,7 +594,7 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 	const char *proto = o->protocol ? o->protocol : "kforge";
 	s.kb_checks = !strcmp(proto, "kernelbench");
 	bool kernel = false;
-	int rc = kf_task_load(task_path, &s.task, err);
+	int rc = kf_task_load(task_path, &s.core.task, err);
 	if (rc)
 		return rc;
 	if (o->baseline) {
@@ -920,18 +609,19 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		rc = err->code;
 		goto fail;
 	}
-	s.call_ms = o->call_timeout_ms > 0 ? o->call_timeout_ms
-					   : s.task->call_timeout_ms;
+	s.core.call_ms = o->call_timeout_ms > 0 ? o->call_timeout_ms
+						: s.core.task->call_timeout_ms;
 	result_head(&s);
 	if (kernel) {
 		if ((rc = compile_kernel(&s, &cr, err)))
 			goto fail;
-		if (s.done)
+		if (s.core.done)
 			goto done;
 		s.kernel = cr.so_path;
 	}
 	if (spawn_bridge(&s, python, script, err)) {
-		finish(&s, KF_STATUS_INFRA_ERROR, "spawn", err->msg);
+		kf_session_finish(&s.core, KF_STATUS_INFRA_ERROR, "spawn",
+				  err->msg);
 		goto done;
 	}
 	if (!load(&s, proto, &device))
@@ -940,41 +630,28 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 	frames = cJSON_CreateArray();
 	plans = kf_xcalloc((size_t)n, sizeof(*plans));
 	run_trials(&s, n, frames, plans);
-	if (s.done)
+	if (s.core.done)
 		goto done;
-	kf_judge_degenerate(s.task, plans, frames, s.res);
+	kf_judge_degenerate(s.core.task, plans, frames, s.core.res);
 	if (!o->no_timing) {
 		if (!s.kb_checks)
 			time_kforge(&s);
-		if (!s.done && strcmp(proto, "kforge"))
+		if (!s.core.done && strcmp(proto, "kforge"))
 			time_kernelbench(
 			    &s, s.kb_checks ? "timing" : "timing_kernelbench");
 	}
 done:
-	close_bridge(&s);
-	if (!cJSON_GetObjectItem(s.res, "toolchain"))
-		cJSON_AddStringToObject(s.res, "toolchain", "");
-	cJSON *e = cJSON_CreateObject();
-	kf_add_system(e, true);
-	cJSON_AddItemToObject(e, "device",
-			      device ? cJSON_Duplicate(device, 1)
-				     : cJSON_CreateNull());
-	cJSON_AddStringToObject(e, "compiler", kf_json_str(s.res, "toolchain"));
-	cJSON_AddItemToObject(s.res, "environment", e);
-	cJSON_AddNumberToObject(s.res, "seconds",
-				(double)(kf_now_ns() - start) / 1e9);
-	*result = s.res;
-	s.res = NULL;
+	*result = kf_session_end(&s.core, device, start);
 	rc = 0;
 fail:
-	cJSON_Delete(s.res);
+	cJSON_Delete(s.core.res);
 	cJSON_Delete(frames);
 	cJSON_Delete(device);
 	free(plans);
 	free(python);
 	free(script);
 	kf_compile_result_release(&cr);
-	kf_task_free(s.task);
+	kf_task_free(s.core.task);
 	free(s.cand_label);
 	return rc;
 }

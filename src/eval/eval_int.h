@@ -1,6 +1,7 @@
 /*
  * eval_int.h: shared inside the supervisor: the judge's verdicts over the
- * worker's raw frames, and the pieces of the result JSON.
+ * worker's raw frames, the session that native and KernelBench-format
+ * evaluations share, and the pieces of the result JSON.
  */
 #ifndef KFORGE_EVAL_INT_H
 #define KFORGE_EVAL_INT_H
@@ -56,10 +57,150 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		   const struct kf_eval_opts *opts, cJSON **result,
 		   struct kf_err *err);
 
+/*
+ * The child a session drives: the C worker (eval.c) or the PyTorch bridge
+ * (bridge.c), which speak the same protocol but die differently. One static
+ * instance per kind.
+ */
+struct kf_child {
+	const char *name;  /* "worker", "bridge": the subject of the messages */
+	int quit_wait_ms;  /* how long closing waits for it to exit */
+	bool sandboxed;	   /* its seccomp sandbox kills with SIGSYS */
+	bool name_killers; /* a SIGKILL is named as the CPU or memory limit */
+};
+
+/*
+ * What both kinds of session share (session.c): the child, its log and
+ * how it ended, and the result being assembled. Each session embeds one.
+ */
+struct kf_session_core {
+	const struct kf_child *child; /* borrowed, static */
+	const struct kf_eval_opts *o; /* borrowed for the session */
+	struct kf_task *task;	      /* owned; kf_eval* frees it */
+	cJSON *res; /* owned until kf_session_end hands it over */
+	struct kf_proc proc;
+	double call_ms; /* the deadline of one call of either side */
+	int log_fd;	/* the child's stderr (a temporary file), or -1 */
+	bool done;	/* a final status is set */
+	bool reaped;	/* the child is gone; exit_status says how */
+	int exit_status;
+	long maxrss_kib;
+};
+
+struct kf_compile_result;
+
+/* Zeroes s: no child yet, no log, no result. */
+void kf_session_core_init(struct kf_session_core *s,
+			  const struct kf_child *child,
+			  const struct kf_eval_opts *o);
+/* Sets the final status: check names the failing check (or NULL), reason
+ * (sanitized here) says why, or NULL. */
+void kf_session_finish(struct kf_session_core *s, enum kf_status st,
+		       const char *check, const char *reason);
+/* A request frame {"op": op}; the caller owns it. */
+cJSON *kf_request(const char *op);
+/* Adds v as a decimal string: JSON numbers lose 64-bit integers. */
+void kf_add_u64(cJSON *o, const char *key, uint64_t v);
+
+/* Creates s->res with its opening fields and returns its "task" object,
+ * which holds id and path, for the caller to complete. */
+cJSON *kf_session_result_open(struct kf_session_core *s);
+/* Adds "candidate" (path: label; sha256 of file) and "seed". */
+void kf_session_result_candidate(struct kf_session_core *s, const char *label,
+				 const char *file);
+/* Adds under key the record of one compile, its log when with_log. */
+void kf_compile_json(cJSON *parent, const char *key,
+		     const struct kf_compile_result *r, bool with_log);
+/* Finishes with COMPILE_ERROR: the log's first error line, or the
+ * compiler's timeout. */
+void kf_session_compile_failed(struct kf_session_core *s,
+			       const struct kf_compile_result *cr,
+			       const char *cand_path);
+/* The link-time policy over what the compiled candidate (so_path, from
+ * cand_path) imports, listed under "candidate"; true when it sets the final
+ * status. */
+bool kf_session_link_policy(struct kf_session_core *s, const char *so_path,
+			    const char *cand_path);
+
+/* env(1) (*env) and "CUDA_VISIBLE_DEVICES=..." (*pin, for o->device) that
+ * pin the child to one GPU through env(1) alone, since threads may spawn
+ * children for other GPUs at the same time; both owned by the caller. */
+int kf_session_pin(const struct kf_session_core *s, char **env, char **pin,
+		   struct kf_err *err);
+/* Starts the child, its stderr into a fresh temporary log. */
+int kf_session_spawn(struct kf_session_core *s, char *const argv[],
+		     const struct kf_limits *lim, struct kf_err *err);
+/* Sends req (consumed) and reads the reply within timeout_ms. On a late or
+ * dead child it sets the final status (phase says where) and returns NULL;
+ * the child is then reaped. */
+cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
+			   double timeout_ms, const char *phase);
+/* True (the final status set, rep freed) when rep is not the event want: a
+ * device fault is the candidate's doing, anything else the engine's. */
+bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
+			   const char *want, const char *phase);
+/* Asks the child to quit, reaps it and adds the "worker" block (exit,
+ * maxrss_kib, the tail of its log); closes the log. */
+void kf_session_close(struct kf_session_core *s);
+
+/*
+ * Ends the session: closes the child, adds "environment" (the system,
+ * device, borrowed, may be NULL, and the toolchain, "" where none was
+ * found) and "seconds" since start_ns, and hands the result over (s->res is
+ * then NULL).
+ */
+cJSON *kf_session_end(struct kf_session_core *s, const cJSON *device,
+		      uint64_t start_ns);
+
+/*
+ * Records a judged trial: tj (its JSON, owned) with "passed" under
+ * "trials"; on a failure, the verdict's details with dims (owned, freed
+ * when unused) and seed under "failure", and the final status.
+ */
+void kf_session_trial_done(struct kf_session_core *s, cJSON *tj,
+			   struct verdict *v, cJSON *dims, uint64_t seed);
+
+/* kforge's timing protocol between its batches of interleaved pairs. */
+struct kf_timing {
+	int batch, warmup; /* the next batch: timed pairs, untimed ones */
+	bool met;	   /* both medians' intervals are within ci_target */
+	uint64_t t0_ns, b0_ns; /* when sampling, and the last batch, began */
+	double elapsed;	       /* seconds of sampling, at the last batch */
+};
+/* Starts the clock; the first batch is 10 pairs after 3 untimed ones. */
+void kf_timing_start(struct kf_timing *tg);
+/*
+ * The next batch of tg, each call within call_ms, plus slack_ms for the
+ * batch. Returns the judged "samples" frame (the caller frees it), or NULL
+ * with the final status set.
+ */
+cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
+			     double slack_ms);
+/*
+ * True when timing goes on after a batch, with n pairs of candidate (c)
+ * and reference (r) ns in all; tg then holds the next batch. False when it
+ * stops: tg->met when both medians' intervals are within o->ci_target,
+ * else the time cap or o->max_pairs ended it.
+ */
+bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
+		    const double *c, const double *r, int n);
+/* Adds the "timing" block of kforge's protocol, n pairs kept after
+ * throttled ones were dropped, and returns it. */
+cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,
+		      int n, int throttled);
+
+/* Adds a trial's "outputs", "ref_ms" and "cand_ms" from its frame. */
+void kf_trial_outputs_json(cJSON *j, const cJSON *frame);
+
 /* Adds under key a summary of x[0..n) (docs/results.md: n, median, ci95,
  * iqr, min, max, mean), each value times scale (stats.c). */
 void kf_summary_json(cJSON *parent, const char *key, const double *x, int n,
 		     double scale);
+/* Adds "ci_target_met" (met), then the summaries of the reference (r) and
+ * the candidate (c) in ms and of the speedup of each of the n pairs
+ * (stats.c). */
+void kf_pairs_json(cJSON *tm, const double *c, const double *r, int n,
+		   bool met);
 /* The 95 % interval's larger half-width relative to the median;
  * INFINITY when the median is not positive. */
 double kf_half_width(const double *x, int n);

@@ -85,3 +85,17 @@ double kf_half_width(const double *x, int n)
 		return INFINITY;
 	return fmax(m.median - m.ci_lo, m.ci_hi - m.median) / m.median;
 }
+
+void kf_pairs_json(cJSON *tm, const double *c, const double *r, int n, bool met)
+{
+	cJSON_AddBoolToObject(tm, "ci_target_met", met);
+	kf_summary_json(tm, "reference", r, n, 1e-6);
+	kf_summary_json(tm, "candidate", c, n, 1e-6);
+	/* The speedup of each interleaved pair, so that drifts common to
+	 * both (clock, other load) cancel. */
+	double *ratio = kf_xmalloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		ratio[i] = c[i] > 0 ? r[i] / c[i] : 0;
+	kf_summary_json(tm, "speedup", ratio, n, 1.0);
+	free(ratio);
+}

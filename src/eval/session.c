@@ -1,0 +1,483 @@
+/*
+ * session.c: what both kinds of evaluation share: the plumbing of a
+ * supervised child that speaks the worker's protocol (native tasks: eval.c
+ * and the C worker; KernelBench-format ones: bridge.c and the PyTorch
+ * bridge), the result's common blocks, and kforge's timing loop.
+ */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/compile.h>
+#include <kforge/eval.h>
+#include <kforge/task.h>
+
+#include "eval_int.h"
+
+#define LOG_TAIL_BYTES 4096
+
+void kf_session_core_init(struct kf_session_core *s,
+			  const struct kf_child *child,
+			  const struct kf_eval_opts *o)
+{
+	memset(s, 0, sizeof(*s));
+	s->child = child;
+	s->o = o;
+	s->log_fd = -1;
+	s->proc = (struct kf_proc)KF_PROC_INIT;
+}
+
+void kf_session_finish(struct kf_session_core *s, enum kf_status st,
+		       const char *check, const char *reason)
+{
+	cJSON_ReplaceItemInObject(s->res, "status",
+				  cJSON_CreateString(kf_status_name(st)));
+	if (check)
+		cJSON_AddStringToObject(s->res, "check", check);
+	char *clean = reason ? kf_xstrdup(reason) : NULL;
+	if (clean)
+		kf_text_sanitize(clean);
+	cJSON_ReplaceItemInObject(s->res, "reason",
+				  clean ? cJSON_CreateString(clean)
+					: cJSON_CreateNull());
+	free(clean);
+	s->done = true;
+}
+
+cJSON *kf_request(const char *op)
+{
+	cJSON *r = cJSON_CreateObject();
+	cJSON_AddStringToObject(r, "op", op);
+	return r;
+}
+
+void kf_add_u64(cJSON *o, const char *key, uint64_t v)
+{
+	char buf[24];
+	snprintf(buf, sizeof(buf), "%llu", (unsigned long long)v);
+	cJSON_AddStringToObject(o, key, buf);
+}
+
+static char *file_sha256(const char *path)
+{
+	char *buf = NULL, hex[65];
+	size_t n = 0;
+	struct kf_sha256 h;
+	if (kf_file_read(path, 64u << 20, &buf, &n, NULL))
+		return NULL;
+	kf_sha256_init(&h);
+	kf_sha256_update(&h, buf, n);
+	kf_sha256_final_hex(&h, hex);
+	free(buf);
+	return kf_xstrdup(hex);
+}
+
+cJSON *kf_session_result_open(struct kf_session_core *s)
+{
+	s->res = cJSON_CreateObject();
+	cJSON_AddStringToObject(s->res, "kforge", KF_VERSION);
+	char *when = kf_utc_iso8601();
+	cJSON_AddStringToObject(s->res, "created_at", when);
+	free(when);
+	cJSON_AddStringToObject(s->res, "status", "ok");
+	cJSON_AddNullToObject(s->res, "reason");
+	cJSON_AddStringToObject(s->res, "backend", s->o->backend);
+	cJSON *tj = cJSON_AddObjectToObject(s->res, "task");
+	cJSON_AddStringToObject(tj, "id", s->task->id);
+	cJSON_AddStringToObject(tj, "path", s->task->path);
+	return tj;
+}
+
+void kf_session_result_candidate(struct kf_session_core *s, const char *label,
+				 const char *file)
+{
+	cJSON *cj = cJSON_AddObjectToObject(s->res, "candidate");
+	cJSON_AddStringToObject(cj, "path", label);
+	char *sha = file_sha256(file);
+	cJSON_AddStringToObject(cj, "sha256", sha ? sha : "");
+	free(sha);
+	kf_add_u64(s->res, "seed", s->o->seed);
+}
+
+void kf_compile_json(cJSON *parent, const char *key,
+		     const struct kf_compile_result *r, bool with_log)
+{
+	cJSON *c = cJSON_AddObjectToObject(parent, key);
+	cJSON_AddBoolToObject(c, "ok", r->ok);
+	cJSON_AddBoolToObject(c, "cached", r->cached);
+	cJSON_AddNumberToObject(c, "seconds", r->seconds);
+	cJSON_AddStringToObject(c, "key", r->key ? r->key : "");
+	cJSON_AddStringToObject(c, "command", r->command ? r->command : "");
+	if (with_log) {
+		char *log = kf_xstrdup(r->log ? r->log : "");
+		kf_text_sanitize(log);
+		cJSON_AddStringToObject(c, "log", log);
+		free(log);
+	}
+}
+
+/* First line of a compiler log that says "error", for the one-line reason. */
+static char *first_error_line(const char *log)
+{
+	const char *p = log;
+	while (p && *p) {
+		const char *nl = strchr(p, '\n');
+		size_t n = nl ? (size_t)(nl - p) : strlen(p);
+		if (memmem(p, n, "error", 5)) {
+			char *line = kf_xmalloc(n + 1);
+			memcpy(line, p, n);
+			line[n] = '\0';
+			kf_text_sanitize(line);
+			return line;
+		}
+		p = nl ? nl + 1 : NULL;
+	}
+	char *all = kf_xstrdup(log && *log ? log : "the compiler failed");
+	kf_text_sanitize(all);
+	return all;
+}
+
+void kf_session_compile_failed(struct kf_session_core *s,
+			       const struct kf_compile_result *cr,
+			       const char *cand_path)
+{
+	char *why = cr->timed_out ? kf_xasprintf("%s: the compiler did not "
+						 "finish in time",
+						 cand_path)
+				  : first_error_line(cr->log);
+	kf_session_finish(s, KF_STATUS_COMPILE_ERROR, "compile", why);
+	free(why);
+}
+
+bool kf_session_link_policy(struct kf_session_core *s, const char *so_path,
+			    const char *cand_path)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char **names = NULL, why[768];
+	int n = 0;
+	if (kf_compile_imports(so_path, &names, &n, &err)) {
+		kf_session_finish(s, KF_STATUS_INFRA_ERROR, "link_policy",
+				  err.msg);
+		return true;
+	}
+	int bad =
+	    kf_policy_check(s->task, s->o->backend, names, n, why, sizeof(why));
+	cJSON *imp = cJSON_AddArrayToObject(
+	    cJSON_GetObjectItem(s->res, "candidate"), "imports");
+	for (int i = 0; i < n; i++) {
+		cJSON_AddItemToArray(imp, cJSON_CreateString(names[i]));
+		free(names[i]);
+	}
+	free(names);
+	if (!bad)
+		return false;
+	char *reason = kf_xasprintf("%s imports what the task does not allow: "
+				    "%s",
+				    cand_path, why);
+	kf_session_finish(s, KF_STATUS_REJECTED, "link_policy", reason);
+	free(reason);
+	return true;
+}
+
+int kf_session_pin(const struct kf_session_core *s, char **env, char **pin,
+		   struct kf_err *err)
+{
+	*pin = NULL;
+	*env = kf_is_executable("/usr/bin/env") ? kf_xstrdup("/usr/bin/env")
+						: kf_which("env");
+	if (!*env)
+		return kf_err_set(
+		    err, KF_ENOENT,
+		    "env(1) not found: cannot pin the %s to a GPU",
+		    s->child->name);
+	/* Device i is the i-th entry of the CUDA_VISIBLE_DEVICES this process
+	 * has, when it has one. */
+	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
+	int i = 0;
+	for (const char *p = vis; p && *p; i++) {
+		size_t n = strcspn(p, ",");
+		if (i == s->o->device) {
+			*pin = kf_xasprintf("CUDA_VISIBLE_DEVICES=%.*s", (int)n,
+					    p);
+			return 0;
+		}
+		p += n + (p[n] == ',');
+	}
+	*pin = kf_xasprintf("CUDA_VISIBLE_DEVICES=%d", s->o->device);
+	return 0;
+}
+
+int kf_session_spawn(struct kf_session_core *s, char *const argv[],
+		     const struct kf_limits *lim, struct kf_err *err)
+{
+	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+	return kf_proc_spawn(&s->proc, argv, lim, s->log_fd, err);
+}
+
+/* The final status of a child that died (wait status) where it was to
+ * answer; rc is why the frame did not come, err its message. */
+static void child_died(struct kf_session_core *s, int status, int rc,
+		       const struct kf_err *err, const char *phase)
+{
+	const char *name = s->child->name;
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	char *d = kf_wait_describe(status);
+	char *why;
+	if (sig == SIGXCPU) {
+		why = kf_xasprintf("%s: the %s ran out of CPU time (%s)", phase,
+				   name, d);
+		kf_session_finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
+	} else if (sig == SIGSYS && s->child->sandboxed) {
+		why = kf_xasprintf("%s: the sandbox killed the %s: the "
+				   "candidate made a system call it forbids "
+				   "(new processes or programs, sockets, "
+				   "tracing, signals to other processes; on "
+				   "the host also threads, files and "
+				   "executable memory)",
+				   phase, name);
+		kf_session_finish(s, KF_STATUS_REJECTED, "sandbox", why);
+	} else if (rc == KF_EPROTO) {
+		why = kf_xasprintf("%s: %s", phase, err->msg);
+		kf_session_finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
+	} else if (sig == SIGKILL && s->child->name_killers) {
+		why = kf_xasprintf("%s: the %s died: %s (the hard CPU-time "
+				   "limit or the system's out-of-memory "
+				   "killer)",
+				   phase, name, d);
+		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
+	} else {
+		why = kf_xasprintf("%s: the %s died: %s", phase, name, d);
+		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
+	}
+	free(d);
+	free(why);
+}
+
+cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
+			   double timeout_ms, const char *phase)
+{
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *reply = NULL;
+	int rc = kf_frame_write(s->proc.to_child, req, &err);
+	cJSON_Delete(req);
+	if (!rc)
+		rc = kf_frame_read(s->proc.from_child,
+				   kf_now_ns() + (uint64_t)(timeout_ms * 1e6),
+				   &reply, &err);
+	if (!rc)
+		return reply;
+	int status = 0;
+	if (rc == KF_ETIMEDOUT) {
+		kf_proc_kill(&s->proc, &status);
+		s->reaped = true;
+		s->exit_status = status;
+		char *why =
+		    kf_xasprintf("%s: no answer within %.1f s; the %s "
+				 "was killed",
+				 phase, timeout_ms / 1000.0, s->child->name);
+		kf_session_finish(s, KF_STATUS_TIMEOUT, "deadline", why);
+		free(why);
+		return NULL;
+	}
+	kf_proc_wait(&s->proc, 5000, &status, &s->maxrss_kib);
+	s->reaped = true;
+	s->exit_status = status;
+	child_died(s, status, rc, &err, phase);
+	return NULL;
+}
+
+bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
+			   const char *want, const char *phase)
+{
+	const char *ev = kf_json_str(rep, "ev");
+	if (ev && !strcmp(ev, want))
+		return false;
+	const char *msg = kf_json_str(rep, "message");
+	char *why = kf_xasprintf("%s: %s", phase, msg ? msg : "no message");
+	if (ev && !strcmp(ev, "fault"))
+		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "device_fault",
+				  why);
+	else
+		kf_session_finish(s, KF_STATUS_INFRA_ERROR, "worker", why);
+	free(why);
+	cJSON_Delete(rep);
+	return true;
+}
+
+/* The last bytes of the child's stderr (what the candidate printed). */
+static char *log_tail(int fd)
+{
+	if (fd < 0)
+		return kf_xstrdup("");
+	off_t end = lseek(fd, 0, SEEK_END);
+	off_t start = end > LOG_TAIL_BYTES ? end - LOG_TAIL_BYTES : 0;
+	char *buf = kf_xmalloc(LOG_TAIL_BYTES + 1);
+	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
+	buf[n > 0 ? n : 0] = '\0';
+	/* Whatever the candidate printed must not make the result JSON
+	 * unreadable. */
+	kf_text_sanitize(buf);
+	return buf;
+}
+
+void kf_session_close(struct kf_session_core *s)
+{
+	/* Either child's block is "worker": the bridge takes its place. */
+	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
+	if (s->proc.pid > 0) {
+		cJSON *q = kf_request("quit");
+		struct kf_err err = KF_ERR_INIT;
+		kf_frame_write(s->proc.to_child, q, &err);
+		cJSON_Delete(q);
+		kf_proc_wait(&s->proc, s->child->quit_wait_ms, &s->exit_status,
+			     &s->maxrss_kib);
+		s->reaped = true;
+	}
+	if (s->reaped) {
+		char *d = kf_wait_describe(s->exit_status);
+		cJSON_AddStringToObject(w, "exit", d);
+		free(d);
+	}
+	cJSON_AddNumberToObject(w, "maxrss_kib", (double)s->maxrss_kib);
+	char *tail = log_tail(s->log_fd);
+	cJSON_AddStringToObject(w, "log", tail);
+	free(tail);
+	if (s->log_fd >= 0)
+		close(s->log_fd);
+	s->log_fd = -1;
+}
+
+cJSON *kf_session_end(struct kf_session_core *s, const cJSON *device,
+		      uint64_t start_ns)
+{
+	kf_session_close(s);
+	/* A bridge that never loaded reports no toolchain. */
+	if (!cJSON_GetObjectItem(s->res, "toolchain"))
+		cJSON_AddStringToObject(s->res, "toolchain", "");
+	cJSON *e = cJSON_CreateObject();
+	kf_add_system(e, true);
+	cJSON_AddItemToObject(e, "device",
+			      device ? cJSON_Duplicate(device, 1)
+				     : cJSON_CreateNull());
+	cJSON_AddStringToObject(e, "compiler",
+				kf_json_str(s->res, "toolchain"));
+	cJSON_AddItemToObject(s->res, "environment", e);
+	cJSON_AddNumberToObject(s->res, "seconds",
+				(double)(kf_now_ns() - start_ns) / 1e9);
+	cJSON *res = s->res;
+	s->res = NULL;
+	return res;
+}
+
+void kf_session_trial_done(struct kf_session_core *s, cJSON *tj,
+			   struct verdict *v, cJSON *dims, uint64_t seed)
+{
+	cJSON_AddBoolToObject(tj, "passed", v->status == KF_STATUS_OK);
+	cJSON_AddItemToArray(cJSON_GetObjectItem(s->res, "trials"), tj);
+	if (v->status == KF_STATUS_OK || !v->failure) {
+		cJSON_Delete(dims);
+	} else {
+		cJSON_AddItemToObject(v->failure, "dims", dims);
+		kf_add_u64(v->failure, "seed", seed);
+		cJSON_AddItemToObject(s->res, "failure", v->failure);
+	}
+	if (v->status != KF_STATUS_OK)
+		kf_session_finish(s, v->status, v->check, v->reason);
+}
+
+void kf_timing_start(struct kf_timing *tg)
+{
+	memset(tg, 0, sizeof(*tg));
+	tg->batch = 10;
+	tg->warmup = 3;
+	tg->t0_ns = kf_now_ns();
+}
+
+cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
+			     double slack_ms)
+{
+	tg->b0_ns = kf_now_ns();
+	cJSON *req = kf_request("time");
+	kf_add_u64(req, "seed", s->o->seed + 1000003u);
+	cJSON_AddNumberToObject(req, "pairs", tg->batch);
+	cJSON_AddNumberToObject(req, "warmup", tg->warmup);
+	/* A pair is two calls. */
+	double ms = (tg->batch + tg->warmup) * 2 * s->call_ms + slack_ms;
+	cJSON *rep = kf_session_exchange(s, req, ms, "timing");
+	if (!rep || kf_session_unexpected(s, rep, "samples", "timing"))
+		return NULL;
+	struct verdict v = {0};
+	kf_judge_samples(rep, &v);
+	if (v.status != KF_STATUS_OK) {
+		kf_session_finish(s, v.status, v.check, v.reason);
+		cJSON_Delete(rep);
+		return NULL;
+	}
+	return rep;
+}
+
+bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
+		    const double *c, const double *r, int n)
+{
+	uint64_t now = kf_now_ns();
+	double batch_s = (double)(now - tg->b0_ns) / 1e9;
+	tg->elapsed = (double)(now - tg->t0_ns) / 1e9;
+	tg->warmup = 0;
+	if (n >= o->min_pairs && kf_half_width(c, n) <= o->ci_target &&
+	    kf_half_width(r, n) <= o->ci_target) {
+		tg->met = true;
+		return false;
+	}
+	/* The cap ends sampling once min_pairs are in; short of that only
+	 * four times the cap does. */
+	if ((tg->elapsed >= o->time_cap_s && n >= o->min_pairs) ||
+	    tg->elapsed >= 4 * o->time_cap_s || n >= o->max_pairs)
+		return false;
+	/* Aim the next batch at about a quarter of a second. */
+	double per_pair = batch_s / tg->batch;
+	int b = per_pair > 0 ? (int)(0.25 / per_pair) : 50;
+	b = b < 2 ? 2 : b > 200 ? 200 : b;
+	if (n + b > o->max_pairs)
+		b = o->max_pairs - n;
+	tg->batch = b < 1 ? 1 : b;
+	return true;
+}
+
+cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,
+		      int n, int throttled)
+{
+	cJSON *tm = cJSON_AddObjectToObject(s->res, "timing");
+	cJSON_AddStringToObject(tm, "protocol", "kforge");
+	cJSON_AddStringToObject(tm, "unit", "ms");
+	cJSON_AddNumberToObject(tm, "pairs", n);
+	cJSON_AddNumberToObject(tm, "discarded_throttled", throttled);
+	cJSON_AddNumberToObject(tm, "seconds", tg->elapsed);
+	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
+	return tm;
+}
+
+void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
+{
+	cJSON *outs = cJSON_AddArrayToObject(j, "outputs");
+	const cJSON *fo;
+	cJSON_ArrayForEach(fo, cJSON_GetObjectItem(frame, "outputs"))
+	{
+		cJSON *o = cJSON_CreateObject();
+		static const char *const keys[] = {
+		    "n",       "mismatches", "unwritten", "nan_got",
+		    "inf_got", "max_abs",    "max_rel"};
+		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
+			cJSON_AddNumberToObject(o, keys[k],
+						kf_json_num(fo, keys[k], 0));
+		cJSON_AddItemToArray(outs, o);
+	}
+	cJSON_AddNumberToObject(j, "ref_ms",
+				kf_json_num(frame, "ref_ns", 0) / 1e6);
+	cJSON_AddNumberToObject(j, "cand_ms",
+				kf_json_num(frame, "cand_ns", 0) / 1e6);
+}
