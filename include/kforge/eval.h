@@ -101,6 +101,13 @@ struct kf_summary {
 /* Sorts a copy of x[0..n) and summarises it. */
 void kf_summarize(const double *x, int n, struct kf_summary *s);
 
+/* Evaluation options as JSON, to hand to another process or to store with
+ * a run (the pointers' strings are copied). */
+cJSON *kf_eval_opts_json(const struct kf_eval_opts *eo);
+/* Reads what kf_eval_opts_json wrote into *eo, over the defaults; strings
+ * point into o, which must outlive *eo. */
+void kf_eval_opts_from_json(const cJSON *o, struct kf_eval_opts *eo);
+
 /* What this machine has (CPU, GPUs, compilers, Python, torch), as JSON. */
 cJSON *kf_doctor(void);
 

@@ -1,9 +1,12 @@
 /* result.c: the human-readable report of a result JSON (`kforge eval`
- * without --json). Every figure comes from the JSON, so both agree. */
+ * without --json; every figure comes from the JSON, so both agree), and
+ * evaluation options as JSON. */
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include <kforge/base.h>
 #include <kforge/eval.h>
 
 static const cJSON *get(const cJSON *o, const char *path)
@@ -137,4 +140,58 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 	if (*log && strcmp(str(r, "status"), "ok"))
 		kf_strbuf_addf(out, "%-10s\n%s\n", "worker log", log);
 	kf_strbuf_addf(out, "%-10s %.2f s\n", "took", num(r, "seconds"));
+}
+
+cJSON *kf_eval_opts_json(const struct kf_eval_opts *eo)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "backend",
+				eo->backend ? eo->backend : "host");
+	char seed[32];
+	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)eo->seed);
+	cJSON_AddStringToObject(o, "seed", seed);
+	cJSON_AddNumberToObject(o, "trials", eo->trials);
+	if (eo->worker_path)
+		cJSON_AddStringToObject(o, "worker_path", eo->worker_path);
+	if (eo->include_dir)
+		cJSON_AddStringToObject(o, "include_dir", eo->include_dir);
+	if (eo->protocol)
+		cJSON_AddStringToObject(o, "protocol", eo->protocol);
+	cJSON_AddNumberToObject(o, "call_timeout_ms", eo->call_timeout_ms);
+	cJSON_AddNumberToObject(o, "time_cap_s", eo->time_cap_s);
+	cJSON_AddNumberToObject(o, "ci_target", eo->ci_target);
+	cJSON_AddNumberToObject(o, "min_pairs", eo->min_pairs);
+	cJSON_AddNumberToObject(o, "max_pairs", eo->max_pairs);
+	cJSON_AddBoolToObject(o, "no_timing", eo->no_timing);
+	cJSON_AddBoolToObject(o, "no_cache", eo->no_cache);
+	cJSON_AddNumberToObject(o, "mem_limit_bytes",
+				(double)eo->mem_limit_bytes);
+	cJSON_AddNumberToObject(o, "energy_s", eo->energy_s);
+	return o;
+}
+
+void kf_eval_opts_from_json(const cJSON *o, struct kf_eval_opts *eo)
+{
+	struct kf_eval_opts d = KF_EVAL_OPTS_INIT;
+	*eo = d;
+	const char *b = kf_json_str(o, "backend");
+	const char *seed = kf_json_str(o, "seed");
+	if (b)
+		eo->backend = b;
+	if (seed)
+		eo->seed = strtoull(seed, NULL, 10);
+	eo->trials = (int)kf_json_num(o, "trials", eo->trials);
+	eo->worker_path = kf_json_str(o, "worker_path");
+	eo->include_dir = kf_json_str(o, "include_dir");
+	eo->protocol = kf_json_str(o, "protocol");
+	eo->call_timeout_ms =
+	    kf_json_num(o, "call_timeout_ms", eo->call_timeout_ms);
+	eo->time_cap_s = kf_json_num(o, "time_cap_s", eo->time_cap_s);
+	eo->ci_target = kf_json_num(o, "ci_target", eo->ci_target);
+	eo->min_pairs = (int)kf_json_num(o, "min_pairs", eo->min_pairs);
+	eo->max_pairs = (int)kf_json_num(o, "max_pairs", eo->max_pairs);
+	eo->no_timing = cJSON_IsTrue(cJSON_GetObjectItem(o, "no_timing"));
+	eo->no_cache = cJSON_IsTrue(cJSON_GetObjectItem(o, "no_cache"));
+	eo->mem_limit_bytes = (uint64_t)kf_json_num(o, "mem_limit_bytes", 0);
+	eo->energy_s = kf_json_num(o, "energy_s", eo->energy_s);
 }

@@ -94,52 +94,15 @@ static void note_cb(void *ctx, const char *line)
 	kf_progress_note(&((struct loop *)ctx)->prog, line);
 }
 
-static cJSON *eval_opts_json(const struct kf_eval_opts *eo)
-{
-	cJSON *o = cJSON_CreateObject();
-	char seed[32];
-	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)eo->seed);
-	cJSON_AddStringToObject(o, "backend", eo->backend);
-	cJSON_AddStringToObject(o, "seed", seed);
-	cJSON_AddNumberToObject(o, "trials", eo->trials);
-	cJSON_AddNumberToObject(o, "call_timeout_ms", eo->call_timeout_ms);
-	cJSON_AddNumberToObject(o, "time_cap_s", eo->time_cap_s);
-	cJSON_AddNumberToObject(o, "ci_target", eo->ci_target);
-	cJSON_AddNumberToObject(o, "min_pairs", eo->min_pairs);
-	cJSON_AddNumberToObject(o, "max_pairs", eo->max_pairs);
-	cJSON_AddBoolToObject(o, "no_timing", eo->no_timing);
-	cJSON_AddBoolToObject(o, "no_cache", eo->no_cache);
-	cJSON_AddNumberToObject(o, "mem_limit_bytes",
-				(double)eo->mem_limit_bytes);
-	return o;
-}
-
 /* Eval options back from a run's config; strings borrow from cfg. */
 static int eval_opts_from(const cJSON *cfg, struct kf_eval_opts *eo,
 			  struct kf_err *err)
 {
-	struct kf_eval_opts d = KF_EVAL_OPTS_INIT;
 	const cJSON *e = cJSON_GetObjectItem(cfg, "eval");
-	*eo = d;
 	if (!cJSON_IsObject(e))
 		return kf_err_set(err, KF_EINVAL,
 				  "the run's config has no eval object");
-	const char *b = kf_json_str(e, "backend");
-	const char *seed = kf_json_str(e, "seed");
-	if (b)
-		eo->backend = b;
-	if (seed)
-		eo->seed = strtoull(seed, NULL, 10);
-	eo->trials = (int)kf_json_num(e, "trials", eo->trials);
-	eo->call_timeout_ms =
-	    kf_json_num(e, "call_timeout_ms", eo->call_timeout_ms);
-	eo->time_cap_s = kf_json_num(e, "time_cap_s", eo->time_cap_s);
-	eo->ci_target = kf_json_num(e, "ci_target", eo->ci_target);
-	eo->min_pairs = (int)kf_json_num(e, "min_pairs", eo->min_pairs);
-	eo->max_pairs = (int)kf_json_num(e, "max_pairs", eo->max_pairs);
-	eo->no_timing = cJSON_IsTrue(cJSON_GetObjectItem(e, "no_timing"));
-	eo->no_cache = cJSON_IsTrue(cJSON_GetObjectItem(e, "no_cache"));
-	eo->mem_limit_bytes = (uint64_t)kf_json_num(e, "mem_limit_bytes", 0);
+	kf_eval_opts_from_json(e, eo);
 	return 0;
 }
 
@@ -584,7 +547,7 @@ static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
 			 (unsigned long long)(o->seed ? o->seed : draw_seed()));
 		cJSON_AddStringToObject(cfg, "seed", seed);
 		cJSON_AddNumberToObject(cfg, "parallel", o->parallel);
-		cJSON_AddItemToObject(cfg, "eval", eval_opts_json(&o->eval));
+		cJSON_AddItemToObject(cfg, "eval", kf_eval_opts_json(&o->eval));
 	}
 	if (l->budget < 1 || l->budget > KF_SEARCH_BUDGET_MAX)
 		rc = kf_err_set(err, KF_EINVAL,

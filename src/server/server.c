@@ -84,31 +84,6 @@ void srv_job_free(struct job *j)
 
 /* ---- the eval child ---- */
 
-static cJSON *eval_opts_json(const struct kf_eval_opts *eo)
-{
-	cJSON *o = cJSON_CreateObject();
-	cJSON_AddStringToObject(o, "backend",
-				eo->backend ? eo->backend : "host");
-	char seed[32];
-	snprintf(seed, sizeof(seed), "%llu", (unsigned long long)eo->seed);
-	cJSON_AddStringToObject(o, "seed", seed);
-	cJSON_AddNumberToObject(o, "trials", eo->trials);
-	if (eo->worker_path)
-		cJSON_AddStringToObject(o, "worker_path", eo->worker_path);
-	if (eo->include_dir)
-		cJSON_AddStringToObject(o, "include_dir", eo->include_dir);
-	cJSON_AddNumberToObject(o, "call_timeout_ms", eo->call_timeout_ms);
-	cJSON_AddNumberToObject(o, "time_cap_s", eo->time_cap_s);
-	cJSON_AddNumberToObject(o, "ci_target", eo->ci_target);
-	cJSON_AddNumberToObject(o, "min_pairs", eo->min_pairs);
-	cJSON_AddNumberToObject(o, "max_pairs", eo->max_pairs);
-	cJSON_AddBoolToObject(o, "no_timing", eo->no_timing);
-	cJSON_AddBoolToObject(o, "no_cache", eo->no_cache);
-	cJSON_AddNumberToObject(o, "mem_limit_bytes",
-				(double)eo->mem_limit_bytes);
-	return o;
-}
-
 int kf_server_eval_child(int argc, char **argv)
 {
 	/* Frames go to the original stdout; anything else printed goes to
@@ -125,23 +100,8 @@ int kf_server_eval_child(int argc, char **argv)
 					"eval child: usage: --eval-child TASK "
 					"CANDIDATE OPTS_JSON");
 	} else {
-		struct kf_eval_opts eo = KF_EVAL_OPTS_INIT;
-		eo.backend = kf_json_str(o, "backend");
-		const char *seed = kf_json_str(o, "seed");
-		eo.seed = seed ? strtoull(seed, NULL, 10) : 0;
-		eo.trials = (int)kf_json_num(o, "trials", eo.trials);
-		eo.worker_path = kf_json_str(o, "worker_path");
-		eo.include_dir = kf_json_str(o, "include_dir");
-		eo.call_timeout_ms = kf_json_num(o, "call_timeout_ms", 0);
-		eo.time_cap_s = kf_json_num(o, "time_cap_s", eo.time_cap_s);
-		eo.ci_target = kf_json_num(o, "ci_target", eo.ci_target);
-		eo.min_pairs = (int)kf_json_num(o, "min_pairs", eo.min_pairs);
-		eo.max_pairs = (int)kf_json_num(o, "max_pairs", eo.max_pairs);
-		eo.no_timing =
-		    cJSON_IsTrue(cJSON_GetObjectItem(o, "no_timing"));
-		eo.no_cache = cJSON_IsTrue(cJSON_GetObjectItem(o, "no_cache"));
-		eo.mem_limit_bytes =
-		    (uint64_t)kf_json_num(o, "mem_limit_bytes", 0);
+		struct kf_eval_opts eo;
+		kf_eval_opts_from_json(o, &eo);
 		if (kf_eval(argv[1], argv[2], &eo, &msg, &err)) {
 			msg = cJSON_CreateObject();
 			cJSON_AddStringToObject(msg, "engine_error", err.msg);
@@ -463,7 +423,7 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 	s->eval_exe = opts->eval_exe
 			  ? kf_xstrdup(opts->eval_exe)
 			  : kf_path_join(kf_exe_dir(), "kforge-serve");
-	cJSON *eo = eval_opts_json(&s->o.eo);
+	cJSON *eo = kf_eval_opts_json(&s->o.eo);
 	s->eo_json = kf_json_print(eo);
 	cJSON_Delete(eo);
 	pthread_mutex_init(&s->lock, NULL);
