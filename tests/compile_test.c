@@ -175,6 +175,36 @@ static void test_compile_key_covers_source_and_flags(void)
 	free(src);
 }
 
+/* A header the source includes from its own directory is part of the key:
+ * with the header changed, the object is built again, not taken from the
+ * cache (a stale object once ran the old layout of a copied struct). */
+static void test_compile_key_covers_local_headers(void)
+{
+	use_tmp_cache();
+	static const char with_header[] =
+	    "#include \"scale.h\"\n"
+	    "#include <kforge/kernel.h>\n"
+	    "int kf_entry(const DLTensor *in, int n_in, DLTensor *out,\n"
+	    "             int n_out, void *stream)\n"
+	    "{ (void)in; (void)n_in; (void)n_out; (void)stream;\n"
+	    "  ((float *)out[0].data)[0] = SCALE; return 0; }\n";
+	char *hdr = write_tmp("scale.h", "#define SCALE 2.0f\n");
+	char *src = write_tmp("scaled.c", with_header);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result a = KF_COMPILE_RESULT_INIT;
+	struct kf_compile_result b = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &a, 1);
+	free(hdr);
+	hdr = write_tmp("scale.h", "#define SCALE 3.0f\n");
+	compile_ok(src, &o, &b, 1);
+	CHECK(!b.cached);
+	CHECK(strcmp(a.key, b.key) != 0);
+	kf_compile_result_release(&a);
+	kf_compile_result_release(&b);
+	free(hdr);
+	free(src);
+}
+
 static void test_compile_rejects_option_as_library(void)
 {
 	use_tmp_cache();
@@ -538,6 +568,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_host_exports_kf_entry),
     KF_TEST(test_compile_second_compile_is_cache_hit),
     KF_TEST(test_compile_key_covers_source_and_flags),
+    KF_TEST(test_compile_key_covers_local_headers),
     KF_TEST(test_compile_rejects_option_as_library),
     KF_TEST(test_compile_syntax_error_names_file_and_line),
     KF_TEST(test_compile_hung_compiler_is_killed),

@@ -128,6 +128,13 @@ struct kf_backend_ops {
 	int (*time_call)(void *ctx, kf_entry_fn fn, const DLTensor *in,
 			 int n_in, DLTensor *out, int n_out, bool flush,
 			 struct kf_sample *s, struct kf_err *err);
+	/* Optional: completes the sample that time_call began (the device
+	 * trace, the clock), once the caller has let the worker know that
+	 * the call's work is done: bookkeeping whose cost grows with what
+	 * the call did (one trace record per kernel) then stays out of the
+	 * worker's view of the call, which must be the same for both sides
+	 * (docs/measuring.md, "Seen from outside"). */
+	int (*time_finish)(void *ctx, struct kf_sample *s, struct kf_err *err);
 
 	/* Optional (may be NULL): the device's energy counter in millijoules,
 	 * for joules per call. */

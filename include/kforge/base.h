@@ -7,6 +7,7 @@
 #define KFORGE_BASE_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -139,6 +140,9 @@ uint64_t kf_fnv1a64(const void *data, size_t bytes, uint64_t seed);
 
 /* Clocks. */
 uint64_t kf_now_ns(void);   /* CLOCK_MONOTONIC */
+/* CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID): time
+ * that other load on the machine does not lengthen. */
+uint64_t kf_thread_cpu_ns(void);
 char *kf_utc_iso8601(void); /* "2026-11-30T01:02:03Z"; caller frees */
 
 /* Child processes. */
@@ -173,6 +177,11 @@ void kf_proc_kill(struct kf_proc *p, int *status);
 /* Waits up to timeout_ms for exit (then kills); closes the pipes. */
 int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 		 long *maxrss_kib);
+/* The CPU time, in ms, that pid and its descendants (those alive, found
+ * through /proc) have used, at the kernel's tick resolution; *runnable
+ * (if not NULL) says whether any of them is running or waiting for a CPU.
+ * -1 when pid cannot be read. */
+double kf_proc_tree_cpu_ms(pid_t pid, bool *runnable);
 /* Describes a wait status: "exited with code 3", "killed by signal 11
  * (SIGSEGV)". */
 char *kf_wait_describe(int status);

@@ -34,7 +34,7 @@ struct run_req {
 	uint32_t op, seq;
 	uint32_t flush, sandbox;
 	int32_t n_in, n_out;
-	uint32_t empty, pad;
+	uint32_t empty, staged;
 	uint64_t bytes;
 	unsigned char handle[64];
 	char text[512];
@@ -44,6 +44,7 @@ struct run_req {
 struct run_rep {
 	uint32_t seq;
 	int32_t rc;
+	uint32_t stage, pad;
 	struct kf_sample smp;
 	int32_t cuda_error;
 	char name[64];

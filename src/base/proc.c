@@ -170,6 +170,57 @@ int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 	return KF_ETIMEDOUT;
 }
 
+/* One process's user and system time in ticks, its state, and its
+ * children, from /proc. */
+static double tree_ticks(pid_t pid, int depth, bool *runnable)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return -1;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	/* The command name may hold spaces and parentheses: the fields
+	 * start after the last ')'. */
+	char *p = strrchr(buf, ')');
+	char state = 0;
+	unsigned long long ut = 0, st = 0;
+	if (!p || sscanf(p + 1,
+			 " %c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu "
+			 "%llu",
+			 &state, &ut, &st) != 3)
+		return -1;
+	if (state == 'R' && runnable)
+		*runnable = true;
+	double ticks = (double)(ut + st);
+	if (depth >= 8)
+		return ticks;
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)pid,
+		 (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return ticks;
+	int child;
+	while (fscanf(f, "%d", &child) == 1) {
+		double t = tree_ticks((pid_t)child, depth + 1, runnable);
+		if (t > 0)
+			ticks += t;
+	}
+	fclose(f);
+	return ticks;
+}
+
+double kf_proc_tree_cpu_ms(pid_t pid, bool *runnable)
+{
+	if (runnable)
+		*runnable = false;
+	double ticks = tree_ticks(pid, 0, runnable);
+	long hz = sysconf(_SC_CLK_TCK);
+	return ticks < 0 || hz <= 0 ? -1 : ticks * 1000.0 / (double)hz;
+}
+
 char *kf_wait_describe(int status)
 {
 	if (WIFEXITED(status))

@@ -545,6 +545,62 @@ static void key_add(struct kf_sha256 *s, const char *tag, const void *data,
 	kf_sha256_update(s, data, bytes);
 }
 
+/*
+ * Adds to the key the files a source includes by quotes from its own
+ * directory (`#include "x.h"`), and theirs, to a small depth: without
+ * them a changed header would hit the cache with the object built from
+ * the old one. Headers found by the compiler's search path are covered by
+ * the toolchain and kernel.h.
+ */
+static void key_add_local_includes(struct kf_sha256 *s, const char *path,
+				   const char *src, size_t bytes, int depth)
+{
+	if (depth > 4)
+		return;
+	const char *slash = strrchr(path, '/');
+	size_t dir_len = slash ? (size_t)(slash - path) + 1 : 0;
+	const char *p = src, *end = src + bytes;
+	while (p < end) {
+		const char *eol = memchr(p, '\n', (size_t)(end - p));
+		if (!eol)
+			eol = end;
+		const char *q = p;
+		while (q < eol && (*q == ' ' || *q == '\t'))
+			q++;
+		if (q < eol && *q == '#') {
+			q++;
+			while (q < eol && (*q == ' ' || *q == '\t'))
+				q++;
+			if (eol - q > 8 && !strncmp(q, "include", 7)) {
+				const char *a = memchr(q, '"', (size_t)(eol - q));
+				const char *b =
+				    a ? memchr(a + 1, '"', (size_t)(eol - a - 1))
+				      : NULL;
+				if (a && b && b - a > 1 && b - a < 256) {
+					char *inc = kf_xasprintf(
+					    "%.*s%.*s", (int)dir_len, path,
+					    (int)(b - a - 1), a + 1);
+					char *text = NULL;
+					size_t n = 0;
+					struct kf_err e = KF_ERR_INIT;
+					if (!kf_file_read(inc, SOURCE_CAP, &text,
+							  &n, &e)) {
+						key_add(s, "include", a + 1,
+							(size_t)(b - a - 1));
+						key_add(s, "include text", text,
+							n);
+						key_add_local_includes(
+						    s, inc, text, n, depth + 1);
+					}
+					free(text);
+					free(inc);
+				}
+			}
+		}
+		p = eol + 1;
+	}
+}
+
 static void command_flags(const struct command *c, struct kf_strbuf *sb)
 {
 	for (int i = 1; i < c->argc; i++) {
@@ -869,6 +925,7 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	if (b.split)
 		key_add(&sha, "host toolchain", host_tc, strlen(host_tc));
 	key_add(&sha, "source", src, src_bytes);
+	key_add_local_includes(&sha, source_path, src, src_bytes, 0);
 	key_add(&sha, "kernel.h", kernel_h, kernel_h_bytes);
 	if (is_host(backend)) {
 		cpu = cpu_identity();

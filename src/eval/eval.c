@@ -401,68 +401,27 @@ static void samples_release(struct samples *sm)
 	free(sm->rw);
 }
 
-/* How much more of the worker's view of a candidate call its own
- * measurement leaves out than the reference's does, beyond which the
- * candidate's process is taken to have under-reported its time. On an
- * H200 the medians of honest pairs differed by up to 0.055 ms (each
- * runner's own per-call cost, about 0.6 ms, varies between processes):
- * this is the most a candidate that takes over its process can hide. */
-#define KF_UNACCOUNTED_ABS_NS 100e3
-#define KF_UNACCOUNTED_REL 0.10
-
 /*
- * Where each runner measured its own calls (a device), the candidate's
- * measurement comes from its own process and could be forged. Each call is
- * also seen by the worker, from request to reply and a fence on the
- * device (on the host: the runner's CPU time): the part of that view the
- * runner's measurement leaves out is the same for both sides when both
- * runners are honest (the same code, the same flush). The statistic is the
- * median over the pairs of the difference between the two calls of a pair:
- * load on the machine (nvcc beside the worker, a late wakeup) reaches both
- * calls of a pair alike and cancels, where the two sides' own medians moved
- * apart under load; a runner that under-reports by X moves every pair by X.
- * Returns true (and the verdict set) when the candidate's share is larger.
+ * Where each runner measured its own calls, the candidate's measurement
+ * comes from its own process and could be forged: the judge holds it
+ * against the worker's outside view of the same calls, charges the
+ * candidate what that view saw beyond its report (adding it to every
+ * candidate sample) and rejects a report it finds forged. Returns true
+ * when the evaluation is over.
  */
-static bool unaccounted(struct session *s, const struct samples *sm)
+static bool unaccounted(struct session *s, struct samples *sm, cJSON *tm)
 {
-	if (!sm->runner_ns || sm->n < 3)
+	if (!sm->runner_ns)
 		return false;
-	double *uc = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	double *ur = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	double *d = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	for (int i = 0; i < sm->n; i++) {
-		uc[i] = sm->cw[i] - sm->c[i];
-		ur[i] = sm->rw[i] - sm->r[i];
-		d[i] = uc[i] - ur[i];
-	}
-	struct kf_summary a, b, c, dd;
-	kf_summarize(uc, sm->n, &a);
-	kf_summarize(ur, sm->n, &b);
-	kf_summarize(d, sm->n, &dd);
-	kf_summarize(sm->c, sm->n, &c);
-	free(uc);
-	free(ur);
-	free(d);
-	cJSON *tm = cJSON_GetObjectItem(s->core.res, "timing");
-	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
-	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
-	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
-	cJSON_AddNumberToObject(u, "difference", dd.median / 1e6);
-	double limit = KF_UNACCOUNTED_ABS_NS + KF_UNACCOUNTED_REL * c.median;
-	if (dd.median <= limit)
+	struct verdict v = {0};
+	bool host = !strcmp(s->core.o->backend, "host");
+	double charge = kf_judge_unaccounted(sm->c, sm->r, sm->cw, sm->rw,
+					     sm->n, host, tm, &v);
+	for (int i = 0; i < sm->n; i++)
+		sm->c[i] += charge;
+	if (v.status == KF_STATUS_OK)
 		return false;
-	char *why = kf_xasprintf(
-	    "timing: the candidate's process reported %.4f ms per call "
-	    "(median), but the engine saw its calls take %.4f ms longer than "
-	    "that, against %.4f ms for the reference (medians; within a pair "
-	    "the candidate's share was larger by a median %.4f ms over %d "
-	    "pairs, more than %.4f ms): time the candidate's own measurement "
-	    "left out",
-	    c.median / 1e6, a.median / 1e6, b.median / 1e6, dd.median / 1e6,
-	    sm->n, limit / 1e6);
-	kf_session_finish(&s->core, KF_STATUS_REJECTED, "unaccounted_time",
-			  why);
-	free(why);
+	kf_session_finish(&s->core, v.status, v.check, v.reason);
 	return true;
 }
 
@@ -596,6 +555,8 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON *ov = cJSON_AddObjectToObject(tm, "runner_overhead_ms");
 	cJSON_AddNumberToObject(ov, "reference", s->overhead_ns[0] / 1e6);
 	cJSON_AddNumberToObject(ov, "candidate", s->overhead_ns[1] / 1e6);
+	if (unaccounted(s, &sm, tm))
+		goto out;
 	kf_pairs_json(tm, sm.c, sm.r, sm.n, tg.met);
 	struct kf_summary cm, rm, mz;
 	kf_summarize(sm.c, sm.n, &cm);
@@ -604,8 +565,6 @@ static void run_timing(struct session *s, const cJSON *peak)
 	cJSON_AddNumberToObject(tm, "sm_clock_mhz", mz.median);
 	cJSON_AddNumberToObject(tm, "candidate_kernels", sm.kernels);
 	cJSON_AddNumberToObject(tm, "candidate_streams", sm.streams);
-	if (unaccounted(s, &sm))
-		goto out;
 	if (roofline(s, peak, cm.median, rm.median, false)) {
 		/* Measure the peaks again before calling a candidate
 		 * implausible: they may have been probed on a busy machine. */

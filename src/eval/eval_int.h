@@ -35,6 +35,14 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);
 /* Judges the "check" of a "samples" frame. */
 void kf_judge_samples(const cJSON *frame, struct verdict *v);
+/* The time the candidate's own measurement of its n timed calls (c, in ns)
+ * left out, against the outside view of the same calls (cw) and the
+ * reference's (r, rw): adds "unaccounted_ms" to tm, returns the ns to charge
+ * each candidate call, and sets v when its measurement was forged
+ * (docs/measuring.md, "Seen from outside"). */
+double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
+			    const double *rw, int n, bool host, cJSON *tm,
+			    struct verdict *v);
 /* Adds "degenerate" to the result from the trial frames (an array). */
 void kf_judge_degenerate(const struct kf_task *t,
 			 const struct trial_plan *plans, const cJSON *frames,

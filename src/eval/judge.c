@@ -427,3 +427,83 @@ void kf_judge_degenerate(const struct kf_task *t,
 	}
 	kf_strbuf_release(&why);
 }
+
+/* The least the candidate's share of the outside view must exceed the
+ * reference's, per call, before its own measurement is called forged: on
+ * the host both views are CPU time and honest pairs differ by a few
+ * microseconds whatever the load; on a device the outside view is wall
+ * time to a fence and honest pairs differ by up to about 0.05 ms
+ * (docs/measuring.md). Beyond the floor, a share of the candidate's time. */
+#define KF_UNACCOUNTED_HOST_NS 20e3
+#define KF_UNACCOUNTED_DEVICE_NS 100e3
+#define KF_UNACCOUNTED_REL 0.05
+
+/*
+ * The time a candidate's own measurement left out. Each runner measures its
+ * own calls (c, r), and a runner that the candidate takes over can forge
+ * that; the worker also sees every call from outside (cw, rw: on the host
+ * the runner's CPU time from its previous reply to this one, on a device the
+ * wall time from request to reply and a fence). The part of the outside view
+ * that a runner's measurement leaves out is the same for both sides when
+ * both are honest (the same runner code, the same flush), so the statistic
+ * is the median over the pairs of d = (cw - c) - (rw - r): what reaches
+ * both calls of a pair alike (load, drift) cancels, and a runner that
+ * under-reports by X moves every d by X.
+ *
+ * The candidate is charged max(0, median d) per call (returned, in ns, for
+ * the caller to add to its samples), so an under-report gains nothing
+ * beyond the noise of that median; when the lower end of the median's 95 %
+ * interval exceeds the floor plus a share of its time, the measurement is
+ * called forged (v: rejected, unaccounted_time). Adds "unaccounted_ms" to
+ * tm.
+ */
+double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
+			    const double *rw, int n, bool host, cJSON *tm,
+			    struct verdict *v)
+{
+	v->status = KF_STATUS_OK;
+	if (n < 3)
+		return 0;
+	double *uc = kf_xmalloc(sizeof(double) * (size_t)n);
+	double *ur = kf_xmalloc(sizeof(double) * (size_t)n);
+	double *d = kf_xmalloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++) {
+		uc[i] = cw[i] - c[i];
+		ur[i] = rw[i] - r[i];
+		d[i] = uc[i] - ur[i];
+	}
+	struct kf_summary a, b, cm, dd;
+	kf_summarize(uc, n, &a);
+	kf_summarize(ur, n, &b);
+	kf_summarize(d, n, &dd);
+	kf_summarize(c, n, &cm);
+	free(uc);
+	free(ur);
+	free(d);
+	double charge = dd.median > 0 ? dd.median : 0;
+	double limit =
+	    (host ? KF_UNACCOUNTED_HOST_NS : KF_UNACCOUNTED_DEVICE_NS) +
+	    KF_UNACCOUNTED_REL * cm.median;
+	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
+	cJSON_AddStringToObject(u, "view", host ? "cpu" : "wall");
+	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
+	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
+	cJSON_AddNumberToObject(u, "difference", dd.median / 1e6);
+	cJSON *ci = cJSON_AddArrayToObject(u, "difference_ci95");
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(dd.ci_lo / 1e6));
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(dd.ci_hi / 1e6));
+	cJSON_AddNumberToObject(u, "charged", charge / 1e6);
+	cJSON_AddNumberToObject(u, "limit", limit / 1e6);
+	if (dd.ci_lo > limit)
+		set(v, KF_STATUS_REJECTED, "unaccounted_time",
+		    "timing: the candidate's process reported %.4f ms per "
+		    "call (median), but the engine's own view of its calls "
+		    "(%s time) exceeded that by %.4f ms more than the "
+		    "reference's view exceeded the reference's report "
+		    "(median of %d pairs, 95%% interval [%.4f, %.4f] ms, "
+		    "above the %.4f ms allowed): its process under-reported "
+		    "its time",
+		    cm.median / 1e6, host ? "CPU" : "wall", dd.median / 1e6, n,
+		    dd.ci_lo / 1e6, dd.ci_hi / 1e6, limit / 1e6);
+	return charge;
+}

@@ -4,7 +4,10 @@
  * and the C worker; KernelBench-format ones: bridge.c and the PyTorch
  * bridge), the result's common blocks, and kforge's timing loop.
  */
+#include <errno.h>
 #include <fcntl.h>
+#include <math.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -257,6 +260,57 @@ static void child_died(struct kf_session_core *s, int status, int rc,
 	free(why);
 }
 
+/* How much longer than its deadline a phase may take in wall time while
+ * the machine's load keeps the child from running. */
+#define KF_STARVED_WALL_FACTOR 8
+
+/*
+ * Waits for the child's answer. A phase's deadline is a budget of time the
+ * child may run, not of wall time: on a machine busy with other work the
+ * child and its runners wait for a CPU, and an honest candidate would time
+ * out. So when the deadline passes while the child's process tree is
+ * waiting for a CPU and has used less CPU time than the deadline, the wait
+ * goes on, by what it has not used, up to KF_STARVED_WALL_FACTOR times the
+ * deadline. A child that sleeps or blocks is not waiting for a CPU, and one
+ * that spins uses its budget: both time out as before. KF_ETIMEDOUT, or 0
+ * when the answer has begun to arrive.
+ */
+static int wait_answer(struct kf_session_core *s, double timeout_ms)
+{
+	uint64_t start = kf_now_ns();
+	uint64_t deadline = start + (uint64_t)(timeout_ms * 1e6);
+	uint64_t hard =
+	    start + (uint64_t)(KF_STARVED_WALL_FACTOR * timeout_ms * 1e6);
+	double cpu0 = kf_proc_tree_cpu_ms(s->proc.pid, NULL);
+	for (;;) {
+		uint64_t now = kf_now_ns();
+		if (now < deadline) {
+			struct pollfd pfd = {s->proc.from_child, POLLIN, 0};
+			int ms = (int)((deadline - now) / 1000000ull) + 1;
+			int r = poll(&pfd, 1, ms);
+			if (r > 0 || (r < 0 && errno != EINTR))
+				return 0; /* readable, or an error to read */
+			continue;
+		}
+		/* Waiting for a CPU at any of five looks over 0.1 s: one look
+		 * could fall in a moment when the tree blocks on itself. */
+		bool runnable = false;
+		double used = 0;
+		for (int k = 0; k < 5 && !runnable; k++) {
+			if (k)
+				usleep(20000);
+			used = kf_proc_tree_cpu_ms(s->proc.pid, &runnable) -
+			       cpu0;
+		}
+		if (cpu0 < 0 || !runnable || used >= timeout_ms || now >= hard)
+			return KF_ETIMEDOUT;
+		double more_ms = timeout_ms - used;
+		deadline = now + (uint64_t)(fmax(more_ms, 100) * 1e6);
+		if (deadline > hard)
+			deadline = hard;
+	}
+}
+
 cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 			   double timeout_ms, const char *phase)
 {
@@ -264,6 +318,8 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 	cJSON *reply = NULL;
 	int rc = kf_frame_write(s->proc.to_child, req, &err);
 	cJSON_Delete(req);
+	if (!rc)
+		rc = wait_answer(s, timeout_ms);
 	if (!rc)
 		rc = kf_frame_read(s->proc.from_child,
 				   kf_now_ns() + (uint64_t)(timeout_ms * 1e6),

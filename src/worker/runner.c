@@ -280,6 +280,19 @@ static void run_call(struct runner *r, struct kf_run_req *q,
 				   q->flush, &a->smp, &err);
 	if (rc)
 		return rep_error(a, rc, err.msg);
+	if (r->ops->time_finish) {
+		/* The work is done: the worker's view of the call ends here,
+		 * before the bookkeeping below. */
+		static struct kf_run_rep done;
+		memset(&done, 0, sizeof(done));
+		done.seq = q->seq;
+		done.stage = 1;
+		if (q->staged && send_msg(r->fd, &done, sizeof(done), -1))
+			return rep_error(a, KF_EIO, "call: cannot reply");
+		rc = r->ops->time_finish(r->ctx, &a->smp, &err);
+		if (rc)
+			return rep_error(a, rc, err.msg);
+	}
 	/* A launch that failed (bad configuration, too many resources) is
 	 * recorded by the CUDA runtime the object linked. */
 	if (r->rt_last_error) {
@@ -402,17 +415,39 @@ uint64_t kf_runner_cpu_ns(const struct kf_runner *r)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
-int kf_runner_exchange(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
-		       struct kf_run_rep *a, struct kf_err *err)
+/* The runner is gone (or talking nonsense): reaps it, so that the caller
+ * can say how it ended. */
+static int runner_lost(struct kf_runner *r, struct kf_err *err)
+{
+	kill(r->pid, SIGKILL);
+	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
+		;
+	r->pid = 0;
+	close(r->fd);
+	r->fd = -1;
+	return kf_err_set(err, KF_ECHILD, "the %s runner died", r->role);
+}
+
+int kf_runner_send(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
+		   struct kf_err *err)
 {
 	if (!r->pid)
 		return kf_err_set(err, KF_ECHILD, "the %s runner is gone",
 				  r->role);
 	q->seq = ++r->seq;
+	if (send_msg(r->fd, q, sizeof(*q), pass_fd))
+		return runner_lost(r, err);
+	return 0;
+}
+
+int kf_runner_recv(struct kf_runner *r, const struct kf_run_req *q,
+		   struct kf_run_rep *a, struct kf_err *err)
+{
+	if (!r->pid)
+		return kf_err_set(err, KF_ECHILD, "the %s runner is gone",
+				  r->role);
 	memset(a, 0, sizeof(*a));
-	int rc = send_msg(r->fd, q, sizeof(*q), pass_fd);
-	if (!rc)
-		rc = recv_msg(r->fd, a, sizeof(*a), NULL);
+	int rc = recv_msg(r->fd, a, sizeof(*a), NULL);
 	if (rc == 0 && a->seq == q->seq)
 		return 0;
 	if (rc == 0)
@@ -425,15 +460,21 @@ int kf_runner_exchange(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
 				  "the %s runner sent a message of the wrong "
 				  "size",
 				  r->role);
-	/* Gone (or talking nonsense): reap it, so that the caller can say
-	 * how it ended. */
-	kill(r->pid, SIGKILL);
-	while (waitpid(r->pid, &r->status, 0) < 0 && errno == EINTR)
-		;
-	r->pid = 0;
-	close(r->fd);
-	r->fd = -1;
-	return kf_err_set(err, KF_ECHILD, "the %s runner died", r->role);
+	return runner_lost(r, err);
+}
+
+int kf_runner_exchange(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
+		       struct kf_run_rep *a, struct kf_err *err)
+{
+	int rc = kf_runner_send(r, q, pass_fd, err);
+	if (!rc)
+		rc = kf_runner_recv(r, q, a, err);
+	if (!rc && a->stage != 0)
+		rc = kf_err_set(err, KF_EPROTO,
+				"the %s runner answered request %u out of "
+				"stage",
+				r->role, q->seq);
+	return rc;
 }
 
 void kf_runner_stop(struct kf_runner *r)

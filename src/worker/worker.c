@@ -85,6 +85,7 @@ struct worker {
 	/* The candidate runner's CPU clock when it last answered, and the
 	 * most it used between calls since the last report. */
 	uint64_t cand_cpu_after;
+	uint64_t cpu_after[2]; /* each runner's CPU clock after its last call */
 	uint64_t cand_idle_cpu_ns;
 	/* Each runner's own CPU time per call around the entry (median and
 	 * most of calls with no entry, before any object was loaded): what
@@ -675,9 +676,34 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	if (side == SIDE_CAND)
 		cand_idle_check(w);
 	struct kf_runner *r = &w->run[side];
+	/* On a device the runner says "done" as soon as the call's work has
+	 * finished and only then reads its trace and clock, whose cost grows
+	 * with the kernels the call ran: the worker's view then holds the
+	 * same runner work for both sides. */
+	q.staged = !host && w->ops->time_finish;
 	uint64_t c0 = kf_runner_cpu_ns(r);
-	uint64_t t0 = kf_now_ns();
-	rc = kf_runner_exchange(r, &q, -1, &a, err);
+	uint64_t t0 = kf_now_ns(), t1 = 0;
+	rc = kf_runner_send(r, &q, -1, err);
+	if (!rc)
+		rc = kf_runner_recv(r, &q, &a, err);
+	if (!rc && a.stage == 1) {
+		/* The fence: the worker's queue runs once the device serves
+		 * it, after what the call left running. */
+		uint64_t word;
+		rc = w->ops->read(w->ctx, &word, w->pool[side].base, 8, err);
+		t1 = kf_now_ns();
+		if (!rc)
+			rc = kf_runner_recv(r, &q, &a, err);
+	} else if (!rc && !host) {
+		uint64_t word;
+		rc = w->ops->read(w->ctx, &word, w->pool[side].base, 8, err);
+		t1 = kf_now_ns();
+	}
+	if (!rc && a.stage != 0)
+		rc = kf_err_set(err, KF_EPROTO,
+				"the %s runner answered request %u out of "
+				"stage",
+				r->role, q.seq);
 	if (rc == KF_ECHILD)
 		die_like(r);
 	if (rc == KF_EPROTO && side == SIDE_CAND) {
@@ -691,13 +717,8 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 		*wall_ns = 0;
 		return 0;
 	}
-	if (!rc && !host) {
-		/* A fence: the worker's queue runs once the device serves
-		 * it, after what the call left running. */
-		uint64_t word;
-		rc = w->ops->read(w->ctx, &word, w->pool[side].base, 8, err);
-	}
-	uint64_t t1 = kf_now_ns();
+	if (!t1)
+		t1 = kf_now_ns();
 	uint64_t c1 = kf_runner_cpu_ns(r);
 	if (rc)
 		return rc;
@@ -720,6 +741,12 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	 * once: one thread cannot use more CPU time than the time it
 	 * reports, beyond the runner's own cost. */
 	if (host) {
+		/* The outside view runs from the end of this runner's previous
+		 * call, so that CPU time it used between calls (after its
+		 * reply, before this request) is charged too: every
+		 * nanosecond its process runs falls in some call's view. */
+		uint64_t from = w->cpu_after[side] ? w->cpu_after[side] : c0;
+		w->cpu_after[side] = c1;
 		double cpu = (double)(c1 - c0);
 		double sure = cpu - w->overhead_max_ns[side];
 		if (side == SIDE_CAND && a.smp.ns < 0.5 * sure - 1e6)
@@ -728,7 +755,7 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 			       "a call that used %.3f ms of CPU time: it "
 			       "forged the runner's reply",
 			       a.smp.ns / 1e6, cpu / 1e6);
-		t1 = t0 + (c1 - c0);
+		t1 = t0 + (c1 - from);
 	}
 	*wall_ns = t1 - t0;
 	w->cuda_error = a.cuda_error;

@@ -57,7 +57,8 @@ struct kf_run_req {
 	int32_t n_in, n_out;
 	uint32_t empty; /* KF_RUN_CALL: everything but the object's entry
 			   (the runner's own cost per call) */
-	uint32_t pad;
+	uint32_t staged; /* KF_RUN_CALL: reply "done" (stage 1) as soon as
+			    the call's work has finished, then the sample */
 	uint64_t bytes;
 	unsigned char handle[64];
 	char text[512];
@@ -68,6 +69,9 @@ struct kf_run_rep {
 	uint32_t seq;
 	int32_t rc; /* 0, or the engine's error code (KF_EFAULT: a device
 		       fault) with the message in text */
+	uint32_t stage; /* 1: the early "done" of a staged call; 0: the
+			   reply */
+	uint32_t pad;
 	struct kf_sample smp;
 	int32_t cuda_error; /* the CUDA runtime's error after the call */
 	char name[64];	    /* its name; or the failing step of a load */
@@ -91,6 +95,12 @@ int kf_runner_start(struct kf_runner *r, const char *role, int cpu,
  * KF_ECHILD when the runner died (reaped: r->status says how). */
 int kf_runner_exchange(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
 		       struct kf_run_rep *a, struct kf_err *err);
+/* The two halves of an exchange, for a staged call: kf_runner_send, then
+ * kf_runner_recv for each message it answers with (stage 1, then 0). */
+int kf_runner_send(struct kf_runner *r, struct kf_run_req *q, int pass_fd,
+		   struct kf_err *err);
+int kf_runner_recv(struct kf_runner *r, const struct kf_run_req *q,
+		   struct kf_run_rep *a, struct kf_err *err);
 /* The CPU time the runner has used, all threads, in ns (0 once gone). */
 uint64_t kf_runner_cpu_ns(const struct kf_runner *r);
 void kf_runner_stop(struct kf_runner *r);
