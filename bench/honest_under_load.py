@@ -131,15 +131,21 @@ def main():
                 if not task.endswith(".py"):
                     args += ["--backend", a.backend]
                 p = subprocess.run(args, capture_output=True, text=True)
+                tm = {}
                 try:
                     d = json.loads(p.stdout)
                     v = d["status"]
                     if d.get("check"):
                         v += "/" + d["check"]
                     why = d.get("reason") or ""
+                    tm = d.get("timing") or {}
                 except (ValueError, KeyError):
                     v, why = "no_result", p.stderr.strip()[-300:]
                 rows[name]["verdicts"].append((v, why))
+                rows[name].setdefault("unaccounted_ms", []).append(
+                    tm.get("unaccounted_ms"))
+                rows[name].setdefault("speedup", []).append(
+                    (tm.get("speedup") or {}).get("median"))
                 evals += 1
                 print("%-44s %-30s %s" % (name[:44], v, why[:100]),
                       flush=True)
