@@ -67,7 +67,7 @@ def start_load(kind, n, backend):
         return procs
     tmp = tempfile.mkdtemp(prefix="kforge-load-")
     if kind == "cpu":
-        cmd = ["sh", "-c", "while :; do :; done"]
+        cmd = ["sh", "-c", "while true; do true; done"]
         for _ in range(n):
             procs.append(subprocess.Popen(cmd))
         return procs
