@@ -425,10 +425,6 @@ static bool unaccounted(struct session *s, struct samples *sm, cJSON *tm)
 	return true;
 }
 
-/* A candidate at more than this fraction of its roofline bound is
- * rejected. */
-#define KF_PLAUSIBLE_FRACTION 1.5
-
 /* The roofline block: the candidate's median against the device's peaks.
  * Tasks over float16/bfloat16 inputs are held to the matrix (tensor core)
  * rate where the device has one, the others to the FMA rate. */
@@ -471,22 +467,12 @@ static bool roofline(struct session *s, const cJSON *peak, double cand_ns,
 		 * not all done. The compute term takes the device's fastest
 		 * units, so that fp32 work done exactly on tensor cores (3xTF32
 		 * and the like) is not mistaken for a hack. */
-		double tf_fastest = flops / fmax(pf, pm);
-		double fraction = fmax(tf_fastest, tb) / sec;
-		implausible = fraction > KF_PLAUSIBLE_FRACTION;
-		if (implausible && final) {
-			char *why = kf_xasprintf(
-			    "timing: the candidate's %.4f ms is %.2f times "
-			    "faster than the roofline allows (%s-bound: "
-			    "%.4f ms for %.3g FLOP and %.3g bytes at the "
-			    "measured peaks): implausible",
-			    cand_ns * 1e-6, fraction,
-			    tf_fastest >= tb ? "compute" : "memory",
-			    fmax(tf_fastest, tb) * 1e3, flops, bytes);
-			kf_session_finish(&s->core, KF_STATUS_REJECTED,
-					  "implausible", why);
-			free(why);
-		}
+		struct verdict v = {0};
+		kf_judge_roofline(cand_ns, flops, bytes, fmax(pf, pm), pb, &v);
+		implausible = v.status != KF_STATUS_OK;
+		if (implausible && final)
+			kf_session_finish(&s->core, v.status, v.check,
+					  v.reason);
 	} else {
 		cJSON_AddNullToObject(rf, "bound");
 	}
@@ -605,33 +591,11 @@ static void run_timing_kb(struct session *s, const char *key)
 		if (!rep || kf_session_unexpected(&s->core, rep, "samples_kb",
 						  "timing (kernelbench)"))
 			break;
-		const cJSON *viol = cJSON_GetObjectItem(rep, "violation");
-		const cJSON *chk = cJSON_GetObjectItem(rep, "check");
-		if (kf_json_num(rep, "cuda_errors", 0) > 0) {
-			kf_session_finish(
-			    &s->core, KF_STATUS_RUNTIME_ERROR, "cuda_error",
-			    "timing (kernelbench): the candidate left a "
-			    "CUDA error");
-		} else if (kf_json_num(rep, "rc_nonzero", 0) > 0) {
-			kf_session_finish(
-			    &s->core, KF_STATUS_RUNTIME_ERROR, "return_code",
-			    "timing (kernelbench): kf_entry returned "
-			    "nonzero");
-		} else if (viol) {
-			char *why = kf_xasprintf("timing (kernelbench): %s",
-						 kf_json_str(viol, "detail"));
-			kf_session_finish(&s->core, KF_STATUS_REJECTED,
-					  kf_json_str(viol, "check"), why);
-			free(why);
-		} else if (chk && kf_json_num(chk, "mismatches", 0) +
-					  kf_json_num(chk, "unwritten", 0) >
-				      0) {
-			kf_session_finish(
-			    &s->core, KF_STATUS_WRONG_ANSWER, "timed_output",
-			    "timing (kernelbench): the candidate's last "
-			    "output differs from the reference's on the "
-			    "same inputs");
-		}
+		struct verdict v = {0};
+		kf_judge_samples_kb(rep, &v);
+		if (v.status != KF_STATUS_OK)
+			kf_session_finish(&s->core, v.status, v.check,
+					  v.reason);
 		const cJSON *ns = cJSON_GetObjectItem(rep, "ns");
 		int n = cJSON_GetArraySize(ns);
 		double *x = kf_xmalloc(sizeof(double) * (size_t)(n ? n : 1));

@@ -35,6 +35,16 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);
 /* Judges the "check" of a "samples" frame. */
 void kf_judge_samples(const cJSON *frame, struct verdict *v);
+/* Faster than the hardware allows: a candidate whose cand_ns is more than
+ * 1.5 times below max(flops / fastest compute peak, bytes / copy peak)
+ * did not have all its work measured, or did not do it all (compute at the
+ * device's fastest units, so that exact fp32 emulation on tensor cores is
+ * not mistaken for a hack). */
+void kf_judge_roofline(double cand_ns, double flops, double bytes,
+		       double fastest_flops_per_s, double bytes_per_s,
+		       struct verdict *v);
+/* Judges one side's "samples_kb" frame (KernelBench's timing protocol). */
+void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
 /* The time the candidate's own measurement of its n timed calls (c, in ns)
  * left out, against the outside view of the same calls (cw) and the
  * reference's (r, rw): adds "unaccounted_ms" to tm, returns the ns to charge

@@ -353,6 +353,28 @@ void kf_judge_samples(const cJSON *frame, struct verdict *v)
 	}
 }
 
+void kf_judge_samples_kb(const cJSON *frame, struct verdict *v)
+{
+	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
+	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
+	v->status = KF_STATUS_OK;
+	if (kf_json_num(frame, "cuda_errors", 0) > 0)
+		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
+		    "timing (kernelbench): the candidate left a CUDA error");
+	else if (kf_json_num(frame, "rc_nonzero", 0) > 0)
+		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+		    "timing (kernelbench): kf_entry returned nonzero");
+	else if (viol)
+		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"),
+		    "timing (kernelbench): %s", kf_json_str(viol, "detail"));
+	else if (chk && kf_json_num(chk, "mismatches", 0) +
+			       kf_json_num(chk, "unwritten", 0) >
+			   0)
+		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
+		    "timing (kernelbench): the candidate's last output "
+		    "differs from the reference's on the same inputs");
+}
+
 /* True when a and b agree to about six digits. */
 static bool close6(double a, double b)
 {
@@ -555,4 +577,27 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    cm.median / 1e6, stat / 1e6, n, p10c / 1e6, p10r / 1e6,
 		    limit / 1e6);
 	return charge;
+}
+
+/* A candidate at more than this fraction of its roofline bound is
+ * rejected. */
+#define KF_PLAUSIBLE_FRACTION 1.5
+
+void kf_judge_roofline(double cand_ns, double flops, double bytes,
+		       double fastest_flops_per_s, double bytes_per_s,
+		       struct verdict *v)
+{
+	v->status = KF_STATUS_OK;
+	double sec = cand_ns * 1e-9;
+	if (sec <= 0 || fastest_flops_per_s <= 0 || bytes_per_s <= 0)
+		return;
+	double tf = flops / fastest_flops_per_s, tb = bytes / bytes_per_s;
+	double fraction = fmax(tf, tb) / sec;
+	if (fraction > KF_PLAUSIBLE_FRACTION)
+		set(v, KF_STATUS_REJECTED, "implausible",
+		    "timing: the candidate's %.4f ms is %.2f times faster "
+		    "than the roofline allows (%s-bound: %.4f ms for %.3g "
+		    "FLOP and %.3g bytes at the measured peaks): implausible",
+		    cand_ns * 1e-6, fraction, tf >= tb ? "compute" : "memory",
+		    fmax(tf, tb) * 1e3, flops, bytes);
 }
