@@ -18,6 +18,7 @@ extern const struct kf_test kf_tests_task[];
 extern const struct kf_test kf_tests_compile[];
 extern const struct kf_test kf_tests_backend[];
 extern const struct kf_test kf_tests_eval[];
+extern const struct kf_test kf_tests_judge[];
 extern const struct kf_test kf_tests_cli[];
 extern const struct kf_test kf_tests_llm[];
 extern const struct kf_test kf_tests_prompt[];
@@ -31,7 +32,7 @@ extern const struct kf_test kf_tests_kernelbench[];
 
 static const struct kf_test *const all_tables[] = {
     kf_tests_base, kf_tests_task, kf_tests_compile, kf_tests_backend,
-    kf_tests_eval, kf_tests_cli,  kf_tests_llm,  kf_tests_prompt,
+    kf_tests_eval, kf_tests_judge, kf_tests_cli,  kf_tests_llm,  kf_tests_prompt,
     kf_tests_reward,
     kf_tests_store, kf_tests_search, kf_tests_server,
     kf_tests_gpu,
