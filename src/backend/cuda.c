@@ -917,8 +917,7 @@ static int cuda_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
 /* The rest of a sample, after the runner has said the call is done: the
  * clock, and the span of the device trace (its cost grows with the number
  * of records, so it stays out of the worker's view of the call). */
-static int cuda_time_finish(void *ctx, struct kf_sample *s,
-			    struct kf_err *err)
+static int cuda_time_finish(void *ctx, struct kf_sample *s, struct kf_err *err)
 {
 	struct cuda *c = ctx;
 	(void)err;

@@ -572,9 +572,11 @@ static void key_add_local_includes(struct kf_sha256 *s, const char *path,
 			while (q < eol && (*q == ' ' || *q == '\t'))
 				q++;
 			if (eol - q > 8 && !strncmp(q, "include", 7)) {
-				const char *a = memchr(q, '"', (size_t)(eol - q));
+				const char *a =
+				    memchr(q, '"', (size_t)(eol - q));
 				const char *b =
-				    a ? memchr(a + 1, '"', (size_t)(eol - a - 1))
+				    a ? memchr(a + 1, '"',
+					       (size_t)(eol - a - 1))
 				      : NULL;
 				if (a && b && b - a > 1 && b - a < 256) {
 					char *inc = kf_xasprintf(
@@ -583,8 +585,8 @@ static void key_add_local_includes(struct kf_sha256 *s, const char *path,
 					char *text = NULL;
 					size_t n = 0;
 					struct kf_err e = KF_ERR_INIT;
-					if (!kf_file_read(inc, SOURCE_CAP, &text,
-							  &n, &e)) {
+					if (!kf_file_read(inc, SOURCE_CAP,
+							  &text, &n, &e)) {
 						key_add(s, "include", a + 1,
 							(size_t)(b - a - 1));
 						key_add(s, "include text", text,

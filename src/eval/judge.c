@@ -368,8 +368,8 @@ void kf_judge_samples_kb(const cJSON *frame, struct verdict *v)
 		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"),
 		    "timing (kernelbench): %s", kf_json_str(viol, "detail"));
 	else if (chk && kf_json_num(chk, "mismatches", 0) +
-			       kf_json_num(chk, "unwritten", 0) >
-			   0)
+				kf_json_num(chk, "unwritten", 0) >
+			    0)
 		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
 		    "timing (kernelbench): the candidate's last output "
 		    "differs from the reference's on the same inputs");

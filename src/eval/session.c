@@ -299,8 +299,8 @@ static int wait_answer(struct kf_session_core *s, double timeout_ms)
 		for (int k = 0; k < 5 && !runnable; k++) {
 			if (k)
 				usleep(20000);
-			used = kf_proc_tree_cpu_ms(s->proc.pid, &runnable) -
-			       cpu0;
+			used =
+			    kf_proc_tree_cpu_ms(s->proc.pid, &runnable) - cpu0;
 		}
 		if (cpu0 < 0 || !runnable || used >= timeout_ms || now >= hard)
 			return KF_ETIMEDOUT;

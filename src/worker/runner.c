@@ -168,10 +168,10 @@ static void asan_cap(void)
 		return;
 	}
 	fclose(f);
-	unsigned long long mb = strtoull(k + strlen("hard_rss_limit_mb="),
-					 NULL, 10);
-	rlim_t cap = (rlim_t)(pages * (unsigned long long)getpagesize() +
-			      (mb << 20));
+	unsigned long long mb =
+	    strtoull(k + strlen("hard_rss_limit_mb="), NULL, 10);
+	rlim_t cap =
+	    (rlim_t)(pages * (unsigned long long)getpagesize() + (mb << 20));
 	struct rlimit as = {cap, cap};
 	setrlimit(RLIMIT_AS, &as);
 }

@@ -80,7 +80,7 @@ struct worker {
 	struct pool pool[2];
 	bool slot_used[POOL_SLOTS];
 	bool loaded;
-	bool kb_inputs; /* timing[0] holds KernelBench's inputs */
+	bool kb_inputs;	      /* timing[0] holds KernelBench's inputs */
 	bool flush_by_engine; /* KFORGE_FLUSH=engine (a device only) */
 	/* The candidate runner's CPU clock when it last answered, and the
 	 * most it used between calls since the last report. */
@@ -1166,8 +1166,8 @@ static int do_time_kb(struct worker *w, const cJSON *req)
 		return reply_engine_error(w, rc, &err);
 	struct tensor_set *s = &w->timing[0];
 	const char *side_name = kf_json_str(req, "side");
-	int side = side_name && !strcmp(side_name, "reference") ? SIDE_REF
-								  : SIDE_CAND;
+	int side =
+	    side_name && !strcmp(side_name, "reference") ? SIDE_REF : SIDE_CAND;
 	int warmup = (int)kf_json_num(req, "warmup", 3);
 	int calls = (int)kf_json_num(req, "calls", 101);
 	if (!w->kb_inputs) {
@@ -1190,7 +1190,8 @@ static int do_time_kb(struct worker *w, const cJSON *req)
 		nonzero += smp.rc != 0;
 		cuda_errors += w->cuda_error != 0;
 		if (k >= 1) /* the first timed call is dropped */
-			cJSON_AddItemToArray(ns, cJSON_CreateNumber(smp.event_ns));
+			cJSON_AddItemToArray(ns,
+					     cJSON_CreateNumber(smp.event_ns));
 	}
 	if (rc) {
 		cJSON_Delete(m);
