@@ -1529,6 +1529,22 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (kf_task_load(task, &w->task, &err))
 		return reply_error(w, "load_error", "task", err.msg);
 	kf_task_select_backend(w->task, backend);
+	/* The hidden sets the supervisor drew for this evaluation. */
+	const cJSON *hid;
+	cJSON_ArrayForEach(hid, cJSON_GetObjectItem(req, "hidden"))
+	{
+		int64_t v[64];
+		if (cJSON_GetArraySize(hid) != w->task->n_dims)
+			return reply_error(w, "load_error", "task",
+					   "load: a hidden set of the wrong "
+					   "size");
+		for (int i = 0; i < w->task->n_dims; i++) {
+			const cJSON *x = cJSON_GetArrayItem(hid, i);
+			v[i] = cJSON_IsNumber(x) ? (int64_t)x->valuedouble : 0;
+		}
+		if (kf_task_add_dimset(w->task, v, &err))
+			return reply_error(w, "load_error", "task", err.msg);
+	}
 	w->ops = kf_backend_find(backend);
 	if (!w->ops)
 		return reply_error(w, "load_error", "backend",
