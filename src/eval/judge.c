@@ -196,9 +196,12 @@ double kf_strict_l1(enum kf_dtype dt)
 	}
 }
 
-/* An output's error spread over fewer than this fraction of the elements
+/* An output's error carried by fewer than this fraction of the elements
  * its values are spread over is a few wrong values, not arithmetic. */
-#define KF_CONCENTRATED 64.0
+#define KF_CONCENTRATED 16.0
+/* Errors that average under this share of atol never fail the precision
+ * check. */
+#define KF_NOISE_SHARE 0.01
 
 bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 			const char *label, struct verdict *v)
@@ -206,9 +209,13 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	const struct kf_tensor_spec *s = &t->outputs[j];
 	double bound = kf_strict_l1(s->dtype);
 	double atol = t->tol[s->dtype].atol;
-	/* The absolute floor: an output that is float noise around zero
-	 * (|want| far below atol) has no meaningful relative error. */
-	double norm = e->l1_want + e->n * atol;
+	/* The absolute floor: errors that average under KF_NOISE_SHARE of
+	 * atol are noise whatever the output's norm, so that an output of
+	 * float noise around zero (|want| far below atol, where any change
+	 * of order changes every bit) is not called imprecise. */
+	double norm = bound > 0 ? fmax(e->l1_want,
+				       e->n * atol * KF_NOISE_SHARE / bound)
+				: 0;
 	double l1 = norm > 0 ? e->l1_err / norm : 0;
 	if (!(bound > 0 && l1 > bound))
 		return false;
@@ -242,9 +249,9 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	set(v, KF_STATUS_REJECTED, "precision",
 	    "%s: output '%s' is within the tolerance but its L1 relative "
 	    "error %.3g exceeds %.0e, the most a %s computation should show "
-	    "in any order of summation (the floor n*atol counted in the "
-	    "norm): the candidate computes in lower precision than the task "
-	    "demands (fp16, bf16 or tf32 arithmetic)",
+	    "in any order of summation (and its errors average more than "
+	    "1%% of atol): the candidate computes in lower precision than "
+	    "the task demands (fp16, bf16 or tf32 arithmetic)",
 	    label, s->name, l1, bound, kf_dtype_name(s->dtype));
 	return true;
 }

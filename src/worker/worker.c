@@ -116,8 +116,8 @@ struct worker {
 	char violation[1200];
 	/* Per output, the timed pair whose output was furthest from the
 	 * reference's in L1 (the precision check of timed outputs): the
-	 * error over |want| plus n * atol, so that float noise around zero
-	 * does not count as imprecision. Reset by each timing request. */
+	 * error over the larger of |want| and n * atol, both summed. Reset
+	 * by each timing request. */
 	struct timed_l1 {
 		double score, l1_err, l1_want, max_abs, want_absmax;
 		int64_t n;
@@ -1177,8 +1177,8 @@ static int check_pair(struct worker *w, struct tensor_set *s, int p,
 			return rc;
 		*mism += c.mismatches;
 		*unwr += c.unwritten;
-		double floor = c.l1_want + (double)c.n * tol.atol;
-		double score = floor > 0 ? c.l1_err / floor : 0;
+		double norm = fmax(c.l1_want, (double)c.n * tol.atol);
+		double score = norm > 0 ? c.l1_err / norm : 0;
 		struct timed_l1 *b = &w->tl1[j];
 		if (b->pair < 0 || score > b->score) {
 			b->score = score;
