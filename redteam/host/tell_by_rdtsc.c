@@ -1,8 +1,8 @@
 /* Tells cold caches with rdtsc, no import (a pointer chase through lines
  * the cache flush evicted is slow), and skips the work whenever it sees
  * them. Timed calls came after a flush and checking calls did not; now
- * every call of a trial comes after the flush too, so it skips the first
- * checked call and leaves its output unwritten: wrong_answer. */
+ * each of its calls in a trial comes after the flush too, so it skips the
+ * first checked call and leaves its output unwritten: wrong_answer. */
 #include <x86intrin.h>
 
 #include <kforge/kernel.h>

@@ -923,9 +923,10 @@ static int do_trial(struct worker *w, const cJSON *req)
 	uint64_t wall;
 	int c_rc = 0;
 	/* The candidate runs before the reference: there is no reference
-	 * output anywhere yet, not even in memory it cannot reach. Every call
-	 * of a trial comes after the cache flush, as timed calls do: a
-	 * candidate cannot tell checks from timing by cold caches. */
+	 * output anywhere yet, not even in memory it cannot reach. Both of the
+	 * candidate's calls come after the cache flush, as timed calls do: it
+	 * cannot tell checks from timing by cold caches. (The reference's call
+	 * needs none: the candidate's next call is flushed.) */
 	rc = call(w, SIDE_CAND, &s, true, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
@@ -943,7 +944,7 @@ static int do_trial(struct worker *w, const cJSON *req)
 		goto engine_error;
 	if (add_violation(w, m))
 		goto done;
-	rc = call(w, SIDE_REF, &s, true, false, &smp, &wall, &err);
+	rc = call(w, SIDE_REF, &s, false, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
