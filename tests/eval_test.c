@@ -464,7 +464,150 @@ static void test_eval_write_past_the_end_is_rejected(void)
 	cJSON *r = run(SCALE, SCALE "/candidates/past_end.c", &o);
 	CHECK_STR(status(r), "rejected");
 	CHECK_STR(kf_json_str(r, "check"), "out_of_bounds");
-	CHECK_CONTAINS(reason(r), "output 'y' (after it)");
+	CHECK_CONTAINS(reason(r), "after output 'y' (the first at byte ");
+	cJSON_Delete(r);
+}
+
+#define NOISE "tests/fixtures/noise"
+#define LOOSE "tests/fixtures/loose"
+
+static void test_eval_noise_around_zero_is_not_precision(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 0.5;
+	/* Every bit of the noise differs from the reference's, every error
+	 * is far below atol: the absolute floor keeps it from "precision",
+	 * in trials and timed calls alike. */
+	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
+static void test_eval_race_within_atol_is_nondeterministic(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(NOISE, NOISE "/candidates/race.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "nondeterministic");
+	CHECK_CONTAINS(reason(r), "differs between two calls on the same "
+				  "inputs");
+	CHECK_CONTAINS(reason(r), "a race between threads or blocks, not "
+				  "lower precision");
+	cJSON_Delete(r);
+}
+
+static void test_eval_few_wrong_values_are_not_precision(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(LOOSE, LOOSE "/candidates/few_wrong.c", &o);
+	CHECK_STR(status(r), "wrong_answer");
+	CHECK_STR(kf_json_str(r, "check"), "wrong_values");
+	CHECK_CONTAINS(reason(r), "a few elements hold wrong values");
+	cJSON_Delete(r);
+	/* Lower precision everywhere is named as such. */
+	r = run(LOOSE, LOOSE "/candidates/bf16.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "precision");
+	CHECK_CONTAINS(reason(r), "lower precision than the task demands");
+	cJSON_Delete(r);
+}
+
+static void test_eval_lower_precision_only_when_timed_is_rejected(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	cJSON *r = run(SCALE, SCALE "/candidates/fp16_when_timed.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "precision");
+	CHECK_CONTAINS(reason(r), "timing: pair ");
+	cJSON_Delete(r);
+	/* An honest kernel that sums in another order passes timing's
+	 * precision check (rowsum: pairwise in float). */
+	r = run(ROWSUM, CAND("pairwise"), &o);
+	CHECK_MSG(!strcmp(status(r), "ok") ||
+		      !strcmp(kf_json_str(r, "check"), "unaccounted_time"),
+		  "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
+static void test_eval_write_far_past_the_end_is_rejected(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	/* 4 KiB past the end: beyond any fixed guard zone, in the slack
+	 * before the next buffer or the slot's end, all of it checked. */
+	cJSON *r = run(SCALE, SCALE "/candidates/far_past_end.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "out_of_bounds");
+	CHECK_CONTAINS(reason(r), "after output 'y' (the first at byte 4096 "
+				  "past its end)");
+	cJSON_Delete(r);
+	/* Reading up to the last element with vector loads is fine. */
+	r = run(SCALE, SCALE "/candidates/vector_reads.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
+static void test_eval_hidden_dims_drawn_and_recorded(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
+	const cJSON *tj = cJSON_GetObjectItem(r, "task");
+	const cJSON *h = cJSON_GetObjectItem(tj, "hidden_dims");
+	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 3);
+	CHECK(cJSON_GetArraySize(h) == 3);
+	/* The first drawn set is the edge, N = 1; the trials ran there. */
+	CHECK(kf_json_num(cJSON_GetArrayItem(h, 0), "N", 0) == 1);
+	double n1 = kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0);
+	CHECK(n1 >= 1 && n1 <= 1000);
+	bool ran = false;
+	const cJSON *t;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
+	    ran = ran || kf_json_num(cJSON_GetObjectItem(t, "dims"), "N", 0) == n1;
+	CHECK(ran);
+	cJSON_Delete(r);
+	/* Another seed, other hidden sets. */
+	o.seed = 2;
+	r = run(NOISE, NOISE "/candidates/other_order.c", &o);
+	h = cJSON_GetObjectItem(cJSON_GetObjectItem(r, "task"), "hidden_dims");
+	CHECK(kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0) != n1 ||
+	      kf_json_num(cJSON_GetArrayItem(h, 2), "N", 0) !=
+		  kf_json_num(cJSON_GetArrayItem(h, 2), "N", -1));
+	cJSON_Delete(r);
+}
+
+static void test_eval_every_dist_meets_the_timing_dims(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.trials = 5; /* raised to cover every pair of dim set and dist */
+	cJSON *r = run("tasks/normalization/softmax",
+		       "tasks/normalization/softmax/candidates/fast.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	/* Seven dists of x, four dim sets: 28 trials, each dist at the
+	 * timing dims. */
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 28);
+	static const char *const kinds[] = {"normal", "uniform",  "heavy",
+					    "large",  "negative", "ties"};
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		bool timed = false;
+		const cJSON *t;
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
+		    timed = timed ||
+			    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
+			     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"),
+						 "x"),
+				     kinds[k]));
+		CHECK_MSG(timed, "no trial at the timing dims with %s",
+			  kinds[k]);
+	}
 	cJSON_Delete(r);
 }
 
@@ -581,6 +724,13 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_threads_are_rejected_before_running),
     KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
     KF_TEST(test_eval_write_past_the_end_is_rejected),
+    KF_TEST(test_eval_noise_around_zero_is_not_precision),
+    KF_TEST(test_eval_race_within_atol_is_nondeterministic),
+    KF_TEST(test_eval_few_wrong_values_are_not_precision),
+    KF_TEST(test_eval_lower_precision_only_when_timed_is_rejected),
+    KF_TEST(test_eval_write_far_past_the_end_is_rejected),
+    KF_TEST(test_eval_hidden_dims_drawn_and_recorded),
+    KF_TEST(test_eval_every_dist_meets_the_timing_dims),
     KF_TEST(test_eval_changed_fp_environment_is_rejected),
     KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
     KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),

@@ -270,6 +270,29 @@ static void test_prompt_render_builtin_contrastive(void)
 	kf_task_free(t);
 }
 
+static void test_prompt_hidden_ranges_not_sets(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tasks/normalization/softmax", &t, &err) == 0,
+		  "%s", err.msg);
+	CHECK(kf_task_draw_hidden(t, 5, &err) == 0);
+	struct kf_prompt_input in = {t, "host", "/* R */", NULL, 0, NULL, NULL};
+	char *sys = NULL, *user = NULL;
+	CHECK_MSG(
+	    kf_prompt_render(NULL, "contrastive", &in, &sys, &user, &err) == 0,
+	    "%s", err.msg);
+	/* The ranges, never the sets drawn for an evaluation. */
+	CHECK_CONTAINS(user, "sizes drawn for each evaluation from B in [1, "
+			     "20], N in [1, 1100]");
+	char *drawn = kf_task_dims_str(t, 2);
+	CHECK(strstr(user, drawn) == NULL);
+	free(drawn);
+	free(sys);
+	free(user);
+	kf_task_free(t);
+}
+
 static void test_prompt_render_cuda(void)
 {
 	struct kf_err err = KF_ERR_INIT;
@@ -518,6 +541,7 @@ KF_TESTS(prompt) = {
     KF_TEST(test_prompt_pick_skips_duplicates_and_failures_only),
     KF_TEST(test_prompt_render_builtin_contrastive),
     KF_TEST(test_prompt_render_cuda),
+    KF_TEST(test_prompt_hidden_ranges_not_sets),
     KF_TEST(test_prompt_render_override_directory),
     KF_TEST(test_prompt_render_rejects_bad_templates),
     KF_TEST(test_prompt_feedback_wrong_answer),

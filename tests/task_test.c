@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kforge/backend.h>
 #include <kforge/task.h>
 
 #include "harness.h"
@@ -396,7 +397,11 @@ static void test_task_rejects_missing_fields(void)
 		CHECK(root);
 		cJSON_DeleteItemFromObjectCaseSensitive(root, required[i]);
 		char *spec = cJSON_PrintUnformatted(root);
-		char *field = kf_xasprintf(": %s: ", required[i]);
+		/* Without hidden_dims the spec lacks hidden sets of either
+		 * kind: the message names the ranges first. */
+		char *field = kf_xasprintf(
+		    ": %s: ", strcmp(required[i], "hidden_dims") ? required[i]
+								 : "hidden");
 		expect_error(spec, field, "required field is missing");
 		free(field);
 		free(spec);
@@ -701,6 +706,208 @@ static void test_task_rejects_bad_dists(void)
 	}
 }
 
+/* A spec with ranges instead of fixed hidden sets. */
+#define RANGE_SPEC                                                             \
+	"{'description': 'd', 'dims': {'B': 64, 'N': 4096},"                   \
+	" 'hidden': {'B': [1, 64], 'N': [1, 4097]},"                           \
+	" 'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': ['B', 'N']}]," \
+	" 'outputs': [{'name': 'y', 'dtype': 'float32', 'shape': ['B']}],"     \
+	" 'flops': 'B*N', 'bytes': '4*B*N'}"
+
+static void test_task_hidden_sets_drawn_from_ranges(void)
+{
+	struct kf_task *t = load_ok("red/rows", RANGE_SPEC);
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(t->n_dimsets == 1); /* nothing drawn until an evaluation */
+	CHECK(t->hidden_sets == 3);
+	CHECK(t->hidden_ranges[1].lo == 1 && t->hidden_ranges[1].hi == 4097);
+	CHECK(kf_task_draw_hidden(t, 12345, &err) == 0);
+	CHECK(t->n_dimsets == 4);
+	int64_t first[3][2];
+	bool odd = false;
+	for (int s = 1; s < 4; s++) {
+		const int64_t *v = kf_task_dims(t, s);
+		CHECK(v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 4097);
+		CHECK(!(v[0] == 64 && v[1] == 4096));
+		odd = odd || (v[1] & 1);
+		first[s - 1][0] = v[0];
+		first[s - 1][1] = v[1];
+	}
+	/* The first set takes the edge of every range; the others odd
+	 * sizes that no vector width divides. */
+	CHECK(first[0][0] == 1 && first[0][1] == 1);
+	CHECK(odd);
+	/* Another seed, other sets; drawing again replaces them. */
+	CHECK(kf_task_draw_hidden(t, 999, &err) == 0);
+	CHECK(t->n_dimsets == 4);
+	bool differ = false;
+	for (int s = 2; s < 4; s++)
+		differ = differ || kf_task_dims(t, s)[1] != first[s - 1][1];
+	CHECK(differ);
+	/* The same seed, the same sets: the worker can be told them. */
+	CHECK(kf_task_draw_hidden(t, 12345, &err) == 0);
+	CHECK(kf_task_dims(t, 2)[1] == first[1][1]);
+	kf_task_free(t);
+
+	/* multiple_of, a fixed value and hidden_sets. */
+	char *spec = with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
+			  "'hidden': {'B': 7, 'N': {'range': [3, 100], "
+			  "'multiple_of': 4}}, 'hidden_sets': 5");
+	t = load_ok("red/rows", spec);
+	free(spec);
+	CHECK(kf_task_draw_hidden(t, 7, &err) == 0);
+	CHECK(t->n_dimsets == 6);
+	for (int s = 1; s < t->n_dimsets; s++) {
+		const int64_t *v = kf_task_dims(t, s);
+		CHECK(v[0] == 7 && v[1] % 4 == 0 && v[1] >= 4 && v[1] <= 100);
+	}
+	/* A set given by the supervisor is checked like any other. */
+	int64_t bad_set[2] = {7, 0}, good_set[2] = {7, 8};
+	CHECK(kf_task_add_dimset(t, good_set, &err) == 0);
+	CHECK(kf_task_add_dimset(t, bad_set, &err) == KF_EINVAL);
+	kf_task_free(t);
+}
+
+static void test_task_rejects_bad_hidden_ranges(void)
+{
+	static const struct {
+		const char *to, *field, *why;
+	} cases[] = {
+	    {"'hidden': {'B': [5, 1], 'N': [1, 4097]}", "hidden.B: ",
+	     "low (5) must not exceed high (1)"},
+	    {"'hidden': {'B': [1, 64], 'N': {'range': [1, 7], "
+	     "'multiple_of': 8}}",
+	     "hidden.N: ", "no multiple of 8 in [1, 7]"},
+	    {"'hidden': {'B': [1, 64], 'N': [0, 7]}", "hidden.N: ",
+	     "must be positive integers"},
+	    {"'hidden': {'B': [1, 64], 'N': 'many'}", "hidden.N: ",
+	     "must be [low, high]"},
+	    {"'hidden': {'B': [1, 64]}", "hidden: ",
+	     "dimension 'N' is missing"},
+	    {"'hidden': {'B': [1, 64], 'N': [1, 9], 'K': [1, 2]}", "hidden.K: ",
+	     "not a dimension of dims"},
+	    {"'hidden': {'B': 64, 'N': 4096}", "hidden: ",
+	     "every range holds only the timing dims"},
+	    {"'hidden': {'B': [1, 64], 'N': {'range': [1, 9], 'step': 2}}",
+	     "hidden.N.step: ", "unknown key"},
+	    {"'hidden': {'B': [1, 64], 'N': [1, 9]}, 'hidden_sets': 0",
+	     "hidden_sets: ", "must be an integer in [1, "},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		char *spec = with(RANGE_SPEC,
+				  "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
+				  cases[i].to);
+		expect_error(spec, cases[i].field, cases[i].why);
+		free(spec);
+	}
+	/* Every corner of the ranges is checked at load: N-5 is not a size
+	 * at N = 1. */
+	char *spec = with(RANGE_SPEC, "'shape': ['B']", "'shape': ['N-5']");
+	expect_error(spec, "outputs[0].shape[0]: ",
+		     "'N-5' is -4 under hidden (B=1 N=1)");
+	free(spec);
+	/* And sets drawn at load: N/2 needs an even N (multiple_of 2). */
+	spec = with(RANGE_SPEC, "'shape': ['B']", "'shape': ['N/2']");
+	spec = with(spec, "'N': [1, 4097]", "'N': [2, 4098]");
+	expect_error(spec, "outputs[0].shape[0]: ", "under hidden (");
+	free(spec);
+	spec = with(RANGE_SPEC, "'shape': ['B']", "'shape': ['N/2']");
+	char *even = with(spec, "'N': [1, 4097]",
+			  "'N': {'range': [2, 4098], 'multiple_of': 2}");
+	kf_task_free(load_ok("red/rows", even));
+	free(even);
+	free(spec);
+	/* Neither ranges nor fixed sets. */
+	spec = with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]},",
+		    "");
+	expect_error(spec, "hidden: ", "required field is missing");
+	free(spec);
+}
+
+static void test_task_stress_distributions(void)
+{
+	const char *spec =
+	    HEAD "'inputs': [{'name': 'x', 'dtype': 'float32', 'shape': ['N'],"
+		 " 'dist': [{'kind': 'large', 'scale': 50, 'mean': 7},"
+		 " 'denormal', {'kind': 'ties', 'levels': 3},"
+		 " {'kind': 'negative', 'max': -100}, {'kind': 'zeros',"
+		 " 'fraction': 0.25}]},"
+		 " {'name': 'h', 'dtype': 'float16', 'shape': ['N'],"
+		 " 'dist': 'denormal'}]" TAIL;
+	struct kf_task *t = load_ok("stress/all", spec);
+	const struct kf_tensor_spec *x = &t->inputs[0];
+	CHECK(x->n_dists == 5);
+	CHECK_STR(kf_dist_name(x->dists[0].kind), "large");
+	CHECK_STR(kf_dist_name(x->dists[1].kind), "denormal");
+	CHECK_STR(kf_dist_name(x->dists[2].kind), "ties");
+	CHECK_STR(kf_dist_name(x->dists[3].kind), "negative");
+	CHECK_STR(kf_dist_name(x->dists[4].kind), "zeros");
+	double p[2];
+	kf_dist_params(t, &x->dists[0], 0, p);
+	CHECK(p[0] == 50 && p[1] == 7);
+	/* denormal defaults to the dtype's subnormal exponents. */
+	kf_dist_params(t, &x->dists[1], 0, p);
+	CHECK(p[0] == -149 && p[1] == -127);
+	kf_dist_params(t, &t->inputs[1].dists[0], 0, p);
+	CHECK(p[0] == -24 && p[1] == -15);
+	kf_dist_params(t, &x->dists[3], 0, p);
+	CHECK(p[0] == 1 && p[1] == -100);
+	/* The values, from the counter-based generator. */
+	int subnormal = 0, zeros = 0, levels_seen[3] = {0};
+	for (int k = 0; k < 4000; k++) {
+		struct kf_fill f = {42, 0, KF_DIST_DENORMAL, {0, 0}};
+		kf_dist_params(t, &x->dists[1], 0, f.p);
+		float v = (float)kf_rng_value(&f, (uint64_t)k);
+		subnormal += fpclassify(v) == FP_SUBNORMAL;
+		f.kind = KF_DIST_TIES;
+		kf_dist_params(t, &x->dists[2], 0, f.p);
+		double tv = kf_rng_value(&f, (uint64_t)k);
+		CHECK(tv == -1 || tv == 0 || tv == 1);
+		levels_seen[(int)tv + 1]++;
+		f.kind = KF_DIST_NEGATIVE;
+		kf_dist_params(t, &x->dists[3], 0, f.p);
+		CHECK(kf_rng_value(&f, (uint64_t)k) <= -100);
+		f.kind = KF_DIST_ZEROS;
+		kf_dist_params(t, &x->dists[4], 0, f.p);
+		zeros += kf_rng_value(&f, (uint64_t)k) == 0;
+	}
+	CHECK_MSG(subnormal > 1800 && subnormal < 2200, "%d subnormal",
+		  subnormal);
+	CHECK_MSG(zeros > 800 && zeros < 1200, "%d zeros", zeros);
+	CHECK(levels_seen[0] > 1000 && levels_seen[1] > 1000 &&
+	      levels_seen[2] > 1000);
+	kf_task_free(t);
+
+	static const struct {
+		const char *dist, *why;
+	} bad[] = {
+	    {"{'kind': 'large', 'scale': 0}", "scale (0) must be positive"},
+	    {"{'kind': 'denormal', 'min_exp2': -100, 'max_exp2': -140}",
+	     "min_exp2 (-100) must not exceed max_exp2 (-140)"},
+	    {"{'kind': 'ties', 'levels': 2.5}",
+	     "levels (2.5) must be an integer in [1, 2^24]"},
+	    {"{'kind': 'negative', 'scale': -1}",
+	     "scale (-1) must be positive"},
+	    {"{'kind': 'zeros', 'fraction': 1.5}",
+	     "fraction (1.5) must lie in [0, 1]"},
+	    {"{'kind': 'ties', 'width': 2}", "unknown key"},
+	    {"'spiky'", "expected normal, uniform, heavy, wide, int, const, "
+			"large, denormal, ties, negative, zeros"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		char *s2 = kf_xasprintf(HEAD "'inputs': [{'name': 'x', 'dtype':"
+					     " 'float32', 'shape': ['N'],"
+					     " 'dist': %s}]" TAIL,
+					bad[i].dist);
+		expect_error(s2, "inputs[0].dist", bad[i].why);
+		free(s2);
+	}
+	/* Stress kinds fill float tensors only. */
+	expect_error(HEAD "'inputs': [{'name': 'i', 'dtype': 'int32', "
+			  "'shape': ['N'], 'dist': 'ties'}]" TAIL,
+		     "inputs[0].dist", "'ties' cannot fill an integer tensor");
+}
+
 static void test_task_rejects_duplicate_tensor_names(void)
 {
 	char *spec = with(GOOD_SPEC, "'name': 'b'", "'name': 'x'");
@@ -937,6 +1144,9 @@ KF_TESTS(task) = {
     KF_TEST(test_task_rejects_missing_fields),
     KF_TEST(test_task_rejects_wrong_types),
     KF_TEST(test_task_rejects_bad_hidden_dims),
+    KF_TEST(test_task_hidden_sets_drawn_from_ranges),
+    KF_TEST(test_task_rejects_bad_hidden_ranges),
+    KF_TEST(test_task_stress_distributions),
     KF_TEST(test_task_shapes_under_hidden_sets),
     KF_TEST(test_task_rejects_bad_shape_in_hidden_set),
     KF_TEST(test_task_dist_parsing),

@@ -326,12 +326,13 @@ static int cmd_tasks(int argc, char **argv)
 			continue;
 		}
 		char *dims = kf_task_dims_str(t, 0);
+		/* The fixed sets and those each evaluation draws. */
+		int hidden = t->n_fixed_dimsets - 1 + t->hidden_sets;
 		if (c.json) {
 			cJSON *o = cJSON_CreateObject();
 			cJSON_AddStringToObject(o, "id", t->id);
 			cJSON_AddStringToObject(o, "dims", dims);
-			cJSON_AddNumberToObject(o, "hidden_sets",
-						t->n_dimsets - 1);
+			cJSON_AddNumberToObject(o, "hidden_sets", hidden);
 			cJSON_AddNumberToObject(o, "flops",
 						kf_task_flops(t, 0));
 			cJSON_AddNumberToObject(o, "bytes",
@@ -341,7 +342,7 @@ static int cmd_tasks(int argc, char **argv)
 			cJSON_AddItemToArray(arr, o);
 		} else {
 			printf("%-28s %-34s %6d %10.3f %10.2f\n", t->id, dims,
-			       t->n_dimsets - 1, kf_task_flops(t, 0) / 1e9,
+			       hidden, kf_task_flops(t, 0) / 1e9,
 			       kf_task_bytes(t, 0) / 1e6);
 		}
 		free(dims);

@@ -54,6 +54,15 @@ enum kf_dist_kind {
 	KF_DIST_WIDE,	 /* +-10^U(min_exp, max_exp), defaults -4, 4 */
 	KF_DIST_INT,	 /* integers uniform in [low, high) */
 	KF_DIST_CONST,	 /* every element = value */
+	/* Stress inputs, for the operators that need them: */
+	KF_DIST_LARGE,	  /* mean + scale * N(0,1): scale (100), mean (0) */
+	KF_DIST_DENORMAL, /* half +-2^U(min_exp2, max_exp2) (the dtype's
+			     subnormals by default), half +-U(0.5, 2) */
+	KF_DIST_TIES,	  /* scale * (k - floor(levels/2)), k uniform in
+			     [0, levels): levels (4), scale (1) */
+	KF_DIST_NEGATIVE, /* max - scale * |N(0,1)|: scale (1), max (-0.5) */
+	KF_DIST_ZEROS,	  /* 0 with probability fraction (0.5), else
+			     N(0, std^2): fraction, std (1) */
 };
 const char *kf_dist_name(enum kf_dist_kind k);
 
@@ -93,9 +102,19 @@ struct kf_task {
 	char **dim_names; /* n_dims names, declaration order of "dims" */
 	int n_dims;
 	/* n_dimsets sets of n_dims values: set 0 is for timing ("dims"), the
-	 * others are hidden and used only for checking ("hidden_dims"). */
+	 * others are hidden and used only for checking: first the fixed ones
+	 * of "hidden_dims" (n_fixed_dimsets counts them with set 0), then
+	 * those kf_task_draw_hidden drew for one evaluation. */
 	int64_t *dimsets;
 	int n_dimsets;
+	int n_fixed_dimsets;
+	/* "hidden": per dimension, the range hidden sets are drawn from
+	 * (multiples of multiple_of in [lo, hi]); NULL when the task gives
+	 * none. hidden_sets: how many one evaluation draws. */
+	struct kf_dim_range {
+		int64_t lo, hi, multiple_of;
+	} *hidden_ranges;
+	int hidden_sets;
 
 	struct kf_tensor_spec inputs[KF_MAX_TENSORS];
 	int n_inputs;
@@ -148,6 +167,20 @@ int kf_task_add_tensor(struct kf_task *t, bool output, const char *name,
 /* Makes the timing dims (set 0) those of a backend: on "cuda", the task's
  * cuda_dims when it has them. Call once, right after loading. */
 void kf_task_select_backend(struct kf_task *t, const char *backend);
+
+/*
+ * Draws the task's hidden sets for one evaluation from its "hidden" ranges,
+ * from seed (the evaluation's secret seed): they follow the fixed sets and
+ * replace any drawn before. Each drawn set differs from the timing dims and
+ * from the others and passes every check of load. Call after
+ * kf_task_select_backend. Does nothing for a task without ranges. Returns 0
+ * or KF_EINVAL (err says why).
+ */
+int kf_task_draw_hidden(struct kf_task *t, uint64_t seed, struct kf_err *err);
+/* Adds a hidden set (n_dims values, drawn elsewhere: the worker receives
+ * the supervisor's) after checking it as load checks every set. */
+int kf_task_add_dimset(struct kf_task *t, const int64_t *values,
+		       struct kf_err *err);
 
 /* The values of dimension set s (n_dims of them); borrowed. */
 const int64_t *kf_task_dims(const struct kf_task *t, int s);

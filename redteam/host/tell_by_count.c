@@ -1,6 +1,8 @@
-/* Tells checks from timing by counting calls (the checks make 12) and then
- * switches to a cheap estimate (every 4th element, times 4); a harness that
- * checks only before timing accepts it. Caught by timed_output. */
+/* Tells checks from timing by counting calls (the checks once made 12) and
+ * then switches to a cheap estimate (every 4th element, times 4); a harness
+ * that checks only before timing accepts it. The trials now make more calls
+ * (every dist at every dim set), so it is caught in a trial (mismatch); a
+ * larger count would be caught by timed_output. */
 #include <kforge/kernel.h>
 
 int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,

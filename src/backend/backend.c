@@ -116,6 +116,32 @@ double kf_rng_value(const struct kf_fill *f, uint64_t index)
 	}
 	case KF_DIST_CONST:
 		return f->p[0];
+	case KF_DIST_LARGE:
+		return f->p[1] + f->p[0] * sqrt(-2.0 * log(1.0 - u0)) *
+				     cos(2.0 * M_PI * u1);
+	case KF_DIST_DENORMAL: {
+		/* A coin from the low bits of u1, nearly independent of the
+		 * sign its top bit gives. */
+		double coin = fmod(u1 * 1048576.0, 1.0);
+		double m = coin < 0.5
+			       ? exp2(f->p[0] + (f->p[1] - f->p[0]) * u0)
+			       : 0.5 + 1.5 * u0;
+		return u1 < 0.5 ? -m : m;
+	}
+	case KF_DIST_TIES: {
+		double k = floor(f->p[0] * u0);
+		k = k >= f->p[0] ? f->p[0] - 1 : k;
+		return f->p[1] * (k - floor(f->p[0] / 2));
+	}
+	case KF_DIST_NEGATIVE:
+		return f->p[1] - f->p[0] * fabs(sqrt(-2.0 * log(1.0 - u0)) *
+						cos(2.0 * M_PI * u1));
+	case KF_DIST_ZEROS: {
+		double coin = fmod(u1 * 1048576.0, 1.0);
+		return coin < f->p[0] ? 0.0
+				      : f->p[1] * sqrt(-2.0 * log(1.0 - u0)) *
+					    cos(2.0 * M_PI * u1);
+	}
 	}
 	return 0;
 }

@@ -43,6 +43,18 @@
 	"  case 4: { double lo = ceil(p0), hi = ceil(p1);\n"                   \
 	"            double v = lo + floor((hi - lo) * u0);\n"                 \
 	"            return v >= hi ? hi - 1 : v; }\n"                         \
+	"  case 6: return p1 + p0 * (sqrt(-2.0 * log(1.0 - u0)) *\n"           \
+	"                            cos(2.0 * KF_PI * u1));\n"                \
+	"  case 7: { double m = fmod(u1 * 1048576.0, 1.0) < 0.5\n"             \
+	"              ? exp2(p0 + (p1 - p0) * u0) : 0.5 + 1.5 * u0;\n"        \
+	"            return u1 < 0.5 ? -m : m; }\n"                            \
+	"  case 8: { double k = floor(p0 * u0); k = k >= p0 ? p0 - 1 : k;\n"   \
+	"            return p1 * (k - floor(p0 / 2)); }\n"                     \
+	"  case 9: return p1 - p0 * fabs(sqrt(-2.0 * log(1.0 - u0)) *\n"       \
+	"                                 cos(2.0 * KF_PI * u1));\n"           \
+	"  case 10: return fmod(u1 * 1048576.0, 1.0) < p0 ? 0.0\n"             \
+	"              : p1 * (sqrt(-2.0 * log(1.0 - u0)) *\n"                 \
+	"                      cos(2.0 * KF_PI * u1));\n"                      \
 	"  default: return p0;\n"                                              \
 	"  }\n"                                                                \
 	"}\n"                                                                  \

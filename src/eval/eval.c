@@ -25,6 +25,8 @@ static const struct kf_child worker = {"worker", 5000, true, true};
 
 struct session {
 	struct kf_session_core core;
+	int n_trials; /* trial_count: the option, raised to cover the task */
+	double flush_bytes; /* what the host's cache flush walks, 0 if none */
 	double overhead_ns[2]; /* each runner's own CPU time per call:
 				  reference, candidate */
 };
@@ -111,7 +113,7 @@ static int spawn_worker(struct session *s, struct kf_err *err)
 	 * create no process (its sandbox) and write files of at most
 	 * 64 MiB (set in the runner: the worker's shared pools are memory
 	 * files, which the limit would cap). */
-	double checks_s = s->core.o->trials * 3.0 * s->core.call_ms / 1000.0;
+	double checks_s = s->n_trials * 3.0 * s->core.call_ms / 1000.0;
 	lim.cpu_s = checks_s + s->core.o->time_cap_s * 2 +
 		    s->core.o->energy_s * 2 + 120;
 	uint64_t mem = s->core.o->mem_limit_bytes
@@ -241,16 +243,33 @@ static cJSON *peaks(struct session *s, const cJSON *device)
 	return peaks_of(s, kf_json_str(device, "name"), NULL);
 }
 
+/* Trials enough that every distribution of every input meets every dim
+ * set, the timing dims included: dim sets times the longest dist list, or
+ * the option's count when that is more. A candidate that skips a clamp or
+ * the max-subtraction only where it is timed meets the inputs that need
+ * them there too. */
+static int trial_count(const struct kf_task *t, int asked)
+{
+	int most = 1;
+	for (int i = 0; i < t->n_inputs; i++)
+		if (t->inputs[i].n_dists > most)
+			most = t->inputs[i].n_dists;
+	int need = t->n_dimsets * most;
+	return need > asked ? need : asked;
+}
+
 static void plan_trials(const struct session *s, struct trial_plan *plans)
 {
 	const struct kf_task *t = s->core.task;
-	for (int k = 0; k < s->core.o->trials; k++) {
+	for (int k = 0; k < s->n_trials; k++) {
 		struct trial_plan *p = &plans[k];
 		memset(p, 0, sizeof(*p));
 		p->index = k;
 		p->seed = s->core.o->seed + (uint64_t)k;
 		/* Every dim set in turn; the distributions rotate against
-		 * them so that more combinations are covered. */
+		 * them: over dim sets times the longest list of trials, dim
+		 * set d meets entries d, d+1, ... of every list, all of
+		 * them. */
 		p->dimset = k % t->n_dimsets;
 		for (int i = 0; i < t->n_inputs; i++)
 			p->dists[i] = (k % t->n_dimsets + k / t->n_dimsets) %
@@ -297,7 +316,7 @@ static void run_trials(struct session *s, cJSON *frames,
 	const struct kf_task *t = s->core.task;
 	cJSON_AddArrayToObject(s->core.res, "trials");
 	plan_trials(s, plans);
-	for (int k = 0; k < s->core.o->trials && !s->core.done; k++) {
+	for (int k = 0; k < s->n_trials && !s->core.done; k++) {
 		struct trial_plan *p = &plans[k];
 		cJSON *req = kf_request("trial");
 		cJSON_AddNumberToObject(req, "index", k);
@@ -309,8 +328,11 @@ static void run_trials(struct session *s, cJSON *frames,
 					     cJSON_CreateNumber(p->dists[i]));
 		char *label = kf_judge_trial_label(t, p);
 		/* Three calls (reference, candidate twice) plus generating,
-		 * comparing and hashing: 2 s and 1 us per element. */
-		double allowance = 2000 + 1e-3 * trial_elements(t, p->dimset);
+		 * comparing and hashing: 2 s and 1 us per element; and the
+		 * cache flushes before the candidate's two calls, at 4 ns a
+		 * byte (512 MiB of flush take about 0.5 s on an idle core). */
+		double allowance = 2000 + 1e-3 * trial_elements(t, p->dimset) +
+				   2 * s->flush_bytes * 4e-6;
 		cJSON *rep = kf_session_exchange(
 		    &s->core, req, 3 * s->core.call_ms + allowance, label);
 		if (!rep) {
@@ -621,6 +643,22 @@ static void run_timing_kb(struct session *s, const char *key)
 	cJSON_AddItemToObject(s->core.res, key, tm);
 }
 
+/* Records the hidden sets under "task", once the evaluation is over:
+ * hidden_dims (every hidden set checked, fixed and drawn) and
+ * hidden_drawn (how many of them were drawn for this evaluation). */
+static void hidden_json(struct session *s)
+{
+	const struct kf_task *t = s->core.task;
+	cJSON *tj = cJSON_GetObjectItem(s->core.res, "task");
+	if (!tj)
+		return;
+	cJSON *h = cJSON_AddArrayToObject(tj, "hidden_dims");
+	for (int d = 1; d < t->n_dimsets; d++)
+		cJSON_AddItemToArray(h, dims_json(t, d));
+	cJSON_AddNumberToObject(tj, "hidden_drawn",
+				t->n_dimsets - t->n_fixed_dimsets);
+}
+
 /* A nonzero seed from the kernel's random source (the clock if that
  * fails), below 2^53 so that it survives JSON numbers anywhere. */
 static uint64_t random_seed(void)
@@ -707,6 +745,11 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	if (rc)
 		return rc;
 	kf_task_select_backend(s.core.task, s.core.o->backend);
+	/* Hidden sets of this evaluation's own, from its secret seed. */
+	rc = kf_task_draw_hidden(s.core.task, s.core.o->seed, err);
+	if (rc)
+		goto fail;
+	s.n_trials = trial_count(s.core.task, s.core.o->trials);
 	if (!kf_file_exists(candidate_path)) {
 		rc = kf_err_set(err, KF_ENOENT, "%s: no such file",
 				candidate_path);
@@ -759,6 +802,15 @@ int kf_eval(const char *task_path, const char *candidate_path,
 	cJSON_AddStringToObject(req, "task", s.core.task->path);
 	cJSON_AddStringToObject(req, "reference", rr.so_path);
 	cJSON_AddStringToObject(req, "candidate", cr.so_path);
+	cJSON *hid = cJSON_AddArrayToObject(req, "hidden");
+	for (int d = s.core.task->n_fixed_dimsets; d < s.core.task->n_dimsets;
+	     d++) {
+		const int64_t *v = kf_task_dims(s.core.task, d);
+		cJSON *a = cJSON_CreateArray();
+		for (int i = 0; i < s.core.task->n_dims; i++)
+			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+		cJSON_AddItemToArray(hid, a);
+	}
 	cJSON *rep = kf_session_exchange(&s.core, req, 60000, "loading");
 	if (!rep)
 		goto done;
@@ -780,13 +832,14 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		goto done;
 	}
 	device = cJSON_DetachItemFromObject(rep, "device");
+	s.flush_bytes = kf_json_num(device, "flush_bytes", 0);
 	const cJSON *ov = cJSON_GetObjectItem(rep, "runner_overhead_ns");
 	s.overhead_ns[0] = kf_json_num(ov, "reference", 0);
 	s.overhead_ns[1] = kf_json_num(ov, "candidate", 0);
 	cJSON_Delete(rep);
 
 	frames = cJSON_CreateArray();
-	plans = kf_xcalloc((size_t)s.core.o->trials, sizeof(*plans));
+	plans = kf_xcalloc((size_t)s.n_trials, sizeof(*plans));
 	run_trials(&s, frames, plans);
 	if (s.core.done)
 		goto done;
@@ -804,6 +857,7 @@ int kf_eval(const char *task_path, const char *candidate_path,
 			run_timing_kb(&s, kb ? "timing" : "timing_kernelbench");
 	}
 done:
+	hidden_json(&s);
 	*result = kf_session_end(&s.core, device, start);
 	rc = 0;
 fail:

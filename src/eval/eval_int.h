@@ -30,11 +30,29 @@ char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p);
 /* The strict bound of the L1 relative error of an output dtype (0: none). */
 double kf_strict_l1(enum kf_dtype dt);
 
+/* One output's comparison in L1, for the precision check: the sums of
+ * |got - want| and |want| over its n elements, the largest |got - want|
+ * and |want|, and whether it changed between two calls on one input. */
+struct kf_l1 {
+	double l1_err, l1_want, n, max_abs, want_absmax;
+	bool varies;
+};
+/*
+ * The precision check of output j (trials and timed outputs alike): the
+ * L1 error over the L1 norm with the floor n * atol must stay within
+ * kf_strict_l1. Beyond it the verdict says why: values that vary between
+ * calls (nondeterministic), errors carried by a few elements
+ * (wrong_values), or lower-precision arithmetic (precision). Returns true
+ * when v is set.
+ */
+bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
+			const char *label, struct verdict *v);
 /* Judges a "trial" frame. */
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);
 /* Judges the "check" of a "samples" frame. */
-void kf_judge_samples(const cJSON *frame, struct verdict *v);
+void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
+		      struct verdict *v);
 /* Faster than the hardware allows: a candidate whose cand_ns is more than
  * 1.5 times below max(flops / fastest compute peak, bytes / copy peak)
  * did not have all its work measured, or did not do it all (compute at the

@@ -467,7 +467,7 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 	if (!rep || kf_session_unexpected(s, rep, "samples", "timing"))
 		return NULL;
 	struct verdict v = {0};
-	kf_judge_samples(rep, &v);
+	kf_judge_samples(s->task, rep, &v);
 	if (v.status != KF_STATUS_OK) {
 		kf_session_finish(s, v.status, v.check, v.reason);
 		cJSON_Delete(rep);

@@ -167,17 +167,34 @@ static char *tensors_text(const struct kf_task *t)
 	return kf_strbuf_detach(&sb);
 }
 
+/* The fixed hidden sets, then the ranges the drawn ones come from: the
+ * drawn sets themselves are secret until an evaluation is over. */
 static char *hidden_dims_text(const struct kf_task *t)
 {
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	int k = 0;
-	for (int s = 1; s < t->n_dimsets; s++) {
+	for (int s = 1; s < t->n_fixed_dimsets; s++) {
 		if (s == t->cuda_dimset)
 			continue;
 		char *d = kf_task_dims_str(t, s);
 		kf_strbuf_addf(&sb, "%s%s", k++ ? "; " : "", d);
 		free(d);
 	}
+	if (t->hidden_ranges) {
+		kf_strbuf_addf(&sb, "%ssizes drawn for each evaluation from",
+			       k ? "; and " : "");
+		for (int d = 0; d < t->n_dims; d++) {
+			const struct kf_dim_range *r = &t->hidden_ranges[d];
+			kf_strbuf_addf(&sb, "%s %s in [%lld, %lld]",
+				       d ? "," : "", t->dim_names[d],
+				       (long long)r->lo, (long long)r->hi);
+			if (r->multiple_of > 1)
+				kf_strbuf_addf(&sb, " (multiples of %lld)",
+					       (long long)r->multiple_of);
+		}
+	}
+	if (!sb.buf)
+		return kf_xstrdup("");
 	return kf_strbuf_detach(&sb);
 }
 

@@ -64,6 +64,16 @@ const char *kf_dist_name(enum kf_dist_kind k)
 		return "int";
 	case KF_DIST_CONST:
 		return "const";
+	case KF_DIST_LARGE:
+		return "large";
+	case KF_DIST_DENORMAL:
+		return "denormal";
+	case KF_DIST_TIES:
+		return "ties";
+	case KF_DIST_NEGATIVE:
+		return "negative";
+	case KF_DIST_ZEROS:
+		return "zeros";
 	}
 	return NULL;
 }

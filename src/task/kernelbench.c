@@ -100,6 +100,7 @@ int kf_task_load_kernelbench(const char *path, struct kf_task **out,
 	t->level = path_level(path);
 	t->description = kf_xstrdup("");
 	t->n_dimsets = 1;
+	t->n_fixed_dimsets = 1;
 	t->dimsets = kf_xcalloc(1, sizeof(*t->dimsets));
 	t->cuda_dimset = -1;
 	/* PyTorch's own kernels are not all deterministic on a GPU (atomics

@@ -149,13 +149,18 @@ static const char *fmt_num(double v, char *buf, size_t n)
 	return buf;
 }
 
-/* "dims" for set 0, "hidden_dims[k]" for the others. */
-static void set_label(int s, char *buf, size_t n)
+/* "dims" for set 0, "hidden_dims[k]" for the fixed hidden sets,
+ * "cuda_dims", and "hidden" for a set drawn from the ranges. */
+static void set_label(const struct kf_task *t, int s, char *buf, size_t n)
 {
 	if (s == 0)
 		snprintf(buf, n, "dims");
-	else
+	else if (s == t->cuda_dimset)
+		snprintf(buf, n, "cuda_dims");
+	else if (s < t->n_fixed_dimsets)
 		snprintf(buf, n, "hidden_dims[%d]", s - 1);
+	else
+		snprintf(buf, n, "hidden");
 }
 
 /* " under hidden_dims[0] (N=7)", or "" for an expression without names. */
@@ -167,7 +172,7 @@ static void where(const struct kf_task *t, const struct kf_expr *e, int s,
 		return;
 	}
 	char label[32];
-	set_label(s, label, sizeof(label));
+	set_label(t, s, label, sizeof(label));
 	char *dims = kf_task_dims_str(t, s);
 	snprintf(buf, n, " under %s (%s)", label, dims);
 	free(dims);
@@ -237,7 +242,8 @@ static int parse_dims(struct loader *ld, const cJSON *j)
 	t->dim_names = kf_xcalloc((size_t)n, sizeof(*t->dim_names));
 	/* Room for every set the spec may give, so that sets are filled in
 	 * place; n_dimsets counts the filled ones. */
-	t->dimsets = kf_xcalloc((size_t)n * MAX_DIMSETS, sizeof(int64_t));
+	t->dimsets =
+	    kf_xcalloc((size_t)n * (MAX_DIMSETS + 2), sizeof(int64_t));
 	for (const cJSON *c = j->child; c; c = c->next) {
 		field_key(field, sizeof(field), "dims", c->string);
 		if (!is_name(c->string))
@@ -269,6 +275,8 @@ static int parse_dims(struct loader *ld, const cJSON *j)
 		t->dim_names[t->n_dims++] = kf_xstrdup(c->string);
 	}
 	t->n_dimsets = 1;
+	t->n_fixed_dimsets = 1;
+	t->cuda_dimset = -1;
 	return 0;
 }
 
@@ -318,20 +326,30 @@ static int parse_set(struct loader *ld, const cJSON *h, const char *item,
 	return 0;
 }
 
-static int parse_hidden_dims(struct loader *ld, const cJSON *j)
+/* "hidden_dims": fixed hidden sets, public in the spec. With "hidden"
+ * (ranges drawn from per evaluation) they are optional; alone, at least
+ * two are required. */
+static int parse_hidden_dims(struct loader *ld, const cJSON *j, bool ranges)
 {
 	struct kf_task *t = ld->t;
 	char item[64];
+	if (!j && ranges)
+		return 0;
 	if (!j)
-		return missing(ld, "hidden_dims");
+		return bad(ld, "hidden",
+			   "required field is missing (ranges to draw hidden "
+			   "sets from, {\"N\": [1, 4097]}; or hidden_dims, "
+			   "fixed sets)");
 	if (!cJSON_IsArray(j))
 		return bad(ld, "hidden_dims", "must be an array, got %s",
 			   json_type(j));
 	int n = cJSON_GetArraySize(j);
-	if (n < 2)
+	if (n < (ranges ? 1 : 2))
 		return bad(ld, "hidden_dims",
-			   "%d set%s given, at least 2 are required", n,
-			   n == 1 ? "" : "s");
+			   "%d set%s given, at least %d %s required%s", n,
+			   n == 1 ? "" : "s", ranges ? 1 : 2,
+			   ranges ? "is" : "are",
+			   ranges ? "" : " (or ranges in hidden)");
 	if (n + 2 > MAX_DIMSETS)
 		return bad(ld, "hidden_dims", "%d sets, at most %d", n,
 			   MAX_DIMSETS - 2);
@@ -349,6 +367,7 @@ static int parse_hidden_dims(struct loader *ld, const cJSON *j)
 				   "candidate that hard-codes them fails");
 		t->n_dimsets++;
 	}
+	t->n_fixed_dimsets = t->n_dimsets;
 	return 0;
 }
 
@@ -390,7 +409,37 @@ static const struct dist_info {
     [KF_DIST_WIDE] = {"wide", {"min_exp", "max_exp"}, {-4, 4}, 0},
     [KF_DIST_INT] = {"int", {"low", "high"}, {0, 0}, 2},
     [KF_DIST_CONST] = {"const", {"value", NULL}, {0, 0}, 1},
+    [KF_DIST_LARGE] = {"large", {"scale", "mean"}, {100, 0}, 0},
+    /* The defaults are the dtype's subnormal exponents (dist_defaults). */
+    [KF_DIST_DENORMAL] = {"denormal", {"min_exp2", "max_exp2"}, {0, 0}, 0},
+    [KF_DIST_TIES] = {"ties", {"levels", "scale"}, {4, 1}, 0},
+    [KF_DIST_NEGATIVE] = {"negative", {"scale", "max"}, {1, -0.5}, 0},
+    [KF_DIST_ZEROS] = {"zeros", {"fraction", "std"}, {0.5, 1}, 0},
 };
+
+/* The default parameters of kind k for a tensor of dtype dt: those of the
+ * table, but for denormal the binary exponents of dt's subnormals. */
+static void dist_defaults(enum kf_dist_kind k, enum kf_dtype dt, double p[2])
+{
+	p[0] = dist_infos[k].dflt[0];
+	p[1] = dist_infos[k].dflt[1];
+	if (k != KF_DIST_DENORMAL)
+		return;
+	switch (dt) {
+	case KF_F64:
+		p[0] = -1074, p[1] = -1023;
+		break;
+	case KF_F16:
+		p[0] = -24, p[1] = -15;
+		break;
+	case KF_BF16:
+		p[0] = -133, p[1] = -127;
+		break;
+	default:
+		p[0] = -149, p[1] = -127;
+		break;
+	}
+}
 #define N_DIST_INFOS (int)(sizeof(dist_infos) / sizeof(dist_infos[0]))
 
 static const struct dist_info *dist_lookup(const char *name)
@@ -405,7 +454,8 @@ static int unknown_dist(struct loader *ld, const char *field, const char *name)
 {
 	return bad(ld, field,
 		   "unknown distribution '%s' (expected normal, uniform, "
-		   "heavy, wide, int, const)",
+		   "heavy, wide, int, const, large, denormal, ties, "
+		   "negative, zeros)",
 		   name);
 }
 
@@ -414,15 +464,16 @@ static int unknown_dist(struct loader *ld, const char *field, const char *name)
  * is empty, a negative spread or an integer range that the dtype cannot
  * hold would make the worker's inputs meaningless.
  */
-static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
-		      const struct kf_dist *d, const char *field)
+static int check_dist_sets(struct loader *ld, const struct kf_tensor_spec *ts,
+			   const struct kf_dist *d, const char *field, int s0,
+			   int s1)
 {
 	struct kf_task *t = ld->t;
 	const struct dist_info *di = &dist_infos[d->kind];
 	bool fills_ints =
 	    d->kind == KF_DIST_INT || !kf_dtype_is_float(ts->dtype);
 	int np = d->kind == KF_DIST_CONST ? 1 : 2;
-	for (int s = 0; s < t->n_dimsets; s++) {
+	for (int s = s0; s < s1; s++) {
 		double p[2];
 		char why[200] = "";
 		kf_dist_params(t, d, s, p);
@@ -441,6 +492,33 @@ static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
 		else if (d->kind == KF_DIST_WIDE && !(p[0] <= p[1]))
 			snprintf(why, sizeof(why),
 				 "min_exp (%g) must not exceed max_exp (%g)",
+				 p[0], p[1]);
+		else if ((d->kind == KF_DIST_LARGE ||
+			  d->kind == KF_DIST_NEGATIVE) &&
+			 !(p[0] > 0))
+			snprintf(why, sizeof(why),
+				 "scale (%g) must be positive", p[0]);
+		else if (d->kind == KF_DIST_DENORMAL && !(p[0] <= p[1]))
+			snprintf(why, sizeof(why),
+				 "min_exp2 (%g) must not exceed max_exp2 (%g)",
+				 p[0], p[1]);
+		else if (d->kind == KF_DIST_DENORMAL &&
+			 !(p[0] >= -1100 && p[1] <= 1100))
+			snprintf(why, sizeof(why),
+				 "min_exp2 (%g) and max_exp2 (%g) must lie in "
+				 "[-1100, 1100]",
+				 p[0], p[1]);
+		else if (d->kind == KF_DIST_TIES &&
+			 !(is_pos_int(p[0]) && p[0] <= 16777216 && p[1] > 0))
+			snprintf(why, sizeof(why),
+				 "levels (%g) must be an integer in [1, 2^24] "
+				 "and scale (%g) positive",
+				 p[0], p[1]);
+		else if (d->kind == KF_DIST_ZEROS &&
+			 !(p[0] >= 0 && p[0] <= 1 && p[1] >= 0))
+			snprintf(why, sizeof(why),
+				 "fraction (%g) must lie in [0, 1] and std "
+				 "(%g) must not be negative",
 				 p[0], p[1]);
 		for (int i = 0; !why[0] && fills_ints && i < np; i++)
 			if (!is_int(p[i]))
@@ -463,6 +541,12 @@ static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
 		return bad(ld, field, "%s%s", why, at);
 	}
 	return 0;
+}
+
+static int check_dist(struct loader *ld, const struct kf_tensor_spec *ts,
+		      const struct kf_dist *d, const char *field)
+{
+	return check_dist_sets(ld, ts, d, field, 0, ld->t->n_dimsets);
 }
 
 static int parse_dist(struct loader *ld, const cJSON *j, const char *field,
@@ -499,8 +583,8 @@ static int parse_dist(struct loader *ld, const cJSON *j, const char *field,
 			   json_type(j));
 	}
 	d->kind = (enum kf_dist_kind)(di - dist_infos);
+	dist_defaults(d->kind, ts->dtype, d->p_default);
 	for (int i = 0; i < 2; i++) {
-		d->p_default[i] = di->dflt[i];
 		if (!di->param[i])
 			continue;
 		const cJSON *p =
@@ -679,7 +763,7 @@ static int parse_tensor(struct loader *ld, const cJSON *j, const char *item,
 			return (int)n;
 		if (n > INT64_MAX / (int64_t)kf_dtype_bytes(ts->dtype)) {
 			char label[32];
-			set_label(s, label, sizeof(label));
+			set_label(t, s, label, sizeof(label));
 			return bad(ld, field,
 				   "%lld elements under %s: too "
 				   "large",
@@ -857,6 +941,346 @@ static char *make_id(const char *dir)
 	return kf_xstrdup(suite);
 }
 
+/*
+ * Every check load makes of a dimension set, for one set s (a set drawn
+ * from the ranges): each tensor's shape, flops and bytes, and each input's
+ * distribution parameters.
+ */
+static int check_set(struct loader *ld, int s)
+{
+	struct kf_task *t = ld->t;
+	int64_t shape[KF_MAX_NDIM];
+	char field[64], at[300], num[32];
+	for (int k = 0; k < t->n_inputs + t->n_outputs; k++) {
+		const struct kf_tensor_spec *ts =
+		    k < t->n_inputs ? &t->inputs[k]
+				    : &t->outputs[k - t->n_inputs];
+		int64_t n = kf_task_shape(t, ts, s, shape, ld->err);
+		if (n < 0)
+			return (int)n;
+	}
+	const struct kf_expr *ex[2] = {t->flops, t->bytes};
+	static const char *const ex_name[2] = {"flops", "bytes"};
+	for (int i = 0; i < 2; i++) {
+		if (!ex[i])
+			continue;
+		double v = kf_expr_eval(ex[i], kf_task_dims(t, s));
+		if (isfinite(v) && v >= 0)
+			continue;
+		where(t, ex[i], s, at, sizeof(at));
+		return bad(ld, ex_name[i], "'%s' is %s%s; %s",
+			   kf_expr_src(ex[i]), fmt_num(v, num, sizeof(num)),
+			   at,
+			   isfinite(v) ? "it must not be negative"
+				       : "it must be a finite number");
+	}
+	for (int i = 0; i < t->n_inputs; i++) {
+		const struct kf_tensor_spec *ts = &t->inputs[i];
+		for (int k = 0; k < ts->n_dists; k++) {
+			if (ts->n_dists > 1)
+				snprintf(field, sizeof(field),
+					 "inputs[%d].dist[%d]", i, k);
+			else
+				snprintf(field, sizeof(field), "inputs[%d].dist",
+					 i);
+			int rc = check_dist_sets(ld, ts, &ts->dists[k], field, s,
+						 s + 1);
+			if (rc)
+				return rc;
+		}
+	}
+	return 0;
+}
+
+/* The multiples of a range, [kmin, kmax] times multiple_of. */
+static void range_ks(const struct kf_dim_range *r, int64_t *kmin,
+		     int64_t *kmax)
+{
+	*kmin = (r->lo + r->multiple_of - 1) / r->multiple_of;
+	*kmax = r->hi / r->multiple_of;
+}
+
+/* "hidden.N": [low, high], {"range": [low, high], "multiple_of": m}, or a
+ * positive integer (a dimension that every hidden set keeps). */
+static int parse_range(struct loader *ld, const cJSON *c, const char *field,
+		       struct kf_dim_range *r)
+{
+	char sub[340];
+	const cJSON *arr = c;
+	r->multiple_of = 1;
+	if (cJSON_IsNumber(c)) {
+		if (!is_pos_int(c->valuedouble))
+			return bad(ld, field,
+				   "must be a positive integer, got %g",
+				   c->valuedouble);
+		r->lo = r->hi = (int64_t)c->valuedouble;
+		return 0;
+	}
+	if (cJSON_IsObject(c)) {
+		static const char *const keys[] = {"range", "multiple_of",
+						   NULL};
+		int rc = check_keys(ld, c, field, keys, "range, multiple_of");
+		if (rc)
+			return rc;
+		arr = get(c, "range");
+		field_key(sub, sizeof(sub), field, "range");
+		if (!arr)
+			return missing(ld, sub);
+		const cJSON *m = get(c, "multiple_of");
+		if (m && !(cJSON_IsNumber(m) && is_pos_int(m->valuedouble))) {
+			field_key(sub, sizeof(sub), field, "multiple_of");
+			return bad(ld, sub, "must be a positive integer");
+		}
+		if (m)
+			r->multiple_of = (int64_t)m->valuedouble;
+		field_key(sub, sizeof(sub), field, "range");
+	} else {
+		snprintf(sub, sizeof(sub), "%s", field);
+	}
+	if (!cJSON_IsArray(arr) || cJSON_GetArraySize(arr) != 2 ||
+	    !cJSON_IsNumber(arr->child) || !cJSON_IsNumber(arr->child->next))
+		return bad(ld, sub,
+			   "must be [low, high], {\"range\": [low, high], "
+			   "\"multiple_of\": m} or a positive integer, got %s",
+			   json_type(arr));
+	double lo = arr->child->valuedouble, hi = arr->child->next->valuedouble;
+	if (!is_pos_int(lo) || !is_pos_int(hi))
+		return bad(ld, sub,
+			   "low (%g) and high (%g) must be positive integers",
+			   lo, hi);
+	if (lo > hi)
+		return bad(ld, sub, "low (%g) must not exceed high (%g)", lo,
+			   hi);
+	r->lo = (int64_t)lo;
+	r->hi = (int64_t)hi;
+	int64_t kmin, kmax;
+	range_ks(r, &kmin, &kmax);
+	if (kmin > kmax)
+		return bad(ld, field, "no multiple of %lld in [%lld, %lld]",
+			   (long long)r->multiple_of, (long long)r->lo,
+			   (long long)r->hi);
+	return 0;
+}
+
+/* "hidden": a range for every dimension, and "hidden_sets". */
+static int parse_hidden(struct loader *ld, const cJSON *j, const cJSON *count)
+{
+	struct kf_task *t = ld->t;
+	char field[80];
+	if (!j) {
+		if (count)
+			return bad(ld, "hidden_sets",
+				   "needs hidden (the ranges to draw from)");
+		return 0;
+	}
+	if (!cJSON_IsObject(j))
+		return bad(ld, "hidden", "must be an object, got %s",
+			   json_type(j));
+	t->hidden_ranges =
+	    kf_xcalloc((size_t)t->n_dims, sizeof(*t->hidden_ranges));
+	for (const cJSON *c = j->child; c; c = c->next) {
+		field_key(field, sizeof(field), "hidden", c->string);
+		int d = 0;
+		while (d < t->n_dims && strcmp(t->dim_names[d], c->string))
+			d++;
+		if (d == t->n_dims)
+			return bad(ld, field, "not a dimension of dims");
+		for (const cJSON *p = j->child; p != c; p = p->next)
+			if (!strcmp(p->string, c->string))
+				return bad(ld, field, "duplicate key");
+		int rc = parse_range(ld, c, field, &t->hidden_ranges[d]);
+		if (rc)
+			return rc;
+	}
+	bool varies = false;
+	for (int d = 0; d < t->n_dims; d++) {
+		const struct kf_dim_range *r = &t->hidden_ranges[d];
+		if (!get(j, t->dim_names[d]))
+			return bad(ld, "hidden",
+				   "dimension '%s' is missing (give each "
+				   "dimension of dims a range [low, high] or "
+				   "a value)",
+				   t->dim_names[d]);
+		varies = varies || r->lo != r->hi || r->lo != t->dimsets[d];
+	}
+	if (!varies)
+		return bad(ld, "hidden",
+			   "every range holds only the timing dims: no hidden "
+			   "set can differ from them");
+	int most = MAX_DIMSETS - t->n_fixed_dimsets;
+	t->hidden_sets = 3;
+	if (count && !(cJSON_IsNumber(count) && is_pos_int(count->valuedouble) &&
+		       count->valuedouble <= most))
+		return bad(ld, "hidden_sets", "must be an integer in [1, %d]",
+			   most);
+	if (count)
+		t->hidden_sets = (int)count->valuedouble;
+	return 0;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+	z += 0x9e3779b97f4a7c15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* A value of range r for drawn set j: set 0 takes the smallest (edge sizes,
+ * often 1), set 1 a uniform odd multiple, set 2 a log-uniform odd one, the
+ * others any of these or one near the top; u is 64 random bits. */
+static int64_t draw_value(const struct kf_dim_range *r, int how, uint64_t u)
+{
+	int64_t kmin, kmax, k;
+	range_ks(r, &kmin, &kmax);
+	uint64_t span = (uint64_t)(kmax - kmin) + 1;
+	switch (how) {
+	case 0:
+		k = kmin;
+		break;
+	case 1:
+		k = kmin + (int64_t)(u % span);
+		break;
+	case 2: {
+		double a = log((double)kmin), b = log((double)kmax + 1);
+		double x = exp(a + (b - a) * (double)(u >> 11) * 0x1p-53);
+		k = (int64_t)x;
+		break;
+	}
+	default:
+		k = kmax - (int64_t)(u % (span < 8 ? span : 8));
+		break;
+	}
+	/* Odd where it can be: no vector width divides the size. */
+	if (how != 0 && !(k & 1))
+		k = k + 1 <= kmax ? k + 1 : k - 1 >= kmin ? k - 1 : k;
+	k = k < kmin ? kmin : k > kmax ? kmax : k;
+	return k * r->multiple_of;
+}
+
+/*
+ * Draws the sets into slots n_fixed_dimsets on. strict (at load): any
+ * drawn set that fails a check is an error; otherwise such a set is drawn
+ * again, up to 64 times.
+ */
+static int draw_sets(struct loader *ld, uint64_t seed, bool strict)
+{
+	struct kf_task *t = ld->t;
+	size_t n = (size_t)t->n_dims;
+	t->n_dimsets = t->n_fixed_dimsets;
+	for (int j = 0; j < t->hidden_sets; j++) {
+		int64_t *v = t->dimsets + (size_t)t->n_dimsets * n;
+		int rc = 0;
+		bool ok = false;
+		for (int a = 0; a < 64 && !ok; a++) {
+			for (size_t d = 0; d < n; d++) {
+				uint64_t u = mix64(seed ^ mix64(((uint64_t)j
+								 << 40) ^
+								((uint64_t)a
+								 << 20) ^
+								d));
+				/* Retries mix the ways, dimension by
+				 * dimension. */
+				int how = a == 0 && j < 3 ? j : (int)(u >> 61) & 3;
+				v[d] = draw_value(&t->hidden_ranges[d], how,
+						  mix64(u));
+			}
+			bool dup = false;
+			for (int s = 0; s < t->n_dimsets && !dup; s++)
+				dup = !memcmp(v, t->dimsets + (size_t)s * n,
+					      n * sizeof(*v));
+			if (dup)
+				continue;
+			t->n_dimsets++;
+			rc = check_set(ld, t->n_dimsets - 1);
+			if (!rc) {
+				ok = true;
+				break;
+			}
+			t->n_dimsets--;
+			if (strict)
+				return rc;
+		}
+		if (!ok && rc)
+			return rc;
+		/* Narrow ranges may hold fewer distinct sets than asked. */
+		if (!ok)
+			break;
+	}
+	return 0;
+}
+
+/* The ranges must give valid sets: every corner, and sets drawn from a few
+ * fixed seeds, pass every check of load. The sets of an evaluation are
+ * drawn later (kf_task_draw_hidden). */
+static int check_ranges(struct loader *ld)
+{
+	struct kf_task *t = ld->t;
+	size_t n = (size_t)t->n_dims;
+	if (!t->hidden_ranges)
+		return 0;
+	int corners = n <= 6 ? 1 << n : (int)n + 2;
+	int64_t *v = t->dimsets + (size_t)t->n_fixed_dimsets * n;
+	t->n_dimsets = t->n_fixed_dimsets + 1;
+	for (int c = 0; c < corners; c++) {
+		for (size_t d = 0; d < n; d++) {
+			const struct kf_dim_range *r = &t->hidden_ranges[d];
+			int64_t kmin, kmax;
+			range_ks(r, &kmin, &kmax);
+			bool high = n <= 6 ? (c >> d & 1)
+					   : c == 1 || (c >= 2 &&
+							(size_t)(c - 2) == d);
+			v[d] = (high ? kmax : kmin) * r->multiple_of;
+		}
+		int rc = check_set(ld, t->n_fixed_dimsets);
+		if (rc)
+			return rc;
+	}
+	for (uint64_t seed = 1; seed <= 8; seed++) {
+		int rc = draw_sets(ld, seed, true);
+		if (rc)
+			return rc;
+	}
+	t->n_dimsets = t->n_fixed_dimsets;
+	return 0;
+}
+
+int kf_task_draw_hidden(struct kf_task *t, uint64_t seed, struct kf_err *err)
+{
+	struct loader ld = {t->path, t, err};
+	if (!t->hidden_ranges)
+		return 0;
+	return draw_sets(&ld, mix64(seed ^ 0x68696464656eull), false);
+}
+
+int kf_task_add_dimset(struct kf_task *t, const int64_t *values,
+		       struct kf_err *err)
+{
+	struct loader ld = {t->path, t, err};
+	size_t n = (size_t)t->n_dims;
+	if (t->n_dimsets >= MAX_DIMSETS)
+		return kf_err_set(err, KF_EINVAL, "%s: at most %d dim sets",
+				  t->path, MAX_DIMSETS);
+	for (size_t d = 0; d < n; d++)
+		if (values[d] < 1 || (double)values[d] > MAX_EXACT)
+			return kf_err_set(err, KF_EINVAL,
+					  "%s: dimension '%s' of a hidden set "
+					  "must be a positive integer",
+					  t->path, t->dim_names[d]);
+	int64_t *v = t->dimsets + (size_t)t->n_dimsets * n;
+	memcpy(v, values, n * sizeof(*v));
+	if (!memcmp(v, t->dimsets, n * sizeof(*v)))
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: a hidden set must differ from the "
+				  "timing dims",
+				  t->path);
+	t->n_dimsets++;
+	int rc = check_set(&ld, t->n_dimsets - 1);
+	if (rc)
+		t->n_dimsets--;
+	return rc;
+}
+
 static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 {
 	struct kf_task *t = ld->t;
@@ -865,13 +1289,14 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 	    "name",	      "description", "dims",	    "hidden_dims",
 	    "inputs",	      "outputs",     "tolerance",   "flops",
 	    "bytes",	      "libraries",   "determinism", "call_timeout_ms",
-	    "cuda_libraries", "cuda_dims",   "cuda_arch",   NULL,
+	    "cuda_libraries", "cuda_dims",   "cuda_arch",   "hidden",
+	    "hidden_sets",    NULL,
 	};
 	if ((rc = check_keys(ld, root, "", keys,
-			     "name, description, dims, hidden_dims, inputs, "
-			     "outputs, tolerance, flops, bytes, libraries, "
-			     "cuda_libraries, cuda_dims, cuda_arch, "
-			     "determinism, call_timeout_ms")))
+			     "name, description, dims, hidden, hidden_sets, "
+			     "hidden_dims, inputs, outputs, tolerance, flops, "
+			     "bytes, libraries, cuda_libraries, cuda_dims, "
+			     "cuda_arch, determinism, call_timeout_ms")))
 		return rc;
 
 	const cJSON *j = get(root, "name");
@@ -896,9 +1321,13 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 
 	if ((rc = parse_dims(ld, get(root, "dims"))))
 		return rc;
-	if ((rc = parse_hidden_dims(ld, get(root, "hidden_dims"))))
+	if ((rc = parse_hidden_dims(ld, get(root, "hidden_dims"),
+				    get(root, "hidden") != NULL)))
 		return rc;
 	if ((rc = parse_cuda_dims(ld, get(root, "cuda_dims"))))
+		return rc;
+	if ((rc = parse_hidden(ld, get(root, "hidden"),
+			       get(root, "hidden_sets"))))
 		return rc;
 	if ((rc = parse_tensors(ld, get(root, "inputs"), true)))
 		return rc;
@@ -956,10 +1385,17 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 			   MAX_CALL_TIMEOUT_MS, j->valuedouble);
 	if (j)
 		t->call_timeout_ms = j->valuedouble;
-	/* Checked with the others; from here on it is not a hidden set. */
-	if (t->cuda_dimset >= 0)
+	/* Checked with the others; from here on it is not a hidden set: it
+	 * waits in the last slot, out of the way of drawn sets. */
+	if (t->cuda_dimset >= 0) {
+		size_t n = (size_t)t->n_dims;
+		memcpy(t->dimsets + (size_t)(MAX_DIMSETS + 1) * n,
+		       t->dimsets + (size_t)t->cuda_dimset * n,
+		       n * sizeof(int64_t));
+		t->cuda_dimset = MAX_DIMSETS + 1;
 		t->n_dimsets--;
-	return 0;
+	}
+	return check_ranges(ld);
 }
 
 /* path without trailing slashes ("/" stays "/"); caller frees. */
@@ -1103,6 +1539,7 @@ void kf_task_free(struct kf_task *t)
 		free(t->dim_names[i]);
 	free(t->dim_names);
 	free(t->dimsets);
+	free(t->hidden_ranges);
 	for (int i = 0; i < t->n_inputs; i++)
 		tensor_release(&t->inputs[i]);
 	for (int i = 0; i < t->n_outputs; i++)
@@ -1121,7 +1558,7 @@ void kf_task_free(struct kf_task *t)
 
 const int64_t *kf_task_dims(const struct kf_task *t, int s)
 {
-	KF_ASSERT(s >= 0 && s < t->n_dimsets);
+	KF_ASSERT(s >= 0 && (s < t->n_dimsets || s == t->cuda_dimset));
 	return t->dimsets + (size_t)s * t->n_dims;
 }
 
@@ -1147,7 +1584,7 @@ int64_t kf_task_shape(const struct kf_task *t, const struct kf_tensor_spec *ts,
 		shape[i] = (int64_t)d;
 		if (__builtin_mul_overflow(n, shape[i], &n)) {
 			tensor_label(t, ts, label, sizeof(label));
-			set_label(s, at, sizeof(at));
+			set_label(t, s, at, sizeof(at));
 			return kf_err_set(err, KF_ERANGE,
 					  "%s: %s.shape: the element count "
 					  "of tensor '%s' overflows under %s",

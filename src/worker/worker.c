@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -56,6 +57,15 @@ struct tensor_set {
 	 * are slots of the sides' pools, which the runners see; the others
 	 * are the worker's alone. */
 	void *arena_c, *arena_r;
+	/* The candidate's arena outside its tensors, in n_inputs + n_outputs
+	 * + 1 regions (before the first, between, after the last up to
+	 * area, the arena's bytes), all guard bytes; sum: each region's
+	 * checksum on a device. */
+	struct slack {
+		size_t off, bytes;
+		uint64_t sum;
+	} slack[2 * KF_MAX_TENSORS + 1];
+	size_t area;
 	int slot; /* -1: not in the pools */
 	bool ready;
 };
@@ -96,6 +106,8 @@ struct worker {
 	 * inputs they are rotated from. */
 	struct tensor_set timing[2], base;
 	uint64_t timing_seed;
+	int base_dist; /* which of its inputs' dists the base holds */
+	int batches;   /* timing requests so far */
 	int pairs_done;	  /* alternates the order within a pair */
 	char state0[512]; /* the worker's global state at load (what is
 			     device-wide shows here too) */
@@ -103,6 +115,15 @@ struct worker {
 	 * ("out_of_bounds") or global state ("global_state"); "" if none. */
 	char violation_check[32];
 	char violation[1200];
+	/* Per output, the timed pair whose output was furthest from the
+	 * reference's in L1 (the precision check of timed outputs): the
+	 * error over the larger of |want| and n * atol, both summed. Reset
+	 * by each timing request. */
+	struct timed_l1 {
+		double score, l1_err, l1_want, max_abs, want_absmax;
+		int64_t n;
+		int pair; /* -1: none compared yet */
+	} tl1[KF_MAX_TENSORS];
 	bool faulted;	/* the device is lost: report and exit */
 	int cuda_error; /* the CUDA runtime's error after the last call */
 	char cuda_error_name[64];
@@ -222,14 +243,15 @@ static int tensor_init(struct worker *w, struct tensor *t,
 	return 0;
 }
 
-/* Bytes of guard before and after every tensor: a candidate that writes
- * outside its buffers changes them. */
+/* Bytes of gap before and after every tensor, at the least; every byte of
+ * an arena that is not a tensor holds the guard byte (see guards_set). */
 #define GUARD_BYTES 256
 #define GUARD_BYTE 0xcb
+#define GUARD_WORD 0xcbcbcbcbu
 
 /* Where tensor k (inputs first, then outputs) starts in an arena: each on
  * a 4 KiB boundary plus k times 17 cache lines (so that no two tensors
- * alias modulo 4 KiB in the same way), with guards on both sides. */
+ * alias modulo 4 KiB in the same way), with a gap on both sides. */
 static size_t arena_offset(size_t *cursor, int k, size_t bytes)
 {
 	size_t at = ((*cursor + GUARD_BYTES + 4095) & ~(size_t)4095) +
@@ -238,54 +260,158 @@ static size_t arena_offset(size_t *cursor, int k, size_t bytes)
 	return at;
 }
 
-/* Writes the guards around every tensor of a side. */
-static int guards_set(struct worker *w, struct tensor *in, struct tensor *out,
+/* The tensor a slack region follows (k >= 1: tensor k-1) or precedes
+ * (region 0: tensor 0), by its index among inputs then outputs. */
+static struct tensor *slack_tensor(struct worker *w, struct tensor *in,
+				   struct tensor *out, int k)
+{
+	int n_in = w->task->n_inputs;
+	return k < n_in ? &in[k] : &out[k - n_in];
+}
+
+/* Fills [at, at + bytes) with the guard byte. On the host the worker's
+ * mapping is written directly; on a device the aligned middle is one fill
+ * of int32 words (a kernel), the ragged ends small writes. */
+static int canary_fill(struct worker *w, char *at, size_t bytes,
+		       struct kf_err *err)
+{
+	unsigned char g[8];
+	memset(g, GUARD_BYTE, sizeof(g));
+	if (w->ops->device_type == kDLCPU) {
+		memset(at, GUARD_BYTE, bytes);
+		return 0;
+	}
+	size_t head = (size_t)(-(uintptr_t)at & 3);
+	if (head > bytes)
+		head = bytes;
+	size_t words = (bytes - head) / 4, tail = bytes - head - words * 4;
+	int rc = head ? w->ops->write(w->ctx, at, g, head, err) : 0;
+	if (!rc && words) {
+		struct kf_fill f = {0, 0, KF_DIST_CONST,
+				    {(double)(int32_t)GUARD_WORD, 0}};
+		rc = w->ops->fill(w->ctx, at + head, KF_I32, (int64_t)words,
+				  &f, err);
+	}
+	if (!rc && tail)
+		rc = w->ops->write(w->ctx, at + head + words * 4, g, tail,
+				   err);
+	return rc;
+}
+
+/* The first byte of [at, at + bytes) that is not the guard byte, or -1. */
+static int64_t canary_first_bad(struct worker *w, const char *at, size_t bytes,
+				struct kf_err *err, int *rc)
+{
+	static unsigned char buf[1u << 20];
+	*rc = 0;
+	for (size_t done = 0; done < bytes;) {
+		size_t n = bytes - done < sizeof(buf) ? bytes - done
+						      : sizeof(buf);
+		const unsigned char *p = (const unsigned char *)at + done;
+		if (w->ops->device_type != kDLCPU) {
+			*rc = w->ops->read(w->ctx, buf, at + done, n, err);
+			if (*rc)
+				return -1;
+			p = buf;
+		}
+		size_t i = 0;
+		/* Word by word while aligned: most of a scan is clean. */
+		while (i < n && ((uintptr_t)(p + i) & 7))
+			if (p[i++] != GUARD_BYTE)
+				return (int64_t)(done + i - 1);
+		for (; i + 8 <= n; i += 8)
+			if (*(const uint64_t *)(const void *)(p + i) !=
+			    0xcbcbcbcbcbcbcbcbull)
+				break;
+		for (; i < n; i++)
+			if (p[i] != GUARD_BYTE)
+				return (int64_t)(done + i);
+		done += n;
+	}
+	return -1;
+}
+
+/*
+ * Fills every byte of the candidate's arena that is not a tensor with the
+ * guard byte: before the first tensor, between tensors and after the last
+ * up to the arena's end (its slot's end in the pools), so that a write
+ * anywhere outside the buffers, however far past an end, changes a guard.
+ * On a device each region's checksum is kept, to be compared after every
+ * call (guards_check).
+ */
+static int guards_set(struct worker *w, struct tensor_set *s, size_t area,
 		      struct kf_err *err)
 {
-	unsigned char g[GUARD_BYTES];
+	int n = w->task->n_inputs + w->task->n_outputs;
+	char *base = s->arena_c;
+	size_t from = 0;
 	int rc = 0;
-	memset(g, GUARD_BYTE, sizeof(g));
-	for (int k = 0; k < w->task->n_inputs + w->task->n_outputs && !rc;
-	     k++) {
-		struct tensor *t = k < w->task->n_inputs
-				       ? &in[k]
-				       : &out[k - w->task->n_inputs];
-		rc = w->ops->write(w->ctx, (char *)t->ptr - GUARD_BYTES, g,
-				   GUARD_BYTES, err);
-		if (!rc)
-			rc = w->ops->write(w->ctx, (char *)t->ptr + t->bytes, g,
-					   GUARD_BYTES, err);
+	s->area = area;
+	for (int k = 0; k <= n && !rc; k++) {
+		size_t to = area;
+		if (k < n)
+			to = (size_t)((char *)slack_tensor(w, s->in_c, s->out_c,
+							  k)
+					  ->ptr -
+				      base);
+		s->slack[k].off = from;
+		s->slack[k].bytes = to - from;
+		rc = canary_fill(w, base + from, to - from, err);
+		if (!rc && w->ops->device_type != kDLCPU)
+			rc = w->ops->checksum(w->ctx, base + from, to - from,
+					      &s->slack[k].sum, err);
+		if (k < n)
+			from = to + slack_tensor(w, s->in_c, s->out_c, k)->bytes;
 	}
 	return rc;
 }
 
-/* The first guard of the candidate's side that changed, as "output 'y'
- * (after)", or NULL in *where when all are intact. */
+/* The first guard of the candidate's side that changed, as "after output
+ * 'y' (the first at byte 4100 past its end)", or "" in where when every
+ * guard byte is intact. */
 static int guards_check(struct worker *w, struct tensor_set *s, char *where,
 			size_t cap, struct kf_err *err)
 {
-	unsigned char g[GUARD_BYTES];
+	int n = w->task->n_inputs + w->task->n_outputs;
+	char *base = s->arena_c;
 	where[0] = '\0';
-	for (int k = 0; k < w->task->n_inputs + w->task->n_outputs; k++) {
-		bool is_in = k < w->task->n_inputs;
-		struct tensor *t =
-		    is_in ? &s->in_c[k] : &s->out_c[k - w->task->n_inputs];
-		for (int side = 0; side < 2; side++) {
-			char *at = side ? (char *)t->ptr + t->bytes
-					: (char *)t->ptr - GUARD_BYTES;
-			int rc = w->ops->read(w->ctx, g, at, GUARD_BYTES, err);
+	for (int k = 0; k <= n; k++) {
+		const struct slack *r = &s->slack[k];
+		if (!r->bytes)
+			continue;
+		int rc = 0;
+		if (w->ops->device_type != kDLCPU) {
+			uint64_t sum;
+			rc = w->ops->checksum(w->ctx, base + r->off, r->bytes,
+					      &sum, err);
 			if (rc)
 				return rc;
-			for (int i = 0; i < GUARD_BYTES; i++) {
-				if (g[i] == GUARD_BYTE)
-					continue;
-				snprintf(where, cap, "%s '%s' (%s it)",
-					 is_in ? "input" : "output",
-					 t->spec->name,
-					 side ? "after" : "before");
-				return 0;
-			}
+			if (sum == r->sum)
+				continue;
 		}
+		int64_t at = canary_first_bad(w, base + r->off, r->bytes, err,
+					      &rc);
+		if (rc)
+			return rc;
+		if (at < 0)
+			continue;
+		bool before = k == 0;
+		struct tensor *t =
+		    slack_tensor(w, s->in_c, s->out_c, before ? 0 : k - 1);
+		bool is_in = t >= s->in_c && t < s->in_c + KF_MAX_TENSORS;
+		if (before)
+			snprintf(where, cap,
+				 "before %s '%s' (the first at byte %lld "
+				 "before its start)",
+				 is_in ? "input" : "output", t->spec->name,
+				 (long long)(r->bytes - (size_t)at));
+		else
+			snprintf(where, cap,
+				 "after %s '%s' (the first at byte %lld past "
+				 "its end)",
+				 is_in ? "input" : "output", t->spec->name,
+				 (long long)at);
+		return 0;
 	}
 	return 0;
 }
@@ -440,9 +566,10 @@ static int set_make(struct worker *w, struct tensor_set *s, int dimset,
 	}
 	view_bind(s->view_c, s->in_c, s->out_c, t->n_inputs, t->n_outputs);
 	view_bind(s->view_r, s->in_r, s->out_r, t->n_inputs, t->n_outputs);
-	rc = guards_set(w, s->in_c, s->out_c, err);
-	if (!rc)
-		rc = guards_set(w, s->in_r, s->out_r, err);
+	/* Only the candidate's side: the reference's runner is the
+	 * engine's. */
+	if (shared)
+		rc = guards_set(w, s, w->pool[SIDE_CAND].slot_bytes, err);
 	for (int i = 0; i < t->n_inputs && !rc && fill; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *d =
@@ -823,8 +950,11 @@ static int do_trial(struct worker *w, const cJSON *req)
 	uint64_t wall;
 	int c_rc = 0;
 	/* The candidate runs before the reference: there is no reference
-	 * output anywhere yet, not even in memory it cannot reach. */
-	rc = call(w, SIDE_CAND, &s, false, false, &smp, &wall, &err);
+	 * output anywhere yet, not even in memory it cannot reach. Both of the
+	 * candidate's calls come after the cache flush, as timed calls do: it
+	 * cannot tell checks from timing by cold caches. (The reference's call
+	 * needs none: the candidate's next call is flushed.) */
+	rc = call(w, SIDE_CAND, &s, true, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	c_rc = smp.rc;
@@ -889,7 +1019,7 @@ static int do_trial(struct worker *w, const cJSON *req)
 		cJSON_AddItemToArray(ins, o);
 	}
 	/* The determinism check: a second call on the same inputs. */
-	rc = call(w, SIDE_CAND, &s, false, false, &smp, &wall, &err);
+	rc = call(w, SIDE_CAND, &s, true, false, &smp, &wall, &err);
 	if (rc)
 		goto engine_error;
 	c_rc = smp.rc;
@@ -944,6 +1074,37 @@ static int timing_ready(struct worker *w, uint64_t seed, struct kf_err *err)
 	return rc;
 }
 
+/*
+ * Each timing request (a batch of pairs) draws its base inputs from the
+ * next of the inputs' distributions in turn (batch b: entry b % len of each
+ * list), so that timed calls too see every input the task declares (heavy
+ * tails, large values, ties...), not only the first kind.
+ */
+static int timing_dists(struct worker *w, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	int most = 1;
+	for (int i = 0; i < t->n_inputs; i++)
+		if (t->inputs[i].n_dists > most)
+			most = t->inputs[i].n_dists;
+	int d = w->batches++ % most;
+	if (d == w->base_dist)
+		return 0;
+	w->base_dist = d;
+	for (int i = 0; i < t->n_inputs; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
+		const struct kf_dist *dd = &sp->dists[d % sp->n_dists];
+		struct kf_fill f = {w->timing_seed + (uint64_t)d, (uint32_t)i,
+				    dd->kind, {0, 0}};
+		kf_dist_params(t, dd, 0, f.p);
+		int rc = w->ops->fill(w->ctx, w->base.in_c[i].ptr, sp->dtype,
+				      w->base.in_c[i].n, &f, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
 /* Elements of every timing input drawn afresh for each pair. */
 #define FRESH_WINDOW 256
 
@@ -981,11 +1142,10 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 		int64_t len = b->n < FRESH_WINDOW ? b->n : FRESH_WINDOW;
 		int64_t at = (int64_t)(r[2] % (uint64_t)(b->n - len + 1));
 		const struct kf_tensor_spec *sp = &w->task->inputs[i];
-		struct kf_fill f = {((uint64_t)r[3] << 32) | r[2],
-				    (uint32_t)i,
-				    sp->dists[0].kind,
-				    {0, 0}};
-		kf_dist_params(w->task, &sp->dists[0], 0, f.p);
+		const struct kf_dist *d = &sp->dists[w->base_dist % sp->n_dists];
+		struct kf_fill f = {((uint64_t)r[3] << 32) | r[2], (uint32_t)i,
+				    d->kind, {0, 0}};
+		kf_dist_params(w->task, d, 0, f.p);
 		if (!rc)
 			rc = w->ops->fill(w->ctx, dst + (size_t)at * width,
 					  sp->dtype, len, &f, err);
@@ -1019,24 +1179,66 @@ static int stash_reference(struct worker *w, struct tensor_set *s, bool hide,
 	return rc;
 }
 
-/* After a timed pair: the candidate's outputs against the reference's on
- * the same inputs. */
-static int check_pair(struct worker *w, struct tensor_set *s, int64_t *mism,
-		      int64_t *unwr, struct kf_err *err)
+/* Forgets the worst timed outputs, for a new timing request. */
+static void timed_l1_reset(struct worker *w)
+{
+	for (int j = 0; j < KF_MAX_TENSORS; j++) {
+		memset(&w->tl1[j], 0, sizeof(w->tl1[j]));
+		w->tl1[j].pair = -1;
+	}
+}
+
+/* After a timed pair (pair p): the candidate's outputs against the
+ * reference's on the same inputs, element by element and, for the judge's
+ * precision check, in L1 (the worst pair of each output is kept). */
+static int check_pair(struct worker *w, struct tensor_set *s, int p,
+		      int64_t *mism, int64_t *unwr, struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
 	for (int j = 0; j < t->n_outputs; j++) {
 		struct kf_cmp c;
-		int rc =
-		    w->ops->compare(w->ctx, s->out_c[j].ptr, s->out_r[j].ptr,
-				    t->outputs[j].dtype, s->out_c[j].n,
-				    t->tol[t->outputs[j].dtype], &c, err);
+		struct kf_tolerance tol = t->tol[t->outputs[j].dtype];
+		int rc = w->ops->compare(w->ctx, s->out_c[j].ptr,
+					 s->out_r[j].ptr, t->outputs[j].dtype,
+					 s->out_c[j].n, tol, &c, err);
 		if (rc)
 			return rc;
 		*mism += c.mismatches;
 		*unwr += c.unwritten;
+		double norm = fmax(c.l1_want, (double)c.n * tol.atol);
+		double score = norm > 0 ? c.l1_err / norm : 0;
+		struct timed_l1 *b = &w->tl1[j];
+		if (b->pair < 0 || score > b->score) {
+			b->score = score;
+			b->l1_err = c.l1_err;
+			b->l1_want = c.l1_want;
+			b->max_abs = c.max_abs;
+			b->want_absmax =
+			    fmax(fabs(c.want_min), fabs(c.want_max));
+			b->n = c.n;
+			b->pair = p;
+		}
 	}
 	return 0;
+}
+
+/* The worst timed output of each output, into the "check" of a timing
+ * reply. */
+static void timed_l1_json(struct worker *w, cJSON *chk)
+{
+	cJSON *outs = cJSON_AddArrayToObject(chk, "outputs");
+	for (int j = 0; j < w->task->n_outputs; j++) {
+		const struct timed_l1 *b = &w->tl1[j];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", w->task->outputs[j].name);
+		cJSON_AddNumberToObject(o, "pair", b->pair);
+		cJSON_AddNumberToObject(o, "n", (double)b->n);
+		cJSON_AddNumberToObject(o, "l1_err", b->l1_err);
+		cJSON_AddNumberToObject(o, "l1_want", b->l1_want);
+		cJSON_AddNumberToObject(o, "max_abs", b->max_abs);
+		cJSON_AddNumberToObject(o, "want_absmax", b->want_absmax);
+		cJSON_AddItemToArray(outs, o);
+	}
 }
 
 static int do_time(struct worker *w, const cJSON *req)
@@ -1044,8 +1246,11 @@ static int do_time(struct worker *w, const cJSON *req)
 	const struct kf_task *t = w->task;
 	struct kf_err err = KF_ERR_INIT;
 	int rc = timing_ready(w, parse_u64(req, "seed"), &err);
+	if (!rc)
+		rc = timing_dists(w, &err);
 	if (rc)
 		return reply_engine_error(w, rc, &err);
+	timed_l1_reset(w);
 	int pairs = (int)kf_json_num(req, "pairs", 10);
 	int warmup = (int)kf_json_num(req, "warmup", 0);
 	cJSON *m = cJSON_CreateObject();
@@ -1112,7 +1317,7 @@ static int do_time(struct worker *w, const cJSON *req)
 		/* Every timed call is checked, warm-up calls included. */
 		cand_idle_check(w);
 		int64_t before = mism + unwr;
-		rc = check_pair(w, s, &mism, &unwr, &err);
+		rc = check_pair(w, s, p, &mism, &unwr, &err);
 		if (rc)
 			goto engine_error;
 		for (int i = 0; i < t->n_inputs; i++) {
@@ -1144,6 +1349,7 @@ static int do_time(struct worker *w, const cJSON *req)
 	cJSON_AddNumberToObject(chk, "unwritten", (double)unwr);
 	cJSON_AddNumberToObject(chk, "first_bad_pair", bad_pair);
 	cJSON_AddBoolToObject(chk, "inputs_intact", intact);
+	timed_l1_json(w, chk);
 	add_violation(w, m);
 	return reply(w, m);
 engine_error:
@@ -1201,7 +1407,8 @@ static int do_time_kb(struct worker *w, const cJSON *req)
 	cJSON_AddNumberToObject(m, "cuda_errors", cuda_errors);
 	if (side == SIDE_REF) {
 		int64_t mism = 0, unwr = 0;
-		rc = check_pair(w, s, &mism, &unwr, &err);
+		timed_l1_reset(w);
+		rc = check_pair(w, s, 0, &mism, &unwr, &err);
 		if (rc) {
 			cJSON_Delete(m);
 			return reply_engine_error(w, rc, &err);
@@ -1209,6 +1416,7 @@ static int do_time_kb(struct worker *w, const cJSON *req)
 		cJSON *chk = cJSON_AddObjectToObject(m, "check");
 		cJSON_AddNumberToObject(chk, "mismatches", (double)mism);
 		cJSON_AddNumberToObject(chk, "unwritten", (double)unwr);
+		timed_l1_json(w, chk);
 	}
 	add_violation(w, m);
 	return reply(w, m);
@@ -1350,6 +1558,22 @@ static int do_load(struct worker *w, const cJSON *req)
 	if (kf_task_load(task, &w->task, &err))
 		return reply_error(w, "load_error", "task", err.msg);
 	kf_task_select_backend(w->task, backend);
+	/* The hidden sets the supervisor drew for this evaluation. */
+	const cJSON *hid;
+	cJSON_ArrayForEach(hid, cJSON_GetObjectItem(req, "hidden"))
+	{
+		int64_t v[64];
+		if (cJSON_GetArraySize(hid) != w->task->n_dims)
+			return reply_error(w, "load_error", "task",
+					   "load: a hidden set of the wrong "
+					   "size");
+		for (int i = 0; i < w->task->n_dims; i++) {
+			const cJSON *x = cJSON_GetArrayItem(hid, i);
+			v[i] = cJSON_IsNumber(x) ? (int64_t)x->valuedouble : 0;
+		}
+		if (kf_task_add_dimset(w->task, v, &err))
+			return reply_error(w, "load_error", "task", err.msg);
+	}
 	w->ops = kf_backend_find(backend);
 	if (!w->ops)
 		return reply_error(w, "load_error", "backend",
