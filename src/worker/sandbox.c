@@ -423,6 +423,11 @@ static void plan_root(struct root_plan *p, const char *backend,
 		llp += n + (llp[n] == ':');
 	}
 	if (strcmp(backend, "host")) {
+		/* The engine's own kernels, built once per device (cuda.c):
+		 * read-only, so that the runner need not build them again. */
+		char *cubins = kf_path_join(kf_cache_dir(), "cuda");
+		plan_add(p, cubins, cubins);
+		free(cubins);
 		DIR *dev = opendir("/dev");
 		struct dirent *e;
 		while (dev && (e = readdir(dev))) {
@@ -616,6 +621,9 @@ static bool env_kept(const char *env)
 void kf_sandbox_scrub_env(void)
 {
 	extern char **environ;
+	/* The cache's path, fixed while the variables that name it exist
+	 * (kf_cache_dir keeps it): the cuda root holds its cubins. */
+	(void)kf_cache_dir();
 	/* /proc/self/environ shows the original block, not environ: the
 	 * strings are wiped where they lie, the kept ones copied first. */
 	char *keep[64];
