@@ -549,6 +549,9 @@ int kf_sandbox_drop_user(struct kf_err *err)
 	if (geteuid() != 0)
 		return 0; /* its own user namespace already, from the start */
 	uid_t id = KF_SANDBOX_UID_BASE + (uid_t)getpid();
+	/* The bounding set first, while CAP_SETPCAP is still held. */
+	for (int c = 0; c <= 63; c++)
+		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
 	/* The C library applies these to every thread (cuda: the
 	 * driver's); leaving uid 0 clears each one's capabilities. */
 	if (setgroups(0, NULL) || setresgid(id, id, id) ||
