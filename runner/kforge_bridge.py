@@ -950,6 +950,15 @@ def confined_argv(python, script, fd, files, writable, cuda):
     return a, env
 
 
+def runner_status(rc):
+    """A runner's end as Popen reports it (negative: the signal). bwrap's
+    init exits with 128 plus the signal that killed the runner: that is
+    the runner's signal, not an exit code."""
+    if rc is not None and 128 < rc < 128 + 65:
+        return -(rc - 128)
+    return rc
+
+
 class Side:
     """The judge's end of one runner."""
 
@@ -976,7 +985,7 @@ class Side:
         except (BrokenPipeError, ConnectionResetError):
             rep = None
         if rep is None:
-            raise RunnerDied(self.name, self.proc.wait())
+            raise RunnerDied(self.name, runner_status(self.proc.wait()))
         return rep
 
     def lay_out(self, size, ins, outs):
