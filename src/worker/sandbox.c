@@ -614,7 +614,8 @@ static bool env_kept(const char *env)
 	static const char *const kept[] = {
 	    "CUDA_",	     "NVIDIA_", "LD_LIBRARY_PATH=", "ASAN_OPTIONS=",
 	    "UBSAN_OPTIONS=", "KFORGE_SANDBOX_WEAK=", "OMP_NUM_THREADS=",
-	    "LANG=",	     "LC_ALL="};
+	    "LANG=",	     "LC_ALL=", "KFORGE_DEVICE=", "KFORGE_NO_CUPTI=",
+	    "KFORGE_LOG="};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		if (!strncmp(env, kept[i], strlen(kept[i])))
 			return true;
