@@ -8,7 +8,10 @@ OPT ?= -O2
 SAN ?=
 CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 	 -Wstrict-prototypes -Iinclude $(SAN) -MMD -MP
-LDFLAGS = $(SAN) -Wl,-rpath,'$$ORIGIN/lib'
+# Full RELRO and BIND_NOW: every GOT slot is resolved at start and then
+# read-only (the candidate's runner seals it), so no candidate rewrites the
+# runner's clock through it.
+LDFLAGS = $(SAN) -Wl,-rpath,'$$ORIGIN/lib' -Wl,-z,relro,-z,now
 LDLIBS = -lsqlite3 -lcurl -lcjson -lm -ldl -lpthread
 
 SRC := $(sort $(wildcard src/*/*.c))
@@ -27,7 +30,16 @@ endif
 # python3-torch (CPU) runs the tests of KernelBench-format tasks
 # (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make libcjson-dev libdlpack-dev libcurl4-openssl-dev \
-	   libsqlite3-dev libmicrohttpd-dev python3-torch
+	   libsqlite3-dev libmicrohttpd-dev python3-torch bubblewrap
+
+# The runners of KernelBench-format tasks run under bubblewrap; the build
+# ships Debian's copy beside kforge for machines without it (its libraries,
+# libselinux, libcap and libpcre2, are in every Ubuntu and Debian base).
+ifneq ($(wildcard /usr/bin/bwrap),)
+SHIP_BWRAP = $(BUILD)/bin/bwrap
+else
+$(info kforge: no bubblewrap (make deps): build/bin/bwrap is not shipped)
+endif
 
 # The cuda backend opens CUDA at run time; at build time it only borrows the
 # CUPTI record layouts from the toolkit's headers, when they are there.
@@ -38,7 +50,8 @@ endif
 
 .PHONY: all test check deps clean format test-gpu
 all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
-	$(BUILD)/include/dlpack/dlpack.h $(BUILD)/runner/kforge_bridge.py
+	$(BUILD)/include/dlpack/dlpack.h $(BUILD)/runner/kforge_bridge.py \
+	$(SHIP_BWRAP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -84,6 +97,10 @@ $(BUILD)/lib/libsqlite3.so.0:
 # The GPU machine lacks DLPack's header too: candidates compiled there
 # find this copy (see src/compile).
 $(BUILD)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/bin/bwrap: /usr/bin/bwrap
 	@mkdir -p $(dir $@)
 	cp $< $@
 

@@ -844,16 +844,134 @@ class RunnerDied(Exception):
         self.status = status
 
 
+# -- the runners' confinement -----------------------------------------------
+#
+# Each runner runs under bubblewrap: user, pid, mount, network, IPC, UTS and
+# cgroup namespaces of its own, no capabilities, a root that holds read-only
+# only the system's directories, Python's, the files the runner opens and
+# (cuda) the device nodes; a private /tmp and, for the candidate, one
+# writable build directory for load_inline keyed by its content. Both sides
+# get the same confinement, the same CPU affinity (the judge's) and the same
+# thread settings, so that neither has resources the other lacks. A missing
+# bwrap is an error, never an unconfined runner.
+
+THREAD_VARS = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+               "NUMEXPR_NUM_THREADS", "VECLIB_MAXIMUM_THREADS")
+# What a runner's environment keeps of the judge's: what Python, torch, the
+# compilers and the device read; never a key or a token.
+ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH",
+            "CUDA_VISIBLE_DEVICES", "CUDA_HOME", "CUDA_PATH",
+            "TORCH_CUDA_ARCH_LIST", "KFORGE_SANDBOX_WEAK", "CC", "CXX")
+
+
+class ConfineError(Exception):
+    pass
+
+
+def find_bwrap():
+    """bubblewrap: KFORGE_BWRAP alone when set, else the system's, else the
+    copy the build ships beside kforge (build/bin/bwrap)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    k = os.environ.get("KFORGE_BWRAP")
+    for cand in ((k,) if k is not None else
+                 ("/usr/bin/bwrap", os.path.join(here, "..", "bin", "bwrap"))):
+        if cand and os.access(cand, os.X_OK):
+            return os.path.realpath(cand)
+    raise ConfineError("bubblewrap (bwrap) not found (KFORGE_BWRAP, "
+                       "/usr/bin/bwrap, build/bin/bwrap): the runners of "
+                       "KernelBench-format tasks run confined in it; see "
+                       "kforge doctor")
+
+
+def ro_dirs():
+    """The read-only directories every runner sees."""
+    dirs = ["/usr", "/etc/ld.so.cache", "/etc/alternatives", "/sys"]
+    for d in [sys.prefix, sys.base_prefix, sys.exec_prefix] + sys.path + \
+            os.environ.get("LD_LIBRARY_PATH", "").split(":") + \
+            [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]:
+        if d and os.path.isabs(d) and os.path.exists(d):
+            dirs.append(os.path.realpath(d))
+    out = []
+    for d in sorted(set(dirs), key=len):
+        if not any(d == o or d.startswith(o.rstrip("/") + "/") for o in out):
+            out.append(d)
+    return out
+
+
+def build_dir(files):
+    """The candidate's writable build directory (torch's load_inline),
+    shared only with candidates of the same content."""
+    import hashlib
+    h = hashlib.sha256()
+    for f in files:
+        with open(f, "rb") as fh:
+            h.update(fh.read())
+    root = os.environ.get("KFORGE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+        "kforge")
+    d = os.path.join(root, "torch_extensions", h.hexdigest()[:32])
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def confined_argv(python, script, fd, files, writable, cuda):
+    """The command line that starts one runner under bwrap, and its
+    environment."""
+    bwrap = find_bwrap()
+    a = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
+         "--cap-drop", "ALL"]
+    for top in ("/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
+        if os.path.islink(top):
+            a += ["--symlink", os.readlink(top), top]
+        elif os.path.isdir(top):
+            a += ["--ro-bind", top, top]
+    for d in ro_dirs():
+        a += ["--ro-bind", d, d]
+    a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    if cuda:
+        for n in sorted(os.listdir("/dev")):
+            if n.startswith("nvidia"):
+                a += ["--dev-bind", "/dev/" + n, "/dev/" + n]
+    for f in [script, python] + list(files):
+        f = os.path.abspath(f)
+        a += ["--ro-bind", f, f]
+    env = {k: os.environ[k] for k in ENV_KEPT if k in os.environ}
+    if writable:
+        # At a path of its own, so that no directory of the machine's
+        # (the user's cache) shows in the runner's root.
+        a += ["--bind", writable, "/kforge-build"]
+        env["TORCH_EXTENSIONS_DIR"] = "/kforge-build"
+    cpus = len(os.sched_getaffinity(0))
+    for k in THREAD_VARS:
+        env[k] = str(cpus)
+    env.update({"HOME": "/tmp", "USER": "kforge", "TMPDIR": "/tmp"})
+    a += ["--remount-ro", "/", "--chdir", os.getcwd(), "--"]
+    a += [python, "-B", script, "--runner", str(fd)]
+    return a, env
+
+
+def runner_status(rc):
+    """A runner's end as Popen reports it (negative: the signal). bwrap's
+    init exits with 128 plus the signal that killed the runner: that is
+    the runner's signal, not an exit code."""
+    if rc is not None and 128 < rc < 128 + 65:
+        return -(rc - 128)
+    return rc
+
+
 class Side:
     """The judge's end of one runner."""
 
-    def __init__(self, tt, name, python):
+    def __init__(self, tt, name, python, files=(), builds=False):
         self.name = name
         self.tt = tt
         self.fd = os.memfd_create("kforge-" + name, 0)
+        script = os.path.abspath(__file__)
+        argv, env = confined_argv(
+            python, script, self.fd, files,
+            build_dir(files) if builds else None, bool(tt and tt.cuda))
         self.proc = subprocess.Popen(
-            [python, "-B", os.path.abspath(__file__), "--runner",
-             str(self.fd)],
+            argv, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             pass_fds=(self.fd,), close_fds=True)
         self.arena = Arena(tt, self.fd) if tt else None
@@ -867,7 +985,7 @@ class Side:
         except (BrokenPipeError, ConnectionResetError):
             rep = None
         if rep is None:
-            raise RunnerDied(self.name, self.proc.wait())
+            raise RunnerDied(self.name, runner_status(self.proc.wait()))
         return rep
 
     def lay_out(self, size, ins, outs):
@@ -1013,7 +1131,13 @@ class Judge:
         common = {"op": "load", "backend": req.get("backend"),
                   "protocol": self.protocol, "seed": req.get("seed", "42"),
                   "task": task}
-        self.ref = Side(tt, "reference", sys.executable)
+        files = [task] + [req[k] for k in ("candidate", "kernel")
+                          if req.get(k)]
+        try:
+            self.ref = Side(tt, "reference", sys.executable, [task])
+        except ConfineError as e:
+            return {"ev": "load_error", "what": "sandbox",
+                    "message": str(e)}
         rep = self.ref.ask(dict(common, role="ref"))
         if rep.get("ev") != "loaded":
             return rep
@@ -1034,7 +1158,8 @@ class Judge:
         rep = self.ref.lay_out(*self.layout)
         if rep.get("ev") != "ok":
             return rep
-        self.cand = Side(tt, "candidate", sys.executable)
+        self.cand = Side(tt, "candidate", sys.executable, files,
+                         builds=True)
         creq = dict(common, role="cand",
                     out_like=[{"dtype": o["dtype"], "shape": o["shape"]}
                               for o in out_meta])
@@ -1471,9 +1596,9 @@ def main():
     inp = os.fdopen(os.dup(0), "rb")
     not_dumpable()
     if len(sys.argv) == 3 and sys.argv[1] == "--runner":
+        # Its parent is bubblewrap's init (pid 1 of the runner's own pid
+        # namespace), which dies with the judge (--die-with-parent).
         die_with_parent()
-        if os.getppid() == 1:
-            return 1
         return Runner(out, int(sys.argv[2])).serve(inp)
     judge = Judge(out)
     try:

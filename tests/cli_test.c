@@ -220,6 +220,8 @@ static void test_cli_doctor_reports_the_machine(void)
 	CHECK_CONTAINS(o.out, "gpus ");
 	if (access("/dev/nvidia0", F_OK) != 0)
 		CHECK_CONTAINS(o.out, "gpus     none");
+	CHECK_CONTAINS(o.out, "sandbox  ");
+	CHECK_CONTAINS(o.out, "bwrap    ");
 	free(o.out);
 	o = kforge("doctor", "--json", NULL, NULL, NULL);
 	cJSON *d = cJSON_Parse(o.out);

@@ -398,6 +398,33 @@ static void test_kernelbench_candidate_crash_is_reported(void)
 	release(&o);
 }
 
+/* A ModelNew whose import-time code lists other processes, reads their
+ * command lines, signals them, opens the machine's files, writes outside
+ * its build directory or uses the network finds none of it (its runner is
+ * in namespaces of its own under bubblewrap) and falls back to zeros. */
+static void test_kernelbench_candidate_runner_is_confined(void)
+{
+	need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/escape.py", "--no-timing",
+				NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(o.out, "escape: []");
+	release(&o);
+}
+
+/* Without bubblewrap the runners are not started unconfined: the
+ * evaluation is the engine's failure, and says what is missing. */
+static void test_kernelbench_missing_bwrap_is_infra_error(void)
+{
+	need_torch();
+	setenv("KFORGE_BWRAP", "/nonexistent/bwrap", 1);
+	struct outcome o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing",
+				NULL, NULL);
+	CHECK_STR(str_at(o.json, "status", NULL), "infra_error");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "bubblewrap");
+	release(&o);
+}
+
 static void test_kernelbench_bench_jsonl_metrics(void)
 {
 	need_torch();
@@ -606,6 +633,8 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_reference_is_timed_in_a_clean_process),
     KF_TEST(test_kernelbench_forged_clock_is_unaccounted_time),
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
+    KF_TEST(test_kernelbench_candidate_runner_is_confined),
+    KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
     KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),
     KF_TEST(test_kernelbench_baseline_eager_evaluates_the_model),

@@ -29,6 +29,7 @@ extern const struct kf_test kf_tests_server[];
 extern const struct kf_test kf_tests_gpu[];
 extern const struct kf_test kf_tests_farm[];
 extern const struct kf_test kf_tests_kernelbench[];
+extern const struct kf_test kf_tests_worker[];
 
 static const struct kf_test *const all_tables[] = {
     kf_tests_base, kf_tests_task, kf_tests_compile, kf_tests_backend,
@@ -38,6 +39,7 @@ static const struct kf_test *const all_tables[] = {
     kf_tests_gpu,
     kf_tests_farm,
     kf_tests_kernelbench,
+    kf_tests_worker,
 };
 
 static char tmpdir[256];

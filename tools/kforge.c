@@ -645,7 +645,10 @@ static const char doctor_usage[] =
     "usage: kforge doctor [--json]\n"
     "\n"
     "Reports what this machine offers: CPU, GPUs (or none), the NVIDIA\n"
-    "driver, cc and nvcc, Python and torch, the cache directory.\n";
+    "driver, cc and nvcc, Python and torch, the cache directory, and what\n"
+    "confines candidates: `sandbox` is ok or names the mechanisms missing\n"
+    "(every evaluation then fails, naming it), `bwrap` the bubblewrap the\n"
+    "runners of KernelBench-format tasks run in.\n";
 
 static int cmd_doctor(int argc, char **argv)
 {
@@ -709,8 +712,8 @@ static int cmd_doctor(int argc, char **argv)
 			       kf_json_str(g, "why"));
 	} else
 		printf("gpus     none: %s\n", kf_json_str(g, "why"));
-	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",
-			      "python",	       "torch", "cache"};
+	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",	   "python",
+			      "torch",	       "cache", "sandbox", "bwrap"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = kf_json_str(d, keys[i]);
 		printf("%-8s %s\n", keys[i], v ? v : "not found");

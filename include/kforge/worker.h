@@ -10,8 +10,16 @@
 #ifndef KFORGE_WORKER_H
 #define KFORGE_WORKER_H
 
+#include <stddef.h>
+
 /* Serves requests read from in_fd, answering on out_fd, until "quit" or end
  * of input. Returns the process exit code. */
 int kf_worker_main(int in_fd, int out_fd);
+
+/* For kforge doctor: tries each mechanism that confines a candidate's
+ * runner (namespaces and a root of its own, a user id of its own, mseal) in
+ * a child process; returns how many are missing and names them in why (cap
+ * bytes). A missing one fails every evaluation with an error naming it. */
+int kf_sandbox_check(char *why, size_t cap);
 
 #endif

@@ -15,7 +15,7 @@
 #include <kforge/compile.h>
 
 /* Bump when the key's inputs or the command lines change meaning. */
-#define KEY_FORMAT "kforge-compile-2"
+#define KEY_FORMAT "kforge-compile-3"
 #define SOURCE_CAP (16u << 20)	 /* bytes of a source we accept */
 #define KERNEL_H_CAP (1u << 20)	 /* bytes of kernel.h */
 #define VERSION_CAP 8192	 /* bytes of `--version` output read */
@@ -448,6 +448,7 @@ static void build_link(struct build *b, const char *cc, const char *lib,
 		cmd_add(l, kf_xstrdup(cc));
 		cmd_add(l, kf_xstrdup("-shared"));
 		cmd_add(l, kf_xstrdup("-fPIC"));
+		cmd_add(l, kf_xstrdup("-Wl,-z,relro,-z,now"));
 		cmd_add(l, kf_xstrdup("-o"));
 		l->out_i = l->argc;
 		cmd_add(l, kf_xstrdup(""));
@@ -481,8 +482,10 @@ static int build_command(struct command *c, const char *backend,
 			    opts->libraries[i] ? opts->libraries[i] : "(null)");
 	cmd_add(c, kf_xstrdup(compiler));
 	if (is_host(backend)) {
-		const char *flags[] = {"-std=gnu11", "-O3", "-march=native",
-				       "-fPIC", "-shared"};
+		/* Full RELRO and BIND_NOW, as the runner's own binary. */
+		const char *flags[] = {"-std=gnu11", "-O3",
+				       "-march=native", "-fPIC",
+				       "-shared", "-Wl,-z,relro,-z,now"};
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			cmd_add(c, kf_xstrdup(flags[i]));
 	} else {
@@ -505,6 +508,11 @@ static int build_command(struct command *c, const char *backend,
 			cmd_add(c, kf_xstrdup(flags[i]));
 		cmd_add(c, kf_xasprintf("arch=compute_%s,code=sm_%s", arch + 3,
 					arch + 3));
+		/* Full RELRO and BIND_NOW, as the runner's own binary. */
+		if (!split) {
+			cmd_add(c, kf_xstrdup("-Xlinker"));
+			cmd_add(c, kf_xstrdup("-z,relro,-z,now"));
+		}
 	}
 	c->inc_i = c->argc;
 	cmd_add(c, kf_xasprintf("-I%s", include_dir));

@@ -10,6 +10,8 @@
 #include <kforge/compile.h>
 #include <kforge/eval.h>
 
+#include <kforge/worker.h>
+
 #include "eval_int.h"
 
 static void add_or_null(cJSON *o, const char *key, char *value)
@@ -83,6 +85,23 @@ void kf_add_system(cJSON *obj, bool with_host)
 		cJSON_AddStringToObject(obj, "host", u.nodename);
 }
 
+/* bubblewrap, where the bridge looks for it (runner/kforge_bridge.py,
+ * find_bwrap): KFORGE_BWRAP alone when set, else the system's, else the
+ * copy shipped in build/bin. */
+static char *find_bwrap(void)
+{
+	const char *k = getenv("KFORGE_BWRAP");
+	if (k)
+		return kf_is_executable(k) ? kf_xstrdup(k) : NULL;
+	if (kf_is_executable("/usr/bin/bwrap"))
+		return kf_xstrdup("/usr/bin/bwrap");
+	char *p = kf_path_join(kf_exe_dir(), "bin/bwrap");
+	if (kf_is_executable(p))
+		return p;
+	free(p);
+	return NULL;
+}
+
 cJSON *kf_doctor(void)
 {
 	cJSON *d = cJSON_CreateObject();
@@ -109,5 +128,10 @@ cJSON *kf_doctor(void)
 	add_or_null(d, "torch", python ? kf_proc_first_line(py, 30000) : NULL);
 	free(python);
 	cJSON_AddStringToObject(d, "cache", kf_cache_dir());
+	char why[512];
+	cJSON_AddStringToObject(
+	    d, "sandbox",
+	    kf_sandbox_check(why, sizeof(why)) ? why : "ok");
+	add_or_null(d, "bwrap", find_bwrap());
 	return d;
 }

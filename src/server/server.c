@@ -93,12 +93,16 @@ int kf_server_eval_child(int argc, char **argv)
 		return 2;
 	struct kf_err err = KF_ERR_INIT;
 	cJSON *msg = NULL;
-	cJSON *o = argc == 4 ? cJSON_Parse(argv[3]) : NULL;
-	if (!cJSON_IsObject(o)) {
+	/* The options (the seed among them) come as a frame on stdin, never
+	 * on the command line, which /proc shows to every process. */
+	cJSON *o = NULL;
+	if (argc != 3 || kf_frame_read(0, 0, &o, &err) ||
+	    !cJSON_IsObject(o)) {
 		msg = cJSON_CreateObject();
 		cJSON_AddStringToObject(msg, "engine_error",
 					"eval child: usage: --eval-child TASK "
-					"CANDIDATE OPTS_JSON");
+					"CANDIDATE, the options as a frame on "
+					"stdin");
 	} else {
 		struct kf_eval_opts eo;
 		kf_eval_opts_from_json(o, &eo);
@@ -147,8 +151,7 @@ static void run_job(struct kf_server *s, struct job *j)
 		    kf_xasprintf("cannot write the candidate: %s", err.msg);
 		return;
 	}
-	char *argv[] = {s->eval_exe, "--eval-child", j->task_path,
-			path,	     s->eo_json,     NULL};
+	char *argv[] = {s->eval_exe, "--eval-child", j->task_path, path, NULL};
 	struct kf_proc p = KF_PROC_INIT;
 	pthread_mutex_lock(&s->lock);
 	int rc =
@@ -163,6 +166,12 @@ static void run_job(struct kf_server *s, struct job *j)
 		free(path);
 		return;
 	}
+	/* The options go on the child's stdin (not its command line). A
+	 * child that cannot take them fails below, when no result comes. */
+	cJSON *opts = cJSON_Parse(s->eo_json);
+	struct kf_err werr = KF_ERR_INIT;
+	kf_frame_write(p.to_child, opts, &werr);
+	cJSON_Delete(opts);
 	close(p.to_child);
 	p.to_child = -1;
 	cJSON *msg = NULL;

@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +37,7 @@ struct runner {
 	kf_entry_fn fn;
 	int (*rt_last_error)(void);
 	const char *(*rt_error_name)(int);
+	struct kf_err confine_err; /* why confinement failed, if it did */
 };
 
 static int send_msg(int fd, const void *buf, size_t len, int pass_fd)
@@ -116,6 +118,10 @@ static void run_init(struct runner *r, const struct kf_run_req *q,
 		     struct kf_run_rep *a)
 {
 	struct kf_err err = KF_ERR_INIT;
+	if (r->confine_err.code) {
+		snprintf(a->name, sizeof(a->name), "sandbox");
+		return rep_error(a, r->confine_err.code, r->confine_err.msg);
+	}
 	r->ops = kf_backend_find(q->text);
 	if (!r->ops)
 		return rep_error(a, KF_EINVAL, "unknown backend");
@@ -177,6 +183,9 @@ static void asan_cap(void)
 }
 #endif
 
+/* Set in a runner confined at start (kf_runner_start). */
+static bool confined;
+
 static void run_load(struct runner *r, const struct kf_run_req *q,
 		     struct kf_run_rep *a)
 {
@@ -195,14 +204,24 @@ static void run_load(struct runner *r, const struct kf_run_req *q,
 	if (q->sandbox)
 		asan_cap();
 #endif
+	if (q->sandbox && !confined)
+		kf_err_set(&err, KF_EPROTO,
+			   "sandbox: the runner was not confined at start");
 	if (q->sandbox &&
-	    (drop_capabilities(&err) || kf_sandbox_enter(r->ops->name, &err))) {
+	    (err.code || kf_sandbox_drop_user(&err) ||
+	     drop_capabilities(&err) || kf_sandbox_seal(&err) ||
+	     kf_sandbox_enter(r->ops->name, &err))) {
 		a->rc = err.code;
 		snprintf(a->name, sizeof(a->name), "sandbox");
 		snprintf(a->text, sizeof(a->text), "%s", err.msg);
 		return;
 	}
-	r->so = dlopen(q->text, RTLD_NOW | RTLD_LOCAL);
+	char path[sizeof(q->text) + 16];
+	if (q->sandbox)
+		kf_sandbox_object_path(q->text, path, sizeof(path));
+	else
+		snprintf(path, sizeof(path), "%s", q->text);
+	r->so = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 	if (!r->so) {
 		a->rc = KF_ENOENT;
 		snprintf(a->name, sizeof(a->name), "load");
@@ -308,13 +327,14 @@ static void run_call(struct runner *r, struct kf_run_req *q,
 }
 
 /* The runner's life: requests in, replies out, until the worker goes. */
-static int runner_main(int fd)
+static int runner_main(int fd, const struct kf_err *confine_err)
 {
 	struct runner r;
 	static struct kf_run_req q;
 	static struct kf_run_rep a;
 	memset(&r, 0, sizeof(r));
 	r.fd = fd;
+	r.confine_err = *confine_err;
 	for (;;) {
 		int got_fd = -1;
 		if (recv_msg(fd, &q, sizeof(q), &got_fd))
@@ -353,6 +373,7 @@ static int runner_main(int fd)
 }
 
 int kf_runner_start(struct kf_runner *r, const char *role, int cpu,
+		    const char *backend, const char *confine,
 		    struct kf_err *err)
 {
 	int sv[2];
@@ -394,7 +415,15 @@ int kf_runner_start(struct kf_runner *r, const char *role, int cpu,
 			CPU_SET(cpu, &set);
 			sched_setaffinity(0, sizeof(set), &set);
 		}
-		_exit(runner_main(fd));
+		/* Confined before anything else happens in it, the device's
+		 * opening included: single-threaded still, and every file
+		 * the driver opens later is one the root holds. */
+		struct kf_err cerr = KF_ERR_INIT;
+		if (confine)
+			kf_sandbox_scrub_env();
+		if (confine && !kf_sandbox_confine(backend, confine, &cerr))
+			confined = true;
+		_exit(runner_main(fd, &cerr));
 	}
 	close(sv[1]);
 	r->pid = pid;

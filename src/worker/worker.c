@@ -1592,7 +1592,8 @@ static int do_load(struct worker *w, const cJSON *req)
 	/* The runners come first: a device context does not survive fork. */
 	static const char *const roles[2] = {"reference", "candidate"};
 	for (int side = 0; side < 2; side++)
-		if (kf_runner_start(&w->run[side], roles[side], cpu, &err))
+		if (kf_runner_start(&w->run[side], roles[side], cpu, backend,
+				    side == SIDE_CAND ? cand : NULL, &err))
 			return reply_error(w, "error", NULL, err.msg);
 	for (int side = 0; side < 2; side++) {
 		memset(&q, 0, sizeof(q));

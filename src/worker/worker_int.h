@@ -11,6 +11,30 @@
 #include <kforge/base.h>
 
 /*
+ * The candidate's runner, right after fork (single-threaded, before the
+ * device is opened): mount, network, IPC and UTS namespaces (and a user
+ * namespace when not root); a read-only root holding the system's
+ * libraries, /sys, a few devices (cuda: /dev/nvidia*), the directories of
+ * LD_LIBRARY_PATH and the object at its own path; a /proc that shows this
+ * process only. A missing mechanism is an error, never a weaker sandbox.
+ */
+int kf_sandbox_confine(const char *backend, const char *object,
+		       struct kf_err *err);
+/* Leaves the confined runner only the environment the device and the
+ * loader read, wiping the rest where /proc/self/environ would show it. */
+void kf_sandbox_scrub_env(void);
+/* Where the object lies in that root: /kforge/<its file name>, so that no
+ * directory of the machine's shows there. */
+void kf_sandbox_object_path(const char *object, char *buf, size_t cap);
+/* As root: a user id of its own (536870912 + pid), every thread, which
+ * clears the capabilities. Before the candidate is loaded. */
+int kf_sandbox_drop_user(struct kf_err *err);
+/* Seals (mseal) the read-only relocation segments of everything mapped, so
+ * that no raw mprotect, mmap or mremap makes the GOT writable again. An
+ * error where mseal is missing, unless KFORGE_SANDBOX_WEAK has "mseal". */
+int kf_sandbox_seal(struct kf_err *err);
+
+/*
  * Confines this process for the rest of its life with a seccomp filter,
  * once the device is open and before the candidate is loaded (so that its
  * constructors run confined too): no new processes, programs, sockets or
@@ -88,8 +112,12 @@ struct kf_runner {
 };
 
 /* Forks a runner, pinned to cpu unless it is negative. It must be started
- * before this process opens a device (CUDA does not survive fork). */
+ * before this process opens a device (CUDA does not survive fork). When
+ * confine is not NULL (the candidate's: the object it will load, on
+ * backend) the runner is confined from the start (kf_sandbox_confine); a
+ * failure there is the reply to its first request. */
 int kf_runner_start(struct kf_runner *r, const char *role, int cpu,
+		    const char *backend, const char *confine,
 		    struct kf_err *err);
 /* Sends q (with a descriptor unless pass_fd < 0) and waits for its reply.
  * KF_ECHILD when the runner died (reaped: r->status says how). */
