@@ -257,6 +257,10 @@ static int emit(const cJSON *res, bool json)
 		fputs(kf_strbuf_str(&sb), stdout);
 		kf_strbuf_release(&sb);
 	}
+	/* The result first, whole: a result over the buffer's size would
+	 * otherwise be split by the line on stderr where both go to one
+	 * file. */
+	fflush(stdout);
 	enum kf_status st = kf_result_status(res);
 	if (st != KF_STATUS_OK) {
 		const char *reason = kf_json_str(res, "reason");
