@@ -8,18 +8,23 @@ from the task's Model) under kforge's worker protocol.
 
 Three processes (docs/kernelbench.md, "Processes"):
 
-- the judge (this script as the supervisor starts it) makes every input,
-  holds every comparison and hash, and never runs a model;
+- the judge (this script as the supervisor starts it) makes every input
+  and the reference's parameters' values, holds every comparison, hash and
+  check, and never runs a model;
 - the reference's runner (this script with --runner) imports the task
   only: the candidate's code never runs in it, so it can neither change
   the reference's results nor its time;
-- the candidate's runner imports the task and the candidate.
+- the candidate's runner imports the task and the candidate. It never
+  receives the seed: its inputs and parameters come from the judge.
 
 Each runner maps an arena, a memory file the judge passes it alone, where
-the judge writes the inputs and reads the outputs. A runner copies the
-inputs to its device, times one call, and copies the outputs back; the
-judge also times each request from outside and compares what the two
-runners' own measurements leave out (unaccounted_time).
+the judge writes the inputs (and the parameters, once). A runner copies the
+inputs to its device, times one call, and replies with its measurement,
+the facts only its process can see, and the outputs' bytes after the
+reply's frame: the judge compares what the runner sent, which nothing the
+runner does later can change. The judge also sees each call from outside
+(on the host the runner's CPU time, on CUDA the wall time), for the
+supervisor's unaccounted_time rule.
 
 Frames are a 4-byte little-endian length followed by one JSON object.
 Requests from the supervisor: load, trial, time, quit. Replies: loaded,
@@ -43,13 +48,11 @@ FRAME_CAP = 16 << 20
 MASK64 = (1 << 64) - 1
 KB_TOL = 1e-2
 ALIGN = 256
-# A runner's measurement may leave out this much more of the judge's view
-# of the candidate's calls than of the reference's (as the native worker:
-# src/eval/eval.c, unaccounted()).
-UNACCOUNTED_ABS_NS = 100e3
-UNACCOUNTED_REL = 0.10
-# Pairs before the check above is made.
-MIN_PAIRS = 20
+# The intra-op threads of every process of the bridge: both sides get the
+# same budget, on the same core (docs/kernelbench.md, "Threads").
+THREADS = 1
+THREAD_ENV = ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS",
+              "VECLIB_MAXIMUM_THREADS", "NUMEXPR_NUM_THREADS")
 BASELINES = ("eager", "compile", "compile_ro", "cudagraph")
 
 
@@ -66,9 +69,13 @@ def read_frame(f):
     return json.loads(body.decode("utf-8"))
 
 
-def write_frame(f, obj):
+def write_frame(f, obj, blobs=()):
+    """A frame, followed by the bytes of blobs (obj["payload"] says how
+    many)."""
     data = json.dumps(obj, allow_nan=False).encode("utf-8")
     f.write(struct.pack("<I", len(data)) + data)
+    for b in blobs:
+        f.write(b)
     f.flush()
 
 
@@ -108,6 +115,24 @@ def pin_here():
         pass
 
 
+def nbytes(tt, dt, shape):
+    n = 1
+    for d in shape:
+        n *= d
+    return n * tt.torch.empty(0, dtype=dt).element_size()
+
+
+def task_figure(mod, name):
+    """A task's own FLOP or byte count (get_flops(), get_bytes()), or
+    None: KernelBench's tasks state neither."""
+    f = getattr(mod, name, None)
+    try:
+        v = float(f()) if callable(f) else None
+    except Exception:
+        return None
+    return v if v is not None and math.isfinite(v) and v > 0 else None
+
+
 def median(xs):
     s = sorted(xs)
     n = len(s)
@@ -144,6 +169,11 @@ class Torch:
     def __init__(self, backend):
         import torch
         self.torch = torch
+        torch.set_num_threads(THREADS)
+        try:
+            torch.set_num_interop_threads(THREADS)
+        except RuntimeError:
+            pass
         self.cuda = backend == "cuda"
         self.dev = torch.device("cuda" if self.cuda else "cpu")
         self.dtypes = {"float32": torch.float32, "float64": torch.float64,
@@ -292,6 +322,128 @@ def import_file(path, name):
     return mod
 
 
+def type_name(x):
+    """The qualified name of x's type, read without running any of the
+    type's own code."""
+    t = type(x)
+    return "%s.%s" % (type.__getattribute__(t, "__module__"),
+                      type.__getattribute__(t, "__qualname__"))
+
+
+def plain_outputs(torch, r, dev):
+    """A call's result as a list of tensors, and those that are not plain
+    dense tensors of the device ([{index, type}]). Only exact types are
+    tested, so that none of the candidate's code (a tensor subclass's
+    __torch_function__ or __torch_dispatch__, a lazy sequence) runs
+    outside the timed call: a plain torch.Tensor holds its values when the
+    call returns."""
+    T = torch.Tensor
+    items = list(r) if type(r) in (tuple, list) else [r]
+    bad = []
+    for j, y in enumerate(items):
+        if type(y) is not T:
+            bad.append({"index": j, "type": type_name(y)})
+        elif y.layout != torch.strided or y.is_quantized or \
+                y.device.type != dev.type:
+            bad.append({"index": j, "type": "torch.Tensor (layout %s, "
+                        "device %s%s)" % (str(y.layout), str(y.device),
+                                          ", quantized" if y.is_quantized
+                                          else "")})
+    return items, bad
+
+
+def storage_range(t):
+    """[address, bytes] of the storage t views ([0, 0] when empty)."""
+    if t.numel() == 0:
+        return [0, 0]
+    try:
+        s = t.untyped_storage()
+    except AttributeError:
+        s = t.storage()
+    return [s.data_ptr(), s.nbytes()]
+
+
+def overlaps(a, b):
+    return a[1] > 0 and b[1] > 0 and a[0] < b[0] + b[1] and \
+        b[0] < a[0] + a[1]
+
+
+def tensor_bytes(torch, t):
+    """A copy of t's values, dense and row-major, as bytes."""
+    t = t.detach().to("cpu").contiguous()
+    n = t.numel() * t.element_size()
+    return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def randomize(torch, model, seed):
+    """Draws every floating parameter and buffer of the reference's model
+    at random from the seed, so that a default init (LayerNorm's weight 1
+    and bias 0, BatchNorm's running statistics) cannot be assumed: a
+    tensor whose values are all positive (norm weights, running_var) is
+    multiplied elementwise by U(0.5, 1.5), so it stays positive; any other
+    gets s * N(0, 1) added, s its standard deviation, or 0.5 where it is
+    constant (biases at zero, running_mean). Integer tensors, and buffers
+    that are masks (two distinct values, or any non-finite one), are
+    kept."""
+    g = torch.Generator().manual_seed((seed * 0x9E3779B1 + 0x5EED) %
+                                      (1 << 63))
+    params = {n for n, _ in model.named_parameters()}
+    with torch.no_grad():
+        for name, t in model.state_dict().items():
+            if not t.is_floating_point() or t.numel() == 0:
+                continue
+            d = t.detach().to("cpu", torch.float64)
+            if name not in params and (
+                    not bool(torch.isfinite(d).all()) or
+                    torch.unique(d).numel() == 2):
+                continue
+            if bool((d > 0).all()):
+                new = d * (0.5 + torch.rand(d.shape, generator=g,
+                                            dtype=torch.float64))
+            else:
+                s = float(d.std()) if d.numel() > 1 else 0.0
+                if not s > 0:
+                    s = 0.5
+                new = d + s * torch.randn(d.shape, generator=g,
+                                          dtype=torch.float64)
+            t.copy_(new.to(t.dtype))
+
+
+def os_threads(pid):
+    """The number of threads of process pid (/proc/PID/status), or -1."""
+    try:
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                if line.startswith("Threads:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        pass
+    return -1
+
+
+def cpu_clock(pid):
+    """The clock id of process pid's CPU time (clock_getcpuclockid), or
+    None where the system gives none."""
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        c = ctypes.c_int()
+        if libc.clock_getcpuclockid(pid, ctypes.byref(c)) == 0:
+            return c.value
+    except (OSError, AttributeError):
+        pass
+    return None
+
+
+def mix64(*xs):
+    """A 64-bit mix of integers (splitmix64's finaliser over each)."""
+    h = 0
+    for x in xs:
+        h = (h ^ (x & MASK64)) * 0xbf58476d1ce4e5b9 & MASK64
+        h = (h ^ (h >> 31)) * 0x94d049bb133111eb & MASK64
+        h ^= h >> 29
+    return h
+
+
 def as_outputs(torch, r):
     items = list(r) if isinstance(r, (tuple, list)) else [r]
     return [x if isinstance(x, torch.Tensor) else torch.as_tensor(x)
@@ -308,7 +460,7 @@ class KernelModel:
     order; its outputs are the reference's, allocated here and poisoned
     before every call."""
 
-    def __init__(self, tt, so_path, ref, out_like):
+    def __init__(self, tt, so_path, out_like):
         self.tt = tt
         self.lib = ctypes.CDLL(so_path)
         self.fn = self.lib.kf_entry
@@ -316,9 +468,9 @@ class KernelModel:
                             ctypes.POINTER(DLTensor), ctypes.c_int,
                             ctypes.c_void_p]
         self.fn.restype = ctypes.c_int
-        self.params = [t.detach().clone().contiguous()
-                       for t in ref.state_dict().values()
-                       if isinstance(t, tt.torch.Tensor)]
+        # The reference's state_dict() tensors, which the judge hands
+        # over after loading (Runner.import_state).
+        self.params = []
         self.out_like = out_like
 
     def describe(self, t, keep):
@@ -401,54 +553,47 @@ class GraphModel:
 class Runner:
     """One side's process: loads the task (and, on the candidate's side,
     the candidate), then calls it on the inputs the judge writes into its
-    arena, timing each call."""
+    arena, timing each call. It reports what it saw (its own time, the
+    global flags, its thread count, where its outputs live) and sends the
+    outputs back in the reply itself; it decides nothing."""
 
     def __init__(self, out, arena_fd):
         self.out = out
         self.arena_fd = arena_fd
         self.tt = None
         self.model = None
-        self.prev = []
-        self.trusted = True  # the reference, or a baseline
+        self.module = None  # the nn.Module whose state the judge sets
+        self.kernel = False
 
     def global_state(self):
-        """The process-wide flags a candidate could flip to gain speed."""
+        """The process-wide flags a candidate could flip to gain speed, as
+        [name, value] pairs."""
         torch = self.tt.torch
         st = [
-            ("torch.backends.cudnn.benchmark",
-             torch.backends.cudnn.benchmark),
-            ("torch.backends.cudnn.allow_tf32",
-             torch.backends.cudnn.allow_tf32),
-            ("torch.backends.cuda.matmul.allow_tf32",
-             torch.backends.cuda.matmul.allow_tf32),
-            ("torch.get_float32_matmul_precision()",
-             torch.get_float32_matmul_precision()),
-            ("torch.are_deterministic_algorithms_enabled()",
-             torch.are_deterministic_algorithms_enabled()),
-            ("torch.backends.cudnn.deterministic",
-             torch.backends.cudnn.deterministic),
+            ["torch.backends.cudnn.benchmark",
+             torch.backends.cudnn.benchmark],
+            ["torch.backends.cudnn.allow_tf32",
+             torch.backends.cudnn.allow_tf32],
+            ["torch.backends.cuda.matmul.allow_tf32",
+             torch.backends.cuda.matmul.allow_tf32],
+            ["torch.get_float32_matmul_precision()",
+             torch.get_float32_matmul_precision()],
+            ["torch.are_deterministic_algorithms_enabled()",
+             torch.are_deterministic_algorithms_enabled()],
+            ["torch.backends.cudnn.deterministic",
+             torch.backends.cudnn.deterministic],
+            ["torch.backends.mkldnn.enabled",
+             torch.backends.mkldnn.enabled],
         ]
         mm = getattr(torch.backends.cuda.matmul,
                      "allow_fp16_reduced_precision_reduction", None)
         if mm is not None:
-            st.append(("torch.backends.cuda.matmul."
-                       "allow_fp16_reduced_precision_reduction", mm))
+            st.append(["torch.backends.cuda.matmul."
+                       "allow_fp16_reduced_precision_reduction", mm])
         if self.tt.cuda:
-            st.append(("the current CUDA stream",
-                       torch.cuda.current_stream().cuda_stream))
+            st.append(["the current CUDA stream",
+                       torch.cuda.current_stream().cuda_stream])
         return st
-
-    def state_violation(self):
-        now = self.global_state()
-        if now == self.state0:
-            return None
-        diff = [(a, b) for a, b in zip(now, self.state0) if a != b]
-        return {
-            "check": "global_state",
-            "detail": "the candidate changed global state: %s, was %s" % (
-                " ".join("%s=%s" % (k, v) for (k, v), _ in diff),
-                " ".join("%s=%s" % (k, v) for _, (k, v) in diff)),
-        }
 
     def load(self, req):
         self.tt = tt = Torch(req.get("backend"))
@@ -459,29 +604,27 @@ class Runner:
                     % torch.__version__}
         role = req.get("role")
         protocol = req.get("protocol") or "kforge"
-        seed = int(req.get("seed", "42")) % (1 << 63)
         task = req["task"]
         try:
             mod = import_file(task, "kforge_task")
-            tt.seed_all(seed)
-            init = list(mod.get_init_inputs())
-            ref = None
-            if role == "ref" or req.get("kernel") or req.get("baseline"):
+            self.mod = mod
+            if role == "ref":
+                # Only the reference's process knows the seed: it draws
+                # the parameters, which the judge hands to the candidate.
+                seed = int(req.get("seed", "42")) % (1 << 63)
+                tt.seed_all(seed)
+                init = list(mod.get_init_inputs())
                 tt.seed_all(seed)
                 with torch.no_grad():
                     ref = mod.Model(*init).to(tt.dev)
-            self.get_inputs = mod.get_inputs
-            ins = tt.make_inputs(mod.get_inputs, seed, 0)
-            # get_inputs()'s values other than tensors, in their places.
-            self.others = [None if isinstance(x, torch.Tensor) else x
-                           for x in ins]
-            outs = None
-            if role == "ref":
+                randomize(torch, ref, seed)
                 ins = [x.to(tt.dev) if isinstance(x, torch.Tensor) else x
-                       for x in ins]
+                       for x in tt.make_inputs(mod.get_inputs, seed, 0)]
                 with torch.no_grad():
                     outs = as_outputs(torch, ref(*ins))
                 tt.sync()
+            else:
+                init = list(mod.get_init_inputs())
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "task",
@@ -491,9 +634,9 @@ class Runner:
             # default would make an exact candidate look imprecise. The
             # candidate's process starts from the same flags.
             torch.backends.cudnn.allow_tf32 = False
-        self.state0 = self.global_state()
+        state0 = self.global_state()
         if role == "ref":
-            self.model = ref
+            self.model = self.module = ref
             meta = []
             for j, y in enumerate(outs):
                 if y.dtype not in tt.names:
@@ -502,36 +645,44 @@ class Runner:
                             "cannot compare" % (task, j, y.dtype)}
                 meta.append({"dtype": tt.names[y.dtype],
                              "shape": list(y.shape)})
-            return {"ev": "loaded", "outputs": meta}
+            state = []
+            for name, t in ref.state_dict().items():
+                if t.dtype not in tt.names:
+                    return {"ev": "load_error", "what": "task",
+                            "message": "%s: state '%s' is %s, which kforge "
+                            "cannot pass" % (task, name, t.dtype)}
+                state.append({"name": name, "dtype": tt.names[t.dtype],
+                              "shape": list(t.shape)})
+            return {"ev": "loaded", "outputs": meta, "state": state}
         t0 = time.perf_counter_ns()
-        err = self.load_candidate(req, ref, init, seed)
+        err = self.load_candidate(req, init)
         if err:
             return err
-        return {"ev": "loaded", "load_ns": time.perf_counter_ns() - t0}
+        return {"ev": "loaded", "load_ns": time.perf_counter_ns() - t0,
+                "state0": state0, "facts": self.facts()}
 
-    def load_candidate(self, req, ref, init, seed):
+    def load_candidate(self, req, init):
         tt = self.tt
         torch = tt.torch
         if req.get("kernel"):
-            self.trusted = False
+            self.kernel = True
             out_like = [(tuple(o["shape"]), tt.dtypes[o["dtype"]])
                         for o in req["out_like"]]
             try:
-                self.model = KernelModel(tt, req["kernel"], ref, out_like)
+                self.model = KernelModel(tt, req["kernel"], out_like)
             except (OSError, AttributeError, KernelError) as e:
                 return {"ev": "load_error", "what": "candidate",
                         "message": "%s: %s" % (type(e).__name__, e)}
             return None
         if req.get("baseline"):
-            return self.load_baseline(req["baseline"], ref, seed)
-        self.trusted = False
+            return self.load_baseline(req["baseline"], init)
         try:
             cand = import_file(req["candidate"], "kforge_candidate")
             if not hasattr(cand, "ModelNew"):
                 raise AttributeError("the candidate defines no ModelNew")
-            tt.seed_all(seed)
             with torch.no_grad():
                 self.model = cand.ModelNew(*init).to(tt.dev)
+            self.module = self.model
             tt.sync()
         except Exception as e:
             traceback.print_exc()
@@ -542,9 +693,9 @@ class Runner:
                     "message": "%s: %s" % (type(e).__name__, e)}
         return None
 
-    def load_baseline(self, name, ref, seed):
+    def load_baseline(self, name, init):
         """A baseline made from the task's own Model: compiled or captured
-        here, and run a few times on the first inputs so that the
+        here, and run a few times on inputs of get_inputs() so that the
         compilation is done before anything is timed."""
         tt = self.tt
         torch = tt.torch
@@ -553,6 +704,9 @@ class Runner:
                     "message": "unknown baseline '%s' (one of %s)"
                     % (name, ", ".join(BASELINES))}
         try:
+            with torch.no_grad():
+                ref = self.mod.Model(*init).to(tt.dev)
+            self.module = ref
             if name in ("compile", "compile_ro"):
                 if not hasattr(torch, "compile"):
                     raise RuntimeError("torch %s has no torch.compile "
@@ -567,18 +721,19 @@ class Runner:
                 model = GraphModel(tt, ref)
             else:
                 model = ref
-            ins = [x.to(tt.dev) if isinstance(x, torch.Tensor) else x
-                   for x in tt.make_inputs(self.get_inputs, seed, 0)]
-            with torch.no_grad():
-                for _ in range(3):
-                    model(*ins)
-            tt.sync()
+            self.warm = model
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "baseline",
                     "message": "%s: %s: %s" % (name, type(e).__name__, e)}
         self.model = model
         return None
+
+    def facts(self):
+        """What only this process can see, reported raw for the judge:
+        torch's intra-op thread count and the global flags."""
+        return {"threads": self.tt.torch.get_num_threads(),
+                "state": self.global_state()}
 
     def set_layout(self, req):
         tt = self.tt
@@ -587,38 +742,96 @@ class Runner:
         self.arena.map(int(req["size"]))
         self.a_in = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
                                      e["shape"]) for e in req["inputs"]]
-        self.a_out = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
-                                      e["shape"]) for e in req["outputs"]]
-        self.in_names = [e["name"] for e in req["inputs"]]
-        self.out_names = [e["name"] for e in req["outputs"]]
+        self.a_state = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
+                                        e["shape"]) for e in req["state"]]
+        self.state_names = [e["name"] for e in req["state"]]
+        self.out_like = [(tuple(e["shape"]), tt.dtypes[e["dtype"]])
+                         for e in req["outputs"]]
+        self.others = req.get("others") or []
         # The device's copies of the inputs: the arena's values are copied
         # in before each call.
         self.d_in = [torch.empty(e["shape"], dtype=tt.dtypes[e["dtype"]],
                                  device=tt.dev) for e in req["inputs"]]
         return {"ev": "ok"}
 
-    def inputs(self):
-        """The call's arguments: the device's copies of the tensors, with
-        get_inputs()'s other values in their places."""
+    def export_state(self, req):
+        """The reference's parameters and buffers into the arena, for the
+        judge to hand to the candidate."""
+        for a, t in zip(self.a_state, self.module.state_dict().values()):
+            a.copy_(t.detach().to("cpu"))
+        return {"ev": "ok"}
+
+    def import_state(self, req):
+        """The reference's parameters and buffers (from the arena) into
+        this side's model: by name where the names and shapes agree, else
+        by position where every shape and dtype agrees in order. Returns
+        the names left as the model made them."""
+        tt = self.tt
+        torch = tt.torch
+        src = list(zip(self.state_names, self.a_state))
+        if self.kernel:
+            self.model.params = [a.to(tt.dev).clone().contiguous()
+                                 for _, a in src]
+            return {"ev": "ok", "copied": len(src), "unmatched": []}
+        sd = self.module.state_dict() if hasattr(self.module,
+                                                 "state_dict") else {}
+        by_name = dict(src)
+
+        def same(v, a):
+            return tuple(v.shape) == tuple(a.shape) and v.dtype == a.dtype
+        pairs, unmatched = [], []
+        if len(sd) == len(src) and not all(
+                k in by_name and same(v, by_name[k]) for k, v in sd.items()
+        ) and all(same(v, a) for v, (_, a) in zip(sd.values(), src)):
+            pairs = [(v, a) for v, (_, a) in zip(sd.values(), src)]
+        else:
+            for k, v in sd.items():
+                if k in by_name and same(v, by_name[k]):
+                    pairs.append((v, by_name[k]))
+                else:
+                    unmatched.append(k)
+        with torch.no_grad():
+            for v, a in pairs:
+                v.copy_(a)
+        tt.sync()
+        if getattr(self, "warm", None) is not None:
+            # A baseline is compiled or captured on its final weights.
+            ins = self.inputs_of([x.to(tt.dev) for x in self.a_in])
+            with torch.no_grad():
+                for _ in range(3):
+                    self.warm(*ins)
+            tt.sync()
+            self.warm = None
+        return {"ev": "ok", "copied": len(pairs), "unmatched": unmatched}
+
+    def inputs_of(self, tensors):
         args, k = [], 0
         for v in self.others:
             if v is None:
-                args.append(self.d_in[k])
+                args.append(tensors[k])
                 k += 1
             else:
                 args.append(v)
+        args.extend(tensors[k:])
         return args
+
+    def inputs(self):
+        """The call's arguments: the device's copies of the tensors, with
+        get_inputs()'s other values in their places."""
+        return self.inputs_of(self.d_in)
 
     def timed(self, ins, kb):
         """One call: on CUDA, events on the current stream; kforge's
         protocol joins the whole device before the end event, so that work
         on other streams is counted; KernelBench's (kb) records the end
         event right after the call and synchronises after it. On the CPU,
-        the wall clock."""
+        this thread's CPU time (CLOCK_THREAD_CPUTIME_ID), which load on
+        the machine does not inflate. Returns (result, ns, wall ns)."""
         torch = self.tt.torch
         if self.tt.cuda:
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
+            w0 = time.perf_counter_ns()
             start.record()
             with torch.no_grad():
                 r = self.model(*ins)
@@ -626,22 +839,28 @@ class Runner:
                 torch.cuda.synchronize()
             end.record()
             torch.cuda.synchronize()
-            return as_outputs(torch, r), int(start.elapsed_time(end) * 1e6)
-        t0 = time.perf_counter_ns()
+            return r, int(start.elapsed_time(end) * 1e6), \
+                time.perf_counter_ns() - w0
+        w0 = time.perf_counter_ns()
+        c0 = time.thread_time_ns()
         with torch.no_grad():
             r = self.model(*ins)
-        return as_outputs(torch, r), time.perf_counter_ns() - t0
+        c1 = time.thread_time_ns()
+        return r, c1 - c0, time.perf_counter_ns() - w0
 
     def watched(self, ins):
         """A call, and on CUDA a look at the outputs once the engine's
         stream has caught up with it: if they still change after that, the
         candidate left work on another stream, which the engine never
-        waits for. Returns (outputs, ns, violation)."""
+        waits for. Returns (result, ns, wall ns, violation)."""
         torch = self.tt.torch
         t0 = time.perf_counter_ns()
         with torch.no_grad():
             r = self.model(*ins)
-        outs = as_outputs(torch, r)
+        outs, bad = plain_outputs(torch, r, self.tt.dev)
+        if bad:
+            ns = time.perf_counter_ns() - t0
+            return r, ns, ns, None
         torch.cuda.current_stream().synchronize()
         early = [o.clone() for o in outs]
         torch.cuda.current_stream().synchronize()
@@ -652,7 +871,7 @@ class Runner:
         # With nothing left on other streams the join returns at once;
         # a join that takes milliseconds waited for the candidate's work.
         if join_ns > max(2e6, 0.5 * ns):
-            return outs, ns, {
+            return r, ns, ns, {
                 "check": "side_stream",
                 "detail": "the device was still busy %.2f ms after the "
                 "engine's stream had finished the call: the candidate "
@@ -663,54 +882,13 @@ class Runner:
                     a.is_floating_point() and
                     torch.equal(torch.isnan(a), torch.isnan(b)) and
                     torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))):
-                return outs, ns, {
+                return r, ns, ns, {
                     "check": "side_stream",
-                    "detail": "output '%s' was still being written after "
+                    "detail": "output %d was still being written after "
                     "the engine's stream had finished the call: the "
                     "candidate works on another stream without joining "
-                    "it, so its time and results escape the engine"
-                    % (self.out_names[j] if j < len(self.out_names)
-                       else j)}
-        return outs, ns, None
-
-    def shares(self, a, b):
-        if a.numel() == 0 or b.numel() == 0:
-            return False
-
-        def rng(t):
-            try:
-                s = t.untyped_storage()
-            except AttributeError:
-                s = t.storage()
-            return s.data_ptr(), s.nbytes()
-        pa, na = rng(a)
-        pb, nb = rng(b)
-        return pa < pb + nb and pb < pa + na
-
-    def aliasing(self, outs, ins):
-        """(an output that is a tensor this side returned before, the name
-        of an input an output shares memory with)."""
-        torch = self.tt.torch
-        cached = alias = None
-        for j, y in enumerate(outs):
-            name = self.out_names[j] if j < len(self.out_names) else str(j)
-            if not cached and not self.trusted:
-                for p in self.prev:
-                    if self.shares(y, p):
-                        cached = {
-                            "check": "cached_output",
-                            "detail": "output '%s' shares memory with an "
-                            "output of the candidate's previous call: it "
-                            "returns a cached tensor, not one computed "
-                            "from these inputs" % name}
-                        break
-            for i, x in enumerate(ins):
-                if alias is None and isinstance(x, torch.Tensor) and \
-                        self.shares(y, x):
-                    alias = "output '%s' shares memory with input '%s'" % (
-                        name, self.in_names[i] if i < len(self.in_names)
-                        else i)
-        return cached, alias
+                    "it, so its time and results escape the engine" % j}
+        return r, ns, ns, None
 
     def stage(self, req=None):
         """Copies the arena's inputs to the device's copies."""
@@ -721,9 +899,13 @@ class Runner:
 
     def call(self, req):
         """Calls on the staged inputs (staging them first unless the judge
-        did in a request of its own; flushing first when asked), checks
-        what the call left, copies the outputs to the arena."""
+        did in a request of its own; flushing first when asked). The reply
+        carries the call's own time, the facts the judge checks, and is
+        followed by the outputs' bytes (and, when asked, the inputs'
+        after the call): once written, nothing this process does can
+        change them."""
         tt = self.tt
+        torch = tt.torch
         kb = bool(req.get("kb"))
         if not req.get("staged"):
             self.stage()
@@ -734,9 +916,10 @@ class Runner:
                 tt.flush(wait=kb or not tt.cuda)
             viol = None
             if req.get("watch") and tt.cuda:
-                outs, ns, viol = self.watched(ins)
+                r, ns, wall, viol = self.watched(ins)
             else:
-                outs, ns = self.timed(ins, kb)
+                r, ns, wall = self.timed(ins, kb)
+            outs, bad = plain_outputs(torch, r, tt.dev)
         except Exception as e:
             traceback.print_exc()
             rep["error"] = "%s: %s" % (type(e).__name__, e)
@@ -744,62 +927,25 @@ class Runner:
                 return {"ev": "fault", "message": rep["error"]}
             return rep
         rep["ns"] = ns
-        if not req.get("kb"):
-            viol = viol or self.state_violation()
-            cached, alias = self.aliasing(outs, ins)
-            viol = viol or cached
-            if alias:
-                rep["alias"] = alias
-            if viol:
-                rep["violation"] = viol
-        if not self.trusted:
-            self.prev = outs
-        if len(outs) != len(self.a_out):
+        rep["wall_ns"] = wall
+        rep.update(self.facts())
+        if viol:
+            rep["violation"] = viol
+        if bad:
+            rep["bad_outputs"] = bad
+            return rep
+        rep["out_storage"] = [storage_range(y) for y in outs]
+        rep["in_storage"] = [storage_range(d) for d in self.d_in]
+        if len(outs) != len(self.out_like) or any(
+                tuple(y.shape) != s for y, (s, _) in zip(outs, self.out_like)):
             rep["shapes"] = [list(y.shape) for y in outs]
             return rep
-        for y, a in zip(outs, self.a_out):
-            if tuple(y.shape) != tuple(a.shape):
-                rep["shapes"] = [list(y.shape) for y in outs]
-                return rep
-        for y, a in zip(outs, self.a_out):
-            a.copy_(y.detach())
-        if req.get("hash_inputs"):
-            rep["inputs_after"] = [tt.hash_tensor(d) for d in self.d_in]
-        return rep
-
-    def kbtime(self, req):
-        """KernelBench's timing of this side: 3 synchronised warm-up calls,
-        then calls timed one by one, each after the flush."""
-        tt = self.tt
-        for d, a in zip(self.d_in, self.a_in):
-            d.copy_(a)
-        tt.sync()
-        ins = self.inputs()
-        try:
-            for _ in range(3):
-                with tt.torch.no_grad():
-                    self.model(*ins)
-                tt.sync()
-            ns = []
-            outs = None
-            for _ in range(int(req.get("calls", 101))):
-                tt.flush()
-                outs, t = self.timed(ins, True)
-                ns.append(t)
-        except Exception as e:
-            traceback.print_exc()
-            msg = "%s: %s" % (type(e).__name__, e)
-            if tt.cuda and "CUDA" in msg and self.device_broken():
-                return {"ev": "fault", "message": msg}
-            return {"ev": "kbtimes", "error": msg}
-        rep = {"ev": "kbtimes", "ns": ns}
-        if len(outs) == len(self.a_out) and all(
-                tuple(y.shape) == tuple(a.shape)
-                for y, a in zip(outs, self.a_out)):
-            for y, a in zip(outs, self.a_out):
-                a.copy_(y.detach())
-        else:
-            rep["shapes"] = [list(y.shape) for y in outs]
+        blobs = [tensor_bytes(torch, y.detach().to(dt))
+                 for y, (_, dt) in zip(outs, self.out_like)]
+        if req.get("inputs_after"):
+            blobs += [tensor_bytes(torch, d) for d in self.d_in]
+        rep["payload"] = sum(len(b) for b in blobs)
+        self.blobs = blobs
         return rep
 
     def device_broken(self):
@@ -818,8 +964,10 @@ class Runner:
                 return 0
             op = req.get("op")
             ops = {"load": self.load, "layout": self.set_layout,
-                   "stage": self.stage, "call": self.call,
-                   "kbtime": self.kbtime}
+                   "export_state": self.export_state,
+                   "import_state": self.import_state,
+                   "stage": self.stage, "call": self.call}
+            self.blobs = []
             try:
                 if op in ops:
                     rep = ops[op](req)
@@ -829,7 +977,9 @@ class Runner:
                 traceback.print_exc()
                 rep = {"ev": "error",
                        "message": "%s: %s: %s" % (op, type(e).__name__, e)}
-            write_frame(self.out, rep)
+                self.blobs = []
+            write_frame(self.out, rep, self.blobs)
+            self.blobs = []
             if rep.get("ev") == "fault":
                 return 0
 
@@ -975,49 +1125,123 @@ class Side:
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
             pass_fds=(self.fd,), close_fds=True)
         self.arena = Arena(tt, self.fd) if tt else None
-        self.views = []  # wall ns of each call request, seen from here
-        self.ns = []     # the runner's own measurement of the same calls
+        self.clock = cpu_clock(self.proc.pid)
+        self.cpu_reply = self.cpu_ns()  # its CPU time at its last reply
+        self.cap = 0       # the most payload bytes a reply may carry
+        self.got = []      # the outputs of its last call, taken at reply
+
+    def cpu_ns(self):
+        """The runner process's CPU time in ns, read from here: all its
+        threads (clock_getcpuclockid), or its main thread's
+        (/proc/PID/schedstat) where that clock is missing."""
+        if self.clock is not None:
+            try:
+                return time.clock_gettime_ns(self.clock)
+            except OSError:
+                pass
+        try:
+            with open("/proc/%d/schedstat" % self.proc.pid) as f:
+                return int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            return 0
 
     def ask(self, req):
+        """A request and its reply; a reply with a payload is followed by
+        that many bytes, read at once into the judge's own memory (kept in
+        self.payload)."""
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
+            n = int(rep.get("payload", 0)) if isinstance(rep, dict) else 0
+            self.payload = None
+            if n:
+                if n > self.cap:
+                    raise ValueError("the %s's reply carries %d bytes, "
+                                     "more than its %d" % (self.name, n,
+                                                           self.cap))
+                buf = bytearray(n)
+                view, k = memoryview(buf), 0
+                while k < n:
+                    m = self.proc.stdout.readinto(view[k:])
+                    if not m:
+                        rep = None
+                        break
+                    k += m
+                self.payload = buf
         except (BrokenPipeError, ConnectionResetError):
             rep = None
         if rep is None:
             raise RunnerDied(self.name, runner_status(self.proc.wait()))
+        self.cpu_reply = self.cpu_ns()
         return rep
 
-    def lay_out(self, size, ins, outs):
+    def lay_out(self, size, ins, outs, state, others):
         os.ftruncate(self.fd, max(size, ALIGN))
         self.arena.map(size)
         tt = self.tt
         self.a_in = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
                                      e["shape"]) for e in ins]
-        self.a_out = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
-                                      e["shape"]) for e in outs]
+        self.a_state = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
+                                        e["shape"]) for e in state]
+        self.outs = [(tt.dtypes[e["dtype"]], tuple(e["shape"]))
+                     for e in outs]
+        self.ins = [(tt.dtypes[e["dtype"]], tuple(e["shape"]))
+                    for e in ins]
+        self.cap = sum(nbytes(tt, dt, sh) for dt, sh in self.outs + self.ins)
         return self.ask({"op": "layout", "size": size, "inputs": ins,
-                         "outputs": outs})
+                         "outputs": outs, "state": state, "others": others})
 
     def put(self, tensors):
         for a, x in zip(self.a_in, tensors):
             a.copy_(x)
 
+    def take(self, rep, inputs_after):
+        """The outputs (and the inputs after the call) from the reply's
+        payload: the values as they were when the runner replied."""
+        self.got = []
+        buf = self.payload
+        want = self.outs + (self.ins if inputs_after else [])
+        if buf is None or len(buf) != sum(nbytes(self.tt, dt, sh)
+                                          for dt, sh in want):
+            return False
+        torch = self.tt.torch
+        off, ts = 0, []
+        for dt, sh in want:
+            n = nbytes(self.tt, dt, sh)
+            if n == 0:
+                ts.append(torch.empty(sh, dtype=dt))
+            else:
+                ts.append(torch.frombuffer(buf, dtype=torch.uint8, count=n,
+                                           offset=off).view(dt).reshape(sh))
+            off += n
+        self.got = ts[:len(self.outs)]
+        if inputs_after:
+            rep["inputs_after"] = [self.tt.hash_tensor(x)
+                                   for x in ts[len(self.outs):]]
+        return True
+
     def call(self, **req):
-        """A call request, timed from here as well."""
+        """A call request, timed from here as well; its outputs are taken
+        from the reply itself."""
         req["op"] = "call"
         t0 = time.perf_counter_ns()
         rep = self.ask(req)
         rep["view_ns"] = time.perf_counter_ns() - t0
         if rep.get("ev") == "error":
             rep["error"] = rep.get("message") or "no message"
+        if rep.get("payload") and not self.take(
+                rep, bool(req.get("inputs_after"))):
+            rep["error"] = "the runner's reply is incomplete"
         return rep
 
     def timed_call(self, flush_here, **req):
         """A timed call as two requests, staging then calling, both timed
         from here; on the host the judge flushes the caches in between (the
         judge and the runners share one core), on a device the runner
-        flushes in its own queue right before the call."""
+        flushes in its own queue right before the call. view_cpu_ns: the
+        runner's CPU time from its reply before the staging to its reply
+        to the call, so that CPU it used between requests counts too."""
+        c0 = self.cpu_reply
         t0 = time.perf_counter_ns()
         rep = self.ask({"op": "stage"})
         view = time.perf_counter_ns() - t0
@@ -1028,11 +1252,8 @@ class Side:
             self.tt.flush()
         rep = self.call(staged=True, flush=not flush_here, **req)
         rep["view_ns"] += view
+        rep["view_cpu_ns"] = self.cpu_reply - c0
         return rep
-
-    def outputs(self):
-        """Copies of the outputs the runner left in the arena."""
-        return [a.clone() for a in self.a_out]
 
     def quit(self):
         try:
@@ -1101,6 +1322,8 @@ class Judge:
 
     # -- loading ---------------------------------------------------------
 
+    # -- loading ---------------------------------------------------------
+
     def load(self, req):
         self.tt = tt = Torch(req.get("backend"))
         torch = tt.torch
@@ -1114,6 +1337,9 @@ class Judge:
                     % torch.__version__}
         seed = int(req.get("seed", "42")) % (1 << 63)
         self.kb_seed = seed
+        # Timed inputs come from a secret of this process as well as the
+        # seed: even a candidate that knows the seed cannot predict them.
+        self.salt = int.from_bytes(os.urandom(8), "little")
         task = req["task"]
         if not tt.cuda:
             pin_here()
@@ -1124,13 +1350,21 @@ class Judge:
                     raise AttributeError("the task defines no %s" % name)
             self.get_inputs = mod.get_inputs
             ins = tt.make_inputs(mod.get_inputs, seed, 0)
+            others = [None if isinstance(x, torch.Tensor) else x
+                      for x in ins]
+            json.dumps(others, allow_nan=False)
+        except (TypeError, ValueError) as e:
+            return {"ev": "load_error", "what": "task",
+                    "message": "%s: get_inputs() returns a value that is "
+                    "neither a tensor nor plain JSON data (%s)" % (task, e)}
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "task",
                     "message": "%s: %s: %s" % (task, type(e).__name__, e)}
+        # The candidate's runner never receives the seed: it gets its
+        # inputs and its parameters from here, as tensors.
         common = {"op": "load", "backend": req.get("backend"),
-                  "protocol": self.protocol, "seed": req.get("seed", "42"),
-                  "task": task}
+                  "protocol": self.protocol, "task": task}
         files = [task] + [req[k] for k in ("candidate", "kernel")
                           if req.get(k)]
         try:
@@ -1138,26 +1372,35 @@ class Judge:
         except ConfineError as e:
             return {"ev": "load_error", "what": "sandbox",
                     "message": str(e)}
-        rep = self.ref.ask(dict(common, role="ref"))
+        rep = self.ref.ask(dict(common, role="ref",
+                                seed=req.get("seed", "42")))
         if rep.get("ev") != "loaded":
             return rep
         out_meta = rep["outputs"]
+        state_meta = rep["state"]
         names = self.input_names(mod.Model, len(ins))
         self.in_names = [names[i] for i, x in enumerate(ins)
                          if isinstance(x, torch.Tensor)]
         self.out_names = ["out" if len(out_meta) == 1 else "out%d" % j
                           for j in range(len(out_meta))]
+        self.out_shapes = [list(o["shape"]) for o in out_meta]
         tens = [x for x in ins if isinstance(x, torch.Tensor)]
         in_specs, end = layout(tt, [(n, tt.names[x.dtype], list(x.shape))
                                     for n, x in zip(self.in_names, tens)],
                                0)
-        out_specs, end = layout(tt, [(n, o["dtype"], o["shape"])
-                                     for n, o in zip(self.out_names,
-                                                     out_meta)], end)
-        self.layout = (end, in_specs, out_specs)
+        st_specs, end = layout(tt, [(s["name"], s["dtype"], s["shape"])
+                                    for s in state_meta], end)
+        out_specs, _ = layout(tt, [(n, o["dtype"], o["shape"])
+                                   for n, o in zip(self.out_names,
+                                                   out_meta)], 0)
+        self.layout = (end, in_specs, out_specs, st_specs, others)
         rep = self.ref.lay_out(*self.layout)
         if rep.get("ev") != "ok":
             return rep
+        rep = self.ref.ask({"op": "export_state"})
+        if rep.get("ev") != "ok":
+            return rep
+        self.state = [a.clone() for a in self.ref.a_state]
         self.cand = Side(tt, "candidate", sys.executable, files,
                          builds=True)
         creq = dict(common, role="cand",
@@ -1172,9 +1415,17 @@ class Judge:
         if rep.get("ev") != "loaded":
             return rep
         load_ns = rep.get("load_ns", 0)
+        self.state0 = rep.get("state0")
+        self.load_facts = rep.get("facts") or {}
         rep = self.cand.lay_out(*self.layout)
         if rep.get("ev") != "ok":
             return rep
+        for a, x in zip(self.cand.a_state, self.state):
+            a.copy_(x)
+        rep = self.cand.ask({"op": "import_state"})
+        if rep.get("ev") != "ok":
+            return rep
+        unmatched = rep.get("unmatched") or []
         tens_in = [{"name": n, "dtype": self.dtype_name(x.dtype),
                     "shape": list(x.shape)}
                    for n, x in zip(self.in_names, tens)]
@@ -1182,14 +1433,119 @@ class Judge:
                      tt.dtypes[o["dtype"]]), "shape": o["shape"]}
                     for n, o in zip(self.out_names, out_meta)]
         self.loaded = True
+        flops, bytes_ = task_figure(mod, "get_flops"), \
+            task_figure(mod, "get_bytes")
         return {"ev": "loaded", "device": self.device_desc(),
                 "inputs": tens_in, "outputs": tens_out,
                 "candidate_load_ns": load_ns,
+                "state": {"tensors": len(self.state),
+                          "randomized": "reference", "unmatched":
+                          unmatched[:32]},
+                "flops": flops, "bytes": bytes_,
                 "python": sys.version.split()[0]}
 
     def tensors(self, seed, dist):
         return [x for x in self.tt.make_inputs(self.get_inputs, seed, dist)
                 if isinstance(x, self.tt.torch.Tensor)]
+
+    def timing_tensors(self, seed, p):
+        """Fresh inputs of timed call p: get_inputs() under a seed of
+        their own, mixed with this process's secret."""
+        return self.tensors(mix64(self.salt, seed, p) % (1 << 62), 0)
+
+    def in_scale(self, base):
+        """The mean magnitude of the floating inputs (else of the floating
+        parameters): the scale of the computation, which the precision
+        check's floor is taken from when an output is near zero."""
+        torch = self.tt.torch
+        for group in (base, self.state):
+            fl = [x for x in group if x.is_floating_point() and x.numel()]
+            if fl:
+                tot = sum(float(x.detach().to(torch.float64).abs().sum())
+                          for x in fl)
+                n = sum(x.numel() for x in fl)
+                return tot / n if math.isfinite(tot) else 0.0
+        return 0.0
+
+    # -- the checks of a candidate's call --------------------------------
+
+    def thread_violation(self, facts, when):
+        """The candidate's process must keep the thread and core budget
+        of the reference's: torch's intra-op threads (as its runner
+        reports them), its affinity and its number of threads (as seen
+        from here)."""
+        if self.baseline:
+            return None
+        n = facts.get("threads", THREADS)
+        if n != THREADS:
+            return {"check": "threads",
+                    "detail": "the candidate set torch's intra-op threads "
+                    "to %s %s; both sides get %d" % (n, when, THREADS)}
+        if self.tt.cuda:
+            return None
+        try:
+            ac = os.sched_getaffinity(self.cand.proc.pid)
+            ar = os.sched_getaffinity(self.ref.proc.pid)
+        except OSError:
+            ac = ar = None
+        if ac != ar:
+            return {"check": "threads",
+                    "detail": "the candidate's process runs on CPUs %s %s, "
+                    "the reference's on %s: both sides get the same cores"
+                    % (sorted(ac) if ac else "?", when,
+                       sorted(ar) if ar else "?")}
+        nc, nr = os_threads(self.cand.proc.pid), os_threads(self.ref.proc.pid)
+        if nc > nr > 0:
+            return {"check": "threads",
+                    "detail": "the candidate's process has %d threads %s, "
+                    "the reference's %d: both sides get one thread "
+                    "of computation" % (nc, when, nr)}
+        return None
+
+    def violations(self, c, r, kb):
+        """The judge's checks of a candidate call's reply c, beside the
+        reference's reply r on the same inputs (None where the reference
+        did not run). Under KernelBench's protocol (kb) only the outputs'
+        types and the thread budget are held."""
+        for b in c.get("bad_outputs") or []:
+            return {"check": "output_type",
+                    "detail": "output %s is %s, not a plain dense "
+                    "torch.Tensor (type(x) is torch.Tensor, strided, on "
+                    "the task's device): a subclass or any other object "
+                    "could defer its work past the timed call" % (
+                        b.get("index", "?"), b.get("type", "?"))}
+        if c.get("violation"):
+            return c["violation"]
+        v = self.thread_violation(c, "during its calls")
+        if v or kb:
+            return v
+        if not self.baseline and self.state0 is not None and \
+                c.get("state") != self.state0:
+            now, was = c.get("state") or [], self.state0
+            diff = [(a, b) for a, b in zip(now, was) if a != b]
+            return {"check": "global_state",
+                    "detail": "the candidate changed global state: %s, "
+                    "was %s" % (
+                        " ".join("%s=%s" % tuple(a) for a, _ in diff),
+                        " ".join("%s=%s" % tuple(b) for _, b in diff))}
+        ins = c.get("in_storage") or []
+        rins = (r or {}).get("in_storage") or []
+        for j, y in enumerate(c.get("out_storage") or []):
+            for i, x in enumerate(ins):
+                if not overlaps(y, x):
+                    continue
+                ry = ((r or {}).get("out_storage") or [])
+                if j < len(ry) and i < len(rins) and overlaps(ry[j],
+                                                              rins[i]):
+                    continue
+                return {"check": "output_alias",
+                        "detail": "output '%s' shares memory with input "
+                        "'%s', which the reference's does not: an output "
+                        "must be a tensor of its own" % (
+                            self.out_names[j] if j < len(self.out_names)
+                            else j, self.in_names[i]
+                            if i < len(self.in_names) else i)}
+        return None
 
     # -- comparisons -----------------------------------------------------
 
@@ -1270,7 +1626,7 @@ class Judge:
         shapes = rep.get("shapes")
         if shapes is None:
             return None
-        want = [list(a.shape) for a in self.cand.a_out]
+        want = self.out_shapes
         if len(shapes) != len(want):
             return {"check": "output_shape",
                     "detail": "the candidate returned %d outputs, the "
@@ -1292,6 +1648,8 @@ class Judge:
             return True
         return False
 
+    # -- trials ----------------------------------------------------------
+
     def trial(self, req):
         torch = self.tt.torch
         kb = self.protocol == "kernelbench"
@@ -1311,13 +1669,14 @@ class Judge:
         before = [self.tt.hash_tensor(x) for x in base]
         self.ref.put(base)
         self.cand.put(base)
-        rep = {"ev": "trial", "index": index, "input_seed": str(seed)}
+        rep = {"ev": "trial", "index": index, "input_seed": str(seed),
+               "in_scale": self.in_scale(base)}
         if kb:
             # KernelBench runs the reference first.
             r = self.ref.call(kb=True)
-            c = self.cand.call(kb=True, hash_inputs=True)
+            c = self.cand.call(kb=True, inputs_after=True)
         else:
-            c = self.cand.call(watch=True, hash_inputs=True)
+            c = self.cand.call(watch=True, inputs_after=True)
             r = self.ref.call()
         for x in (c, r):
             if self.fault(x):
@@ -1332,13 +1691,10 @@ class Judge:
         if c.get("error"):
             rep["cand_error"] = c["error"]
             return rep
-        viol = None if kb else c.get("violation")
-        if not kb and not viol and c.get("alias") and not r.get("alias"):
-            # An input alias is allowed when the reference's output is
-            # one too.
-            viol = {"check": "cached_output",
-                    "detail": "%s, which the reference's does not"
-                    % c["alias"]}
+        viol = None
+        if index == 0:
+            viol = self.thread_violation(self.load_facts, "when loaded")
+        viol = viol or self.violations(c, r, kb)
         if viol:
             rep["violation"] = viol
             return rep
@@ -1346,7 +1702,7 @@ class Judge:
         if shape:
             rep["violation"] = shape
             return rep
-        got, want = self.cand.outputs(), self.ref.outputs()
+        got, want = self.cand.got, self.ref.got
         outs = []
         for j, (g, w) in enumerate(zip(got, want)):
             st = self.compare(g, w, kb)
@@ -1374,15 +1730,16 @@ class Judge:
         if c2.get("error"):
             rep["cand_error"] = c2["error"]
             return rep
-        if c2.get("violation"):
-            rep["violation"] = c2["violation"]
+        viol = self.violations(c2, r, False)
+        if viol:
+            rep["violation"] = viol
             return rep
         if c2.get("shapes") is not None:
             for o in outs:
                 o["checksum_2"] = "shape"
                 o["mismatches_2"] = o["n"]
             return rep
-        for j, g in enumerate(self.cand.outputs()):
+        for j, g in enumerate(self.cand.got):
             o = outs[j]
             o["checksum_2"] = self.tt.hash_tensor(g)
             if o["checksum_2"] != o["checksum_1"]:
@@ -1392,66 +1749,105 @@ class Judge:
 
     # -- timing ----------------------------------------------------------
 
-    def unaccounted(self):
-        """A violation when the candidate's runner left out of its own
-        measurement more of the judge's view than the reference's did: the
-        median over the pairs of the difference between the two sides'
-        shares, so that load on the machine, which reaches both calls of a
-        pair alike, cancels, while a runner that under-reports moves every
-        pair."""
-        c, r = self.cand, self.ref
-        uc = [v - n for v, n in zip(c.views, c.ns)]
-        ur = [v - n for v, n in zip(r.views, r.ns)]
-        d = median([a - b for a, b in zip(uc, ur)])
-        cm = median(c.ns)
-        limit = UNACCOUNTED_ABS_NS + UNACCOUNTED_REL * cm
-        if d <= limit:
-            return None
-        return {"check": "unaccounted_time",
-                "detail": "the candidate's process reported %.4f ms per "
-                "call, but the judge saw each call take %.4f ms longer "
-                "than that, against %.4f ms for the reference (medians; "
-                "the median difference within a pair, %.4f ms, is more "
-                "than %.4f ms): time the candidate's own measurement left "
-                "out" % (cm / 1e6, median(uc) / 1e6, median(ur) / 1e6,
-                         d / 1e6, limit / 1e6)}
+    def samples(self, kb):
+        """An empty samples frame. The raw numbers of each call (docs/
+        results.md, "Worker frames"): cand_ns and ref_ns are each runner's
+        own measurement (ns_clock: on the host the CPU time of its calling
+        thread, on CUDA its events), cand_wall_ns and ref_wall_ns the
+        judge's view of the same call from outside (view_clock: on the
+        host the runner process's CPU time, all threads, from its reply
+        before the call's staging to its reply to the call; on CUDA the
+        wall time of the two requests)."""
+        cuda = self.tt.cuda
+        return {"ev": "samples", "cand_ns": [], "ref_ns": [],
+                "cand_wall_ns": [], "ref_wall_ns": [],
+                "ns_source": "runner",
+                "ns_clock": "cuda_event" if cuda else "thread_cpu",
+                "view_clock": "wall" if cuda else "process_cpu",
+                "cand_rc_nonzero": 0, "cand_cuda_errors": 0,
+                "check": {"mismatches": 0, "unwritten": 0,
+                          "first_bad_pair": -1, "inputs_intact": True}}
+
+    def finish_samples(self, rep):
+        n = len(rep["cand_ns"])
+        rep.update({"cand_mhz": [0] * n, "ref_mhz": [0] * n,
+                    "cand_throttled": [False] * n,
+                    "ref_throttled": [False] * n,
+                    "cand_kernels": [-1] * n, "cand_streams": [-1] * n})
+        return rep
+
+    def timed_pair(self, p, base, order, kb, last):
+        """Calls both sides on base; returns (candidate's reply,
+        reference's reply), or None after a fault was sent."""
+        self.ref.put(base)
+        self.cand.put(base)
+        got = {}
+        for side in order:
+            got[side.name] = side.timed_call(not self.tt.cuda, kb=kb,
+                                             inputs_after=last)
+            if self.fault(got[side.name]):
+                return None
+        return got["candidate"], got["reference"]
+
+    def judge_pair(self, rep, p, c, r, kb):
+        """Adds the checks of one timed pair to rep; False when the pair
+        failed (the batch ends there)."""
+        chk = rep["check"]
+        if c.get("error"):
+            rep["cand_rc_nonzero"] += 1
+            chk["first_bad_pair"] = p
+            return False
+        viol = self.violations(c, r, kb) or self.shape_violation(c)
+        if viol and viol["check"] == "output_shape" and kb:
+            chk["mismatches"] += 1
+            chk["first_bad_pair"] = p
+            return False
+        if viol:
+            rep["violation"] = viol
+            chk["first_bad_pair"] = p
+            return False
+        bad = unw = 0
+        for g, w in zip(self.cand.got, self.ref.got):
+            bad += self.compare(g, w, False)["mismatches"]
+            unw += self.unwritten(g, w)
+        if bad or unw:
+            chk["mismatches"] += bad
+            chk["unwritten"] += unw
+            chk["first_bad_pair"] = p
+            return False
+        return True
+
+    def record(self, rep, c, r):
+        view = "view_ns" if self.tt.cuda else "view_cpu_ns"
+        rep["cand_ns"].append(c["ns"])
+        rep["ref_ns"].append(r["ns"])
+        rep["cand_wall_ns"].append(c.get(view, 0))
+        rep["ref_wall_ns"].append(r.get(view, 0))
 
     def time_kernelbench(self, req):
-        """KernelBench's timing: each side alone, on the same inputs, its
-        runner timing the calls; the outputs of the last calls are
-        compared."""
+        """KernelBench's timing, with fresh inputs for every call: 3
+        warm-up calls, then calls timed one by one, each after the flush,
+        the reference's call and the candidate's on the same new inputs,
+        every output of the candidate compared with the reference's; the
+        first timed call is dropped."""
         calls = int(req.get("calls", 101))
-        base = self.tensors(self.kb_seed, 0)
-        res = {}
-        for side in (self.ref, self.cand):
-            side.put(base)
-            rep = side.ask({"op": "kbtime", "calls": calls})
-            if self.fault(rep):
+        rep = self.samples(True)
+        for k in range(3 + calls):
+            base = self.timing_tensors(self.kb_seed, (1 << 40) + k)
+            pair = self.timed_pair(k, base, (self.ref, self.cand), True,
+                                   k == 2 + calls)
+            if pair is None:
                 return None
-            if rep.get("error"):
-                return {"ev": "error", "message": "timing: the %s raised %s"
-                        % (side.name, rep["error"])}
-            res[side.name] = (rep, 0)
-        c, r = res["candidate"], res["reference"]
-        n = len(c[0]["ns"]) - 1
-        chk = {"mismatches": 0, "unwritten": 0, "first_bad_pair": -1,
-               "inputs_intact": True}
-        out = {"ev": "samples", "cand_ns": c[0]["ns"][1:],
-               "ref_ns": r[0]["ns"][1:], "cand_mhz": [0] * n,
-               "ref_mhz": [0] * n, "cand_throttled": [False] * n,
-               "ref_throttled": [False] * n, "cand_kernels": [-1] * n,
-               "cand_streams": [-1] * n, "cand_rc_nonzero": 0,
-               "cand_cuda_errors": 0, "check": chk}
-        if c[0].get("shapes") is not None:
-            chk["mismatches"] = 1
-            chk["first_bad_pair"] = calls - 1
-            return out
-        for g, w in zip(self.cand.outputs(), self.ref.outputs()):
-            chk["mismatches"] += self.compare(g, w, False)["mismatches"]
-            chk["unwritten"] += self.unwritten(g, w)
-        if chk["mismatches"] or chk["unwritten"]:
-            chk["first_bad_pair"] = calls - 1
-        return out
+            c, r = pair
+            if r.get("error"):
+                return {"ev": "error", "message": "timing: the reference "
+                        "raised %s" % r["error"]}
+            if not self.judge_pair(rep, k, c, r, True):
+                break
+            # KernelBench drops the first timed call.
+            if k >= 4:
+                self.record(rep, c, r)
+        return self.finish_samples(rep)
 
     def time_pairs(self, req):
         """kforge's timing: interleaved pairs, fresh inputs for each pair,
@@ -1463,70 +1859,33 @@ class Judge:
         warmup = int(req.get("warmup", 0))
         if not hasattr(self, "pair_index"):
             self.pair_index = 0
-        rep = {"cand_ns": [], "ref_ns": [], "cand_rc_nonzero": 0,
-               "cand_cuda_errors": 0}
-        chk = {"mismatches": 0, "unwritten": 0, "first_bad_pair": -1,
-               "inputs_intact": True}
+        rep = self.samples(False)
         first = self.pair_index
         for k in range(warmup + pairs):
             p = first if k < warmup else self.pair_index
-            base = self.tensors(seed + 7919 * p, 0)
-            self.ref.put(base)
-            self.cand.put(base)
+            # Warm-up pairs get inputs of their own: none repeats.
+            base = self.timing_tensors(seed, p if k >= warmup else
+                                       (1 << 41) + first + k)
             last = k == warmup + pairs - 1
             order = (self.cand, self.ref) if p % 4 in (0, 1) else \
                 (self.ref, self.cand)
-            got = {}
-            for side in order:
-                got[side.name] = side.timed_call(not self.tt.cuda,
-                                                 hash_inputs=last)
-                if self.fault(got[side.name]):
-                    return None
-            c, r = got["candidate"], got["reference"]
+            pair = self.timed_pair(p, base, order, False, last)
+            if pair is None:
+                return None
+            c, r = pair
             if r.get("error"):
                 return {"ev": "error", "message": "timing: the reference "
                         "raised %s" % r["error"]}
-            if c.get("error"):
-                rep["cand_rc_nonzero"] += 1
-                chk["first_bad_pair"] = p
-                break
-            viol = c.get("violation") or self.shape_violation(c)
-            if viol:
-                rep["violation"] = viol
-                chk["first_bad_pair"] = p
-                break
-            bad = unw = 0
-            for g, w in zip(self.cand.outputs(), self.ref.outputs()):
-                bad += self.compare(g, w, False)["mismatches"]
-                unw += self.unwritten(g, w)
-            if bad or unw:
-                chk["mismatches"] += bad
-                chk["unwritten"] += unw
-                chk["first_bad_pair"] = p
+            if not self.judge_pair(rep, p, c, r, False):
                 break
             if last:
                 want = [self.tt.hash_tensor(x) for x in base]
-                chk["inputs_intact"] = c.get("inputs_after") == want
+                rep["check"]["inputs_intact"] = \
+                    c.get("inputs_after") == want
             if k >= warmup:
-                rep["cand_ns"].append(c["ns"])
-                rep["ref_ns"].append(r["ns"])
-                for side, x in ((self.cand, c), (self.ref, r)):
-                    side.views.append(x["view_ns"])
-                    side.ns.append(x["ns"])
+                self.record(rep, c, r)
                 self.pair_index += 1
-        # A baseline is kforge's own code: its process forges nothing.
-        if "violation" not in rep and chk["first_bad_pair"] < 0 and \
-                not self.baseline and len(self.cand.ns) >= MIN_PAIRS:
-            viol = self.unaccounted()
-            if viol:
-                rep["violation"] = viol
-        n = len(rep["cand_ns"])
-        rep.update({"ev": "samples", "cand_mhz": [0] * n, "ref_mhz": [0] * n,
-                    "cand_throttled": [False] * n,
-                    "ref_throttled": [False] * n,
-                    "cand_kernels": [-1] * n, "cand_streams": [-1] * n,
-                    "check": chk})
-        return rep
+        return self.finish_samples(rep)
 
     # -- the loop --------------------------------------------------------
 
@@ -1595,6 +1954,11 @@ def main():
     sys.stdout = sys.stderr
     inp = os.fdopen(os.dup(0), "rb")
     not_dumpable()
+    # One thread of computation in every process of the bridge, set
+    # before torch is imported (its OpenMP pool reads these once); the
+    # runners inherit them.
+    for k in THREAD_ENV:
+        os.environ[k] = str(THREADS)
     if len(sys.argv) == 3 and sys.argv[1] == "--runner":
         # Its parent is bubblewrap's init (pid 1 of the runner's own pid
         # namespace), which dies with the judge (--die-with-parent).

@@ -19,6 +19,11 @@
 #define SUM KB "level1/3_Sum_reduction.py"
 #define CONST KB "level1/4_Constant_relu.py"
 #define CAND KB "candidates/"
+#define LNORM KB "level2/5_LayerNorm.py"
+#define GNMEAN KB "level2/6_GroupNorm_mean.py"
+#define CUMSUM KB "level2/7_Cumsum.py"
+#define LINEAR KB "level2/8_Linear.py"
+#define RT "redteam/kernelbench/"
 
 /* Skips the case unless a python3 on PATH has torch. */
 static void need_torch(void)
@@ -181,13 +186,147 @@ static void test_kernelbench_wrong_shape_is_wrong_answer(void)
 	release(&o);
 }
 
-static void test_kernelbench_cached_tensor_is_rejected(void)
+/* Freshness is judged by content: a tensor cached from an earlier call
+ * is wrong on the next trial's inputs, whatever its storage. */
+static void test_kernelbench_cached_tensor_is_wrong_on_new_inputs(void)
 {
 	need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/cached.py", "--no-timing", NULL, NULL);
-	expect(&o, "rejected", "cached_output");
-	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "cached tensor");
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 1 (seed 2, ");
+	release(&o);
+	o = eval(RELU, RT "cached_view.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	release(&o);
+}
+
+/* Recomputing every call into one reused output buffer is honest. */
+static void test_kernelbench_out_buffer_reused_passes(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(CUMSUM, RT "honest_out_cumsum.py", "--time-cap", "0.2", NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+	o = eval(LINEAR, RT "honest_out_addmm.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+}
+
+/* An output that is the input itself (ReLU in place) is an alias of an
+ * input where the reference's output is not. */
+static void test_kernelbench_input_alias_is_rejected(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, RT "input_alias.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "output_alias");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "output 'out' shares memory with input 'x', which the "
+		       "reference's does not");
+	release(&o);
+}
+
+/* A tensor subclass could do its work when the runner touches it, after
+ * the timed call: outputs must be plain tensors. */
+static void test_kernelbench_tensor_subclass_is_output_type(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, RT "lazy_subclass.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "output_type");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "output 0 is kforge_candidate.Lazy, not a plain dense "
+		       "torch.Tensor");
+	release(&o);
+}
+
+/* Parameters are drawn at random in the reference's process and handed
+ * to the candidate: skipping LayerNorm's affine (weight 1, bias 0 by
+ * default) is wrong, computing it by hand is right. */
+static void test_kernelbench_parameters_are_random(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(LNORM, RT "identity_affine.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	release(&o);
+	o = eval(LNORM, RT "honest_pure_layernorm.py", "--no-timing", NULL,
+		 NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *pm = cJSON_GetObjectItem(o.json, "parameters");
+	CHECK(kf_json_num(pm, "tensors", 0) == 2);
+	CHECK_STR(kf_json_str(pm, "randomized"), "reference");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(pm, "unmatched")) == 0);
+	release(&o);
+	o = eval(LNORM, RT "honest_reuse_model.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+}
+
+/* Outputs that are float noise around zero are compared at the scale of
+ * the computation, not held to a relative error of noise. */
+static void test_kernelbench_near_zero_reference_passes(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *out0 = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
+		"outputs"),
+	    0);
+	CHECK(kf_json_num(out0, "max_abs", 1) < 1e-5);
+	release(&o);
+	o = eval(MATMUL, RT "honest_float64.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+}
+
+/* Both sides get one thread on the same core. */
+static void test_kernelbench_extra_threads_are_rejected(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(MATMUL, RT "extra_threads.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "threads");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate set torch's intra-op threads to ");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "both sides get 1");
+	release(&o);
+}
+
+/* The candidate's process never sees the seed, and the outputs are taken
+ * from the runner's reply: a candidate that looks for the seed, or fixes
+ * its outputs after replying, returns zeros. */
+static void test_kernelbench_seed_and_late_writes_are_out_of_reach(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(RELU, RT "seed_predict.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 0 (seed 1, ");
+	release(&o);
+	o = eval(RELU, RT "arena_fixup.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	release(&o);
+	o = eval(RELU, RT "rewrite_check.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "input_mutation");
+	release(&o);
+}
+
+/* Global flags are reported after every call, timed ones too. */
+static void test_kernelbench_flags_flipped_when_timed_are_rejected(void)
+{
+	need_torch();
+	struct outcome o =
+	    eval(MATMUL, RT "flags_when_timed.py", "--time-cap", "0.2", NULL);
+	expect(&o, "rejected", "global_state");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "timing: the candidate changed global state: "
+		       "torch.backends.cudnn.benchmark=True");
 	release(&o);
 }
 
@@ -258,8 +397,10 @@ static void test_kernelbench_constant_reference_is_flagged(void)
 static void test_kernelbench_timing_kforge_protocol(void)
 {
 	need_torch();
+	/* A cap of 1 s: 20 pairs even with the cores oversubscribed (0.3 s
+	 * gave fewer under four busy loops on two cores). */
 	struct outcome o =
-	    eval(RELU, CAND "1_ReLU/correct.py", "--time-cap", "0.3", NULL);
+	    eval(RELU, CAND "1_ReLU/correct.py", "--time-cap", "1", NULL);
 	expect(&o, "ok", NULL);
 	const cJSON *tm = cJSON_GetObjectItem(o.json, "timing");
 	CHECK_STR(kf_json_str(tm, "protocol"), "kforge");
@@ -267,6 +408,20 @@ static void test_kernelbench_timing_kforge_protocol(void)
 	const cJSON *c = cJSON_GetObjectItem(tm, "candidate");
 	CHECK(kf_json_num(c, "median", 0) > 0);
 	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "speedup"), "median", 0) > 0);
+	/* On the CPU each runner reports its thread's CPU time, the judge
+	 * the runner process's CPU time from outside. */
+	const cJSON *raw = cJSON_GetObjectItem(tm, "raw");
+	CHECK_STR(kf_json_str(raw, "ns_clock"), "thread_cpu");
+	CHECK_STR(kf_json_str(raw, "view_clock"), "process_cpu");
+	CHECK(kf_json_num(raw, "candidate_view_ms", 0) >=
+	      kf_json_num(raw, "candidate_ms", 1));
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(tm, "unaccounted_ms"), "difference")));
+	/* No FLOP or byte counts: no cap, and the result says so. */
+	const cJSON *rf = cJSON_GetObjectItem(o.json, "roofline");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(rf, "bound")));
+	CHECK_CONTAINS(kf_json_str(rf, "why"),
+		       "the task states no FLOP or byte counts");
 	release(&o);
 }
 
@@ -285,10 +440,22 @@ static void test_kernelbench_protocol_kernelbench(void)
 	CHECK(kf_json_num(c, "n", 0) == 100);
 	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) == 100);
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(tm, "speedup")));
+	CHECK_STR(kf_json_str(tm, "inputs"), "fresh");
 	/* Its trial seeds are drawn from the base seed, as KernelBench's. */
 	const cJSON *t0 =
 	    cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0);
 	CHECK(strcmp(kf_json_str(t0, "seed"), "1"));
+	release(&o);
+	/* Every timed call gets fresh inputs and is compared: replaying the
+	 * last output is wrong, a content cache never hits. */
+	o = eval(RELU, RT "replay_last.py", "--protocol", "kernelbench", NULL);
+	expect(&o, "wrong_answer", "timed_output");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "timing: the output of timing pair ");
+	release(&o);
+	o = eval(MATMUL, RT "content_cache.py", "--protocol", "kernelbench",
+		 NULL);
+	expect(&o, "ok", NULL);
 	release(&o);
 	/* A cached tensor is still wrong on the next trial's inputs. */
 	o = eval(RELU, CAND "1_ReLU/cached.py", "--protocol", "kernelbench",
@@ -373,14 +540,17 @@ static void test_kernelbench_reference_is_timed_in_a_clean_process(void)
 	release(&o);
 }
 
-/* A candidate that forges the clock of its own process: the judge's view
- * of its calls from outside sees the time it hid. */
+/* A candidate that forges the CPU clock its runner reads: the judge reads
+ * the process's CPU time from outside and sees the time it hid. */
 static void test_kernelbench_forged_clock_is_unaccounted_time(void)
 {
 	need_torch();
 	struct outcome o =
-	    eval(RELU, CAND "1_ReLU/forge_clock.py", "--time-cap", "0.3", NULL);
+	    eval(RELU, RT "forge_cpu_clock.py", "--time-cap", "0.2", NULL);
 	expect(&o, "rejected", "unaccounted_time");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "(median, its thread's CPU time), but the judge saw its "
+		       "calls take ");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "time the candidate's own measurement left out");
 	release(&o);
@@ -619,7 +789,15 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
     KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
-    KF_TEST(test_kernelbench_cached_tensor_is_rejected),
+    KF_TEST(test_kernelbench_cached_tensor_is_wrong_on_new_inputs),
+    KF_TEST(test_kernelbench_out_buffer_reused_passes),
+    KF_TEST(test_kernelbench_input_alias_is_rejected),
+    KF_TEST(test_kernelbench_tensor_subclass_is_output_type),
+    KF_TEST(test_kernelbench_parameters_are_random),
+    KF_TEST(test_kernelbench_near_zero_reference_passes),
+    KF_TEST(test_kernelbench_extra_threads_are_rejected),
+    KF_TEST(test_kernelbench_seed_and_late_writes_are_out_of_reach),
+    KF_TEST(test_kernelbench_flags_flipped_when_timed_are_rejected),
     KF_TEST(test_kernelbench_input_mutation_is_rejected),
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),

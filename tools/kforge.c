@@ -257,6 +257,10 @@ static int emit(const cJSON *res, bool json)
 		fputs(kf_strbuf_str(&sb), stdout);
 		kf_strbuf_release(&sb);
 	}
+	/* The result first, whole: a result over the buffer's size would
+	 * otherwise be split by the line on stderr where both go to one
+	 * file. */
+	fflush(stdout);
 	enum kf_status st = kf_result_status(res);
 	if (st != KF_STATUS_OK) {
 		const char *reason = kf_json_str(res, "reason");
@@ -505,8 +509,10 @@ static const char redteam_usage[] =
     "usage: kforge redteam [--backend host|cuda] [--manifest FILE]\n"
     "                      [--task SUBSTR] [--json] [--time-cap S]\n"
     "\n"
-    "Runs the red-team corpus (default redteam/BACKEND.json): known reward\n"
-    "hacks that must be caught and honest candidates that must pass. Prints\n"
+    "Runs the red-team corpus (default redteam/BACKEND.json; the\n"
+    "KernelBench-format corpus: --manifest redteam/kernelbench.json): known\n"
+    "reward hacks that must be caught and honest candidates that must pass.\n"
+    "A case may name its \"protocol\" (kforge, kernelbench, both). Prints\n"
     "one row per case: what it tries, the verdict it must get, the verdict\n"
     "it got and why. Exits 1 if any row differs.\n";
 
@@ -584,6 +590,9 @@ static int cmd_redteam(int argc, char **argv)
 			continue;
 		struct kf_eval_opts eo = c.eo;
 		eo.no_timing = cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
+		/* A KernelBench-format case may name its protocol. */
+		if (kf_json_str(cs, "protocol"))
+			eo.protocol = kf_json_str(cs, "protocol");
 		cJSON *res = NULL;
 		char *want = verdict_str(expect, check, want_degenerate);
 		char *got;

@@ -3,6 +3,7 @@
  * Model, get_inputs, get_init_inputs). The PyTorch bridge (runner/) takes
  * the worker's place and speaks its protocol; the judge is the same.
  */
+#include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,25 @@
 /* Loading imports torch and the candidate, whose load_inline may run nvcc
  * for minutes. */
 #define LOAD_DEADLINE_MS 900000.0
+/*
+ * Verdicts decided here for now, over the bridge's raw numbers, that belong
+ * in the judge (judge.c) beside the native rules they mirror.
+ *
+ * The precision check's floor: an output whose mean magnitude is below
+ * this fraction of the mean magnitude of the floating inputs (the bridge's
+ * in_scale) is near zero (float noise of an exact computation), and its L1
+ * error is taken relative to that floor rather than to its own norm.
+ */
+#define PRECISION_FLOOR_REL 1e-2
+/* How much more of the judge's view of a candidate call its runner's own
+ * measurement may leave out than the reference's (eval.c's rule). */
+#define UNACCOUNTED_ABS_NS 100e3
+#define UNACCOUNTED_REL 0.10
+/* Pairs before the rule above is applied, as eval.c: under load the time
+ * cap can end sampling after a dozen pairs, and a rule that waited for 20
+ * let a forged clock through. */
+#define UNACCOUNTED_MIN_PAIRS 3
+
 /* KernelBench's number of correctness trials. */
 #define KB_TRIALS 5
 /* KernelBench's timed calls per side; the first is dropped. */
@@ -38,6 +58,7 @@ struct bsession {
 	bool kb_checks;	       /* KernelBench's correctness, not kforge's */
 	const char *kernel;    /* a compiled kforge candidate (kf_entry), or
 				  NULL for a ModelNew file */
+	double flops, bytes;   /* the task's own counts, 0 when it has none */
 };
 
 /* True when python finds the torch package (within a minute). Importing
@@ -210,6 +231,33 @@ static void judge_kb(const struct kf_task *t, const struct trial_plan *p,
 	cJSON_Delete(f);
 }
 
+/*
+ * kforge's verdict over a trial, with the precision check's floor for
+ * near-zero outputs (to move into kf_judge_trial): the L1 relative error
+ * is sum |got - want| / max(sum |want|, n * PRECISION_FLOOR_REL *
+ * in_scale), so that a reference whose outputs are float noise around zero
+ * (an exact reformulation of GroupNorm and a mean gives about 1e-9) is
+ * compared at the scale of the computation, not at the noise's.
+ */
+static void bridge_judge_trial(const struct kf_task *t,
+			       const struct trial_plan *p, const cJSON *frame,
+			       struct verdict *v)
+{
+	double scale = kf_json_num(frame, "in_scale", 0);
+	cJSON *f = cJSON_Duplicate(frame, 1);
+	cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+	{
+		double floor_l1 =
+		    kf_json_num(o, "n", 0) * PRECISION_FLOOR_REL * scale;
+		if (kf_json_num(o, "l1_want", 0) < floor_l1)
+			cJSON_ReplaceItemInObject(o, "l1_want",
+						  cJSON_CreateNumber(floor_l1));
+	}
+	kf_judge_trial(t, p, f, v);
+	cJSON_Delete(f);
+}
+
 static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 			 const cJSON *frame)
 {
@@ -268,7 +316,7 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		if (s->kb_checks)
 			judge_kb(t, p, rep, &v);
 		else
-			kf_judge_trial(t, p, rep, &v);
+			bridge_judge_trial(t, p, rep, &v);
 		/* Python raises where C returns a code: name the exception,
 		 * and count a shape KernelBench rejects as a wrong answer. */
 		const char *cerr = kf_json_str(rep, "cand_error");
@@ -290,61 +338,198 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 	}
 }
 
-/* The numbers of a JSON array, appended to *x (grown as needed). */
-static void append_ns(const cJSON *arr, double **x, int *n, int *cap)
+/* The raw numbers of timed calls: each runner's own measurement (c, r)
+ * and the judge's view of the same call from outside (cw, rw), in ns. */
+struct bsamples {
+	double *c, *r, *cw, *rw;
+	int n, cap;
+	const char *ns_clock, *view_clock; /* as the bridge named them */
+};
+
+/* Adds the pairs of a samples frame (as many as all four arrays hold). */
+static void bsamples_add(struct bsamples *sm, const cJSON *rep)
 {
-	const cJSON *v;
-	cJSON_ArrayForEach(v, arr)
-	{
-		if (*n == *cap) {
-			*cap = *cap ? *cap * 2 : 128;
-			*x = kf_xrealloc(*x, sizeof(double) * (size_t)*cap);
+	const cJSON *a[4] = {cJSON_GetObjectItem(rep, "cand_ns"),
+			     cJSON_GetObjectItem(rep, "ref_ns"),
+			     cJSON_GetObjectItem(rep, "cand_wall_ns"),
+			     cJSON_GetObjectItem(rep, "ref_wall_ns")};
+	int n = cJSON_GetArraySize(a[0]);
+	for (int k = 1; k < 4; k++)
+		if (cJSON_GetArraySize(a[k]) < n)
+			n = cJSON_GetArraySize(a[k]);
+	const char *nc = kf_json_str(rep, "ns_clock");
+	const char *vc = kf_json_str(rep, "view_clock");
+	/* Static strings: the frame is freed before the samples are. */
+	sm->ns_clock = "?";
+	if (nc)
+		sm->ns_clock =
+		    !strcmp(nc, "thread_cpu") ? "thread_cpu" : "cuda_event";
+	sm->view_clock = "?";
+	if (vc)
+		sm->view_clock =
+		    !strcmp(vc, "process_cpu") ? "process_cpu" : "wall";
+	for (int i = 0; i < n; i++) {
+		if (sm->n == sm->cap) {
+			sm->cap = sm->cap ? sm->cap * 2 : 128;
+			size_t b = sizeof(double) * (size_t)sm->cap;
+			sm->c = kf_xrealloc(sm->c, b);
+			sm->r = kf_xrealloc(sm->r, b);
+			sm->cw = kf_xrealloc(sm->cw, b);
+			sm->rw = kf_xrealloc(sm->rw, b);
 		}
-		(*x)[(*n)++] = cJSON_IsNumber(v) ? v->valuedouble : 0;
+		double *d[4] = {sm->c, sm->r, sm->cw, sm->rw};
+		for (int k = 0; k < 4; k++) {
+			const cJSON *v = cJSON_GetArrayItem(a[k], i);
+			d[k][sm->n] = cJSON_IsNumber(v) ? v->valuedouble : 0;
+		}
+		sm->n++;
 	}
 }
 
-/* kforge's protocol: interleaved pairs on fresh inputs, every output
- * checked, until the medians' intervals are tight or the cap passes. */
-static void time_kforge(struct bsession *s)
+static void bsamples_release(struct bsamples *sm)
 {
-	double *c = NULL, *r = NULL;
-	int n = 0, cap_c = 0, cap_r = 0, nr = 0;
-	struct kf_timing tg;
-	kf_timing_start(&tg);
-	while (!s->core.done) {
-		cJSON *rep = kf_session_time_batch(&s->core, &tg, 30000);
-		if (!rep)
-			break;
-		append_ns(cJSON_GetObjectItem(rep, "cand_ns"), &c, &n, &cap_c);
-		append_ns(cJSON_GetObjectItem(rep, "ref_ns"), &r, &nr, &cap_r);
-		cJSON_Delete(rep);
-		if (nr < n)
-			n = nr;
-		nr = n;
-		if (!kf_timing_next(&tg, s->core.o, c, r, n))
-			break;
+	free(sm->c);
+	free(sm->r);
+	free(sm->cw);
+	free(sm->rw);
+}
+
+/*
+ * The unaccounted-time rule over the bridge's raw numbers (to move into
+ * the judge beside the native rule, eval.c's unaccounted()): on the host
+ * each runner reports its call's thread CPU time and the judge reads the
+ * runner process's CPU time from outside, from its reply before the call's
+ * staging to its reply to the call; on CUDA events against the wall time
+ * of the requests. The part of the outside view a runner's report leaves
+ * out is the same for two honest runners; the median over the pairs of
+ * the candidate's share less the reference's must stay within 0.1 ms plus
+ * 10 % of the candidate's median. Adds "unaccounted_ms" to the timing
+ * block tm; true (the final status set) when the candidate's is larger.
+ */
+static bool bridge_unaccounted(struct bsession *s, cJSON *tm,
+			       const struct bsamples *sm)
+{
+	if (sm->n < UNACCOUNTED_MIN_PAIRS)
+		return false;
+	double *uc = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	double *ur = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	double *d = kf_xmalloc(sizeof(double) * (size_t)sm->n);
+	for (int i = 0; i < sm->n; i++) {
+		uc[i] = sm->cw[i] - sm->c[i];
+		ur[i] = sm->rw[i] - sm->r[i];
+		d[i] = uc[i] - ur[i];
 	}
-	if (s->core.done || n == 0)
-		goto out;
-	cJSON *tm = kf_timing_json(&s->core, &tg, n, 0);
-	kf_pairs_json(tm, c, r, n, tg.met);
-	cJSON_AddNumberToObject(tm, "sm_clock_mhz", 0);
-	cJSON_AddNumberToObject(tm, "candidate_kernels", -1);
-	cJSON_AddNumberToObject(tm, "candidate_streams", -1);
-	/* A KernelBench task states no FLOP or byte counts: no bound. */
+	struct kf_summary a, b, c, dd;
+	kf_summarize(uc, sm->n, &a);
+	kf_summarize(ur, sm->n, &b);
+	kf_summarize(d, sm->n, &dd);
+	kf_summarize(sm->c, sm->n, &c);
+	free(uc);
+	free(ur);
+	free(d);
+	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
+	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
+	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
+	cJSON_AddNumberToObject(u, "difference", dd.median / 1e6);
+	cJSON_AddStringToObject(u, "view_clock", sm->view_clock);
+	/* Baselines are kforge's own code: their processes forge nothing. */
+	double limit = UNACCOUNTED_ABS_NS + UNACCOUNTED_REL * c.median;
+	if (s->core.o->baseline || dd.median <= limit)
+		return false;
+	char *why = kf_xasprintf(
+	    "timing: the candidate's process reported %.4f ms per call "
+	    "(median, %s), but the judge saw its calls take %.4f ms more "
+	    "than that (%s), against %.4f ms for the reference (medians; "
+	    "within a pair the candidate's share was larger by a median "
+	    "%.4f ms over %d pairs, more than %.4f ms): time the candidate's "
+	    "own measurement left out",
+	    c.median / 1e6,
+	    !strcmp(sm->ns_clock, "thread_cpu") ? "its thread's CPU time"
+						: "its events",
+	    a.median / 1e6,
+	    !strcmp(sm->view_clock, "process_cpu") ? "its process's CPU time"
+						   : "wall time",
+	    b.median / 1e6, dd.median / 1e6, sm->n, limit / 1e6);
+	kf_session_finish(&s->core, KF_STATUS_REJECTED, "unaccounted_time",
+			  why);
+	free(why);
+	return true;
+}
+
+/* Adds the raw per-call numbers to the timing block, for the judge's
+ * shared rule and for a reader: the clocks they were read on. */
+static void raw_json(cJSON *tm, const struct bsamples *sm)
+{
+	cJSON *raw = cJSON_AddObjectToObject(tm, "raw");
+	cJSON_AddStringToObject(raw, "ns_clock", sm->ns_clock);
+	cJSON_AddStringToObject(raw, "view_clock", sm->view_clock);
+	struct kf_summary x;
+	const double *v[4] = {sm->c, sm->r, sm->cw, sm->rw};
+	const char *k[4] = {"candidate_ms", "reference_ms", "candidate_view_ms",
+			    "reference_view_ms"};
+	for (int i = 0; i < 4; i++) {
+		kf_summarize(v[i], sm->n, &x);
+		cJSON_AddNumberToObject(raw, k[i], x.median / 1e6);
+	}
+}
+
+/*
+ * The roofline block. A task that states its FLOP and byte counts
+ * (get_flops(), get_bytes()) has them recorded; the bridge has no
+ * measured peaks, so no bound is drawn and "why" says so, as it does for
+ * a task that states neither (KernelBench's).
+ */
+static void roofline_json(struct bsession *s)
+{
 	cJSON *rf = cJSON_AddObjectToObject(s->core.res, "roofline");
-	cJSON_AddNumberToObject(rf, "flops", 0);
-	cJSON_AddNumberToObject(rf, "bytes", 0);
+	cJSON_AddNumberToObject(rf, "flops", s->flops);
+	cJSON_AddNumberToObject(rf, "bytes", s->bytes);
 	cJSON_AddStringToObject(rf, "compute_peak", "fma");
 	cJSON_AddNumberToObject(rf, "peak_flops_per_s", 0);
 	cJSON_AddNumberToObject(rf, "peak_bytes_per_s", 0);
 	cJSON_AddNumberToObject(rf, "flops_per_s", 0);
 	cJSON_AddNumberToObject(rf, "bytes_per_s", 0);
 	cJSON_AddNullToObject(rf, "bound");
+	cJSON_AddStringToObject(
+	    rf, "why",
+	    s->flops > 0 || s->bytes > 0
+		? "the task states FLOP and byte counts, but the PyTorch "
+		  "bridge measures no peaks: no roofline plausibility cap "
+		  "was applied"
+		: "the task states no FLOP or byte counts (a KernelBench "
+		  "task has none; define get_flops() and get_bytes()): no "
+		  "roofline plausibility cap was applied");
+}
+
+/* kforge's protocol: interleaved pairs on fresh inputs, every output
+ * checked, until the medians' intervals are tight or the cap passes. */
+static void time_kforge(struct bsession *s)
+{
+	struct bsamples sm = {0};
+	struct kf_timing tg;
+	kf_timing_start(&tg);
+	while (!s->core.done) {
+		cJSON *rep = kf_session_time_batch(&s->core, &tg, 30000);
+		if (!rep)
+			break;
+		bsamples_add(&sm, rep);
+		cJSON_Delete(rep);
+		if (!kf_timing_next(&tg, s->core.o, sm.c, sm.r, sm.n))
+			break;
+	}
+	if (s->core.done || sm.n == 0)
+		goto out;
+	cJSON *tm = kf_timing_json(&s->core, &tg, sm.n, 0);
+	kf_pairs_json(tm, sm.c, sm.r, sm.n, tg.met);
+	cJSON_AddNumberToObject(tm, "sm_clock_mhz", 0);
+	cJSON_AddNumberToObject(tm, "candidate_kernels", -1);
+	cJSON_AddNumberToObject(tm, "candidate_streams", -1);
+	raw_json(tm, &sm);
+	if (bridge_unaccounted(s, tm, &sm))
+		goto out;
+	roofline_json(s);
 out:
-	free(c);
-	free(r);
+	bsamples_release(&sm);
 }
 
 /* KernelBench's timing (see the bridge): each side alone, 3 warm-ups, 101
@@ -362,27 +547,37 @@ static void time_kernelbench(struct bsession *s, const char *key)
 	if (!rep || kf_session_unexpected(&s->core, rep, "samples",
 					  "timing (kernelbench)"))
 		return;
-	double *c = NULL, *r = NULL;
-	int nc = 0, nr = 0, cap_c = 0, cap_r = 0;
-	append_ns(cJSON_GetObjectItem(rep, "cand_ns"), &c, &nc, &cap_c);
-	append_ns(cJSON_GetObjectItem(rep, "ref_ns"), &r, &nr, &cap_r);
+	/* Every timed call ran on fresh inputs and was compared. */
+	struct verdict v = {0};
+	kf_judge_samples(rep, &v);
+	if (v.status != KF_STATUS_OK) {
+		kf_session_finish(&s->core, v.status, v.check, v.reason);
+		cJSON_Delete(rep);
+		return;
+	}
+	struct bsamples sm = {0};
+	bsamples_add(&sm, rep);
 	cJSON_Delete(rep);
-	if (nc > 0 && nr > 0) {
+	if (sm.n > 0) {
 		cJSON *tm = cJSON_AddObjectToObject(s->core.res, key);
 		cJSON_AddStringToObject(tm, "protocol", "kernelbench");
 		cJSON_AddStringToObject(tm, "unit", "ms");
-		kf_summary_json(tm, "reference", r, nr, 1e-6);
-		kf_summary_json(tm, "candidate", c, nc, 1e-6);
+		cJSON_AddStringToObject(tm, "inputs", "fresh");
+		kf_summary_json(tm, "reference", sm.r, sm.n, 1e-6);
+		kf_summary_json(tm, "candidate", sm.c, sm.n, 1e-6);
 		struct kf_summary mc, mr;
-		kf_summarize(c, nc, &mc);
-		kf_summarize(r, nr, &mr);
+		kf_summarize(sm.c, sm.n, &mc);
+		kf_summarize(sm.r, sm.n, &mr);
 		cJSON_AddNumberToObject(tm, "speedup",
 					mc.mean > 0 ? mr.mean / mc.mean : 0);
 		cJSON_AddNumberToObject(tm, "seconds",
 					(double)(kf_now_ns() - t0) / 1e9);
+		raw_json(tm, &sm);
+		if (!bridge_unaccounted(s, tm, &sm) &&
+		    !cJSON_GetObjectItem(s->core.res, "roofline"))
+			roofline_json(s);
 	}
-	free(c);
-	free(r);
+	bsamples_release(&sm);
 }
 
 /* The result's opening fields, as kf_eval writes them. */
@@ -518,6 +713,13 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 			      kf_json_num(rep, "candidate_load_ns", 0) / 1e9,
 			      NULL);
 	*device = cJSON_DetachItemFromObject(rep, "device");
+	s->flops = kf_json_num(rep, "flops", 0);
+	s->bytes = kf_json_num(rep, "bytes", 0);
+	/* The parameters and buffers every side computes with: drawn by the
+	 * reference's process, handed to the candidate's. */
+	cJSON *st = cJSON_DetachItemFromObject(rep, "state");
+	if (st)
+		cJSON_AddItemToObject(s->core.res, "parameters", st);
 	const char *tv = kf_json_str(*device, "torch");
 	char *tc = kf_xasprintf(
 	    "python %s, torch %s",

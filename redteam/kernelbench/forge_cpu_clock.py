@@ -1,0 +1,23 @@
+# Right, but burns 2 ms of CPU per call and winds its process's thread CPU
+# clock back by as much, so that its runner reports almost nothing. Caught:
+# the judge reads the process's CPU time from outside (unaccounted_time).
+import time
+
+import torch
+import torch.nn as nn
+
+_clock = time.thread_time_ns
+_skew = [0]
+time.thread_time_ns = lambda: _clock() - _skew[0]
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        t0 = _clock()
+        while _clock() - t0 < 2000000:
+            pass
+        _skew[0] += _clock() - t0
+        return torch.clamp(x, min=0.0)
