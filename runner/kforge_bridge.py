@@ -421,6 +421,33 @@ def os_threads(pid):
     return -1
 
 
+def runner_pid(info_fd, fallback):
+    """The pid, as this process sees it, of the runner bwrap started: the
+    child of the namespace's init, whose pid bwrap writes to --info-fd
+    ({"child-pid": N}). fallback when bwrap said nothing or the runner
+    did not appear within 10 s."""
+    buf = b""
+    init = None
+    while init is None:
+        try:
+            init = int(json.loads(buf.decode())["child-pid"])
+        except (ValueError, KeyError, UnicodeDecodeError):
+            chunk = os.read(info_fd, 4096)
+            if not chunk:
+                return fallback
+            buf += chunk
+    for _ in range(10000):
+        try:
+            with open("/proc/%d/task/%d/children" % (init, init)) as f:
+                kids = f.read().split()
+        except OSError:
+            return fallback
+        if kids:
+            return int(kids[0])
+        time.sleep(0.001)
+    return fallback
+
+
 def cpu_clock(pid):
     """The clock id of process pid's CPU time (clock_getcpuclockid), or
     None where the system gives none."""
@@ -1064,12 +1091,13 @@ def build_dir(files):
     return d
 
 
-def confined_argv(python, script, fd, files, writable, cuda):
+def confined_argv(python, script, fd, files, writable, cuda, info_fd):
     """The command line that starts one runner under bwrap, and its
-    environment."""
+    environment. bwrap writes the runner's pid, as this process sees it,
+    to info_fd."""
     bwrap = find_bwrap()
     a = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
-         "--cap-drop", "ALL"]
+         "--cap-drop", "ALL", "--info-fd", str(info_fd)]
     for top in ("/lib", "/lib64", "/lib32", "/libx32", "/bin", "/sbin"):
         if os.path.islink(top):
             a += ["--symlink", os.readlink(top), top]
@@ -1117,15 +1145,22 @@ class Side:
         self.tt = tt
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
+        info_r, info_w = os.pipe()
         argv, env = confined_argv(
             python, script, self.fd, files,
-            build_dir(files) if builds else None, bool(tt and tt.cuda))
+            build_dir(files) if builds else None, bool(tt and tt.cuda),
+            info_w)
         self.proc = subprocess.Popen(
             argv, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            pass_fds=(self.fd,), close_fds=True)
+            pass_fds=(self.fd, info_w), close_fds=True)
+        os.close(info_w)
         self.arena = Arena(tt, self.fd) if tt else None
-        self.clock = cpu_clock(self.proc.pid)
+        # The runner is bwrap's child, not bwrap: its CPU clock is the
+        # outside view of its calls (bwrap's own would see none of them).
+        self.pid = runner_pid(info_r, self.proc.pid)
+        os.close(info_r)
+        self.clock = cpu_clock(self.pid)
         self.cpu_reply = self.cpu_ns()  # its CPU time at its last reply
         self.cap = 0       # the most payload bytes a reply may carry
         self.got = []      # the outputs of its last call, taken at reply
@@ -1140,7 +1175,7 @@ class Side:
             except OSError:
                 pass
         try:
-            with open("/proc/%d/schedstat" % self.proc.pid) as f:
+            with open("/proc/%d/schedstat" % self.pid) as f:
                 return int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             return 0
@@ -1484,8 +1519,8 @@ class Judge:
         if self.tt.cuda:
             return None
         try:
-            ac = os.sched_getaffinity(self.cand.proc.pid)
-            ar = os.sched_getaffinity(self.ref.proc.pid)
+            ac = os.sched_getaffinity(self.cand.pid)
+            ar = os.sched_getaffinity(self.ref.pid)
         except OSError:
             ac = ar = None
         if ac != ar:
@@ -1494,7 +1529,7 @@ class Judge:
                     "the reference's on %s: both sides get the same cores"
                     % (sorted(ac) if ac else "?", when,
                        sorted(ar) if ar else "?")}
-        nc, nr = os_threads(self.cand.proc.pid), os_threads(self.ref.proc.pid)
+        nc, nr = os_threads(self.cand.pid), os_threads(self.ref.pid)
         if nc > nr > 0:
             return {"check": "threads",
                     "detail": "the candidate's process has %d threads %s, "

@@ -31,14 +31,6 @@
  * error is taken relative to that floor rather than to its own norm.
  */
 #define PRECISION_FLOOR_REL 1e-2
-/* How much more of the judge's view of a candidate call its runner's own
- * measurement may leave out than the reference's (eval.c's rule). */
-#define UNACCOUNTED_ABS_NS 100e3
-#define UNACCOUNTED_REL 0.10
-/* Pairs before the rule above is applied, as eval.c: under load the time
- * cap can end sampling after a dozen pairs, and a rule that waited for 20
- * let a forged clock through. */
-#define UNACCOUNTED_MIN_PAIRS 3
 
 /* KernelBench's number of correctness trials. */
 #define KB_TRIALS 5
@@ -395,64 +387,33 @@ static void bsamples_release(struct bsamples *sm)
 }
 
 /*
- * The unaccounted-time rule over the bridge's raw numbers (to move into
- * the judge beside the native rule, eval.c's unaccounted()): on the host
- * each runner reports its call's thread CPU time and the judge reads the
- * runner process's CPU time from outside, from its reply before the call's
- * staging to its reply to the call; on CUDA events against the wall time
- * of the requests. The part of the outside view a runner's report leaves
- * out is the same for two honest runners; the median over the pairs of
- * the candidate's share less the reference's must stay within 0.1 ms plus
- * 10 % of the candidate's median. Adds "unaccounted_ms" to the timing
- * block tm; true (the final status set) when the candidate's is larger.
+ * The unaccounted-time rule over the bridge's raw numbers, the judge's
+ * (kf_judge_unaccounted): on the host each runner reports its call's
+ * thread CPU time and the judge process reads the runner process's CPU
+ * time from outside, from its reply before the call's staging to its reply
+ * to the call (the CPU-time rule, charged); on CUDA events against the
+ * wall time of the requests (the lower-decile rule). Adds "unaccounted_ms"
+ * to the timing block tm and the charge to every candidate sample; true
+ * (the final status set) when the report was forged.
  */
 static bool bridge_unaccounted(struct bsession *s, cJSON *tm,
-			       const struct bsamples *sm)
+			       struct bsamples *sm)
 {
-	if (sm->n < UNACCOUNTED_MIN_PAIRS)
-		return false;
-	double *uc = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	double *ur = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	double *d = kf_xmalloc(sizeof(double) * (size_t)sm->n);
-	for (int i = 0; i < sm->n; i++) {
-		uc[i] = sm->cw[i] - sm->c[i];
-		ur[i] = sm->rw[i] - sm->r[i];
-		d[i] = uc[i] - ur[i];
-	}
-	struct kf_summary a, b, c, dd;
-	kf_summarize(uc, sm->n, &a);
-	kf_summarize(ur, sm->n, &b);
-	kf_summarize(d, sm->n, &dd);
-	kf_summarize(sm->c, sm->n, &c);
-	free(uc);
-	free(ur);
-	free(d);
-	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
-	cJSON_AddNumberToObject(u, "candidate", a.median / 1e6);
-	cJSON_AddNumberToObject(u, "reference", b.median / 1e6);
-	cJSON_AddNumberToObject(u, "difference", dd.median / 1e6);
-	cJSON_AddStringToObject(u, "view_clock", sm->view_clock);
+	struct verdict v = {0};
+	bool cpu = !strcmp(sm->view_clock, "process_cpu");
+	double charge = kf_judge_unaccounted(sm->c, sm->r, sm->cw, sm->rw,
+					     sm->n, cpu, tm, &v);
+	cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	if (u)
+		cJSON_AddStringToObject(u, "view_clock", sm->view_clock);
 	/* Baselines are kforge's own code: their processes forge nothing. */
-	double limit = UNACCOUNTED_ABS_NS + UNACCOUNTED_REL * c.median;
-	if (s->core.o->baseline || dd.median <= limit)
+	if (s->core.o->baseline)
 		return false;
-	char *why = kf_xasprintf(
-	    "timing: the candidate's process reported %.4f ms per call "
-	    "(median, %s), but the judge saw its calls take %.4f ms more "
-	    "than that (%s), against %.4f ms for the reference (medians; "
-	    "within a pair the candidate's share was larger by a median "
-	    "%.4f ms over %d pairs, more than %.4f ms): time the candidate's "
-	    "own measurement left out",
-	    c.median / 1e6,
-	    !strcmp(sm->ns_clock, "thread_cpu") ? "its thread's CPU time"
-						: "its events",
-	    a.median / 1e6,
-	    !strcmp(sm->view_clock, "process_cpu") ? "its process's CPU time"
-						   : "wall time",
-	    b.median / 1e6, dd.median / 1e6, sm->n, limit / 1e6);
-	kf_session_finish(&s->core, KF_STATUS_REJECTED, "unaccounted_time",
-			  why);
-	free(why);
+	for (int i = 0; i < sm->n; i++)
+		sm->c[i] += charge;
+	if (v.status == KF_STATUS_OK)
+		return false;
+	kf_session_finish(&s->core, v.status, v.check, v.reason);
 	return true;
 }
 
@@ -520,13 +481,13 @@ static void time_kforge(struct bsession *s)
 	if (s->core.done || sm.n == 0)
 		goto out;
 	cJSON *tm = kf_timing_json(&s->core, &tg, sm.n, 0);
+	raw_json(tm, &sm);
+	if (bridge_unaccounted(s, tm, &sm))
+		goto out;
 	kf_pairs_json(tm, sm.c, sm.r, sm.n, tg.met);
 	cJSON_AddNumberToObject(tm, "sm_clock_mhz", 0);
 	cJSON_AddNumberToObject(tm, "candidate_kernels", -1);
 	cJSON_AddNumberToObject(tm, "candidate_streams", -1);
-	raw_json(tm, &sm);
-	if (bridge_unaccounted(s, tm, &sm))
-		goto out;
 	roofline_json(s);
 out:
 	bsamples_release(&sm);
@@ -549,7 +510,7 @@ static void time_kernelbench(struct bsession *s, const char *key)
 		return;
 	/* Every timed call ran on fresh inputs and was compared. */
 	struct verdict v = {0};
-	kf_judge_samples(rep, &v);
+	kf_judge_samples(NULL, rep, &v); /* no per-output figures */
 	if (v.status != KF_STATUS_OK) {
 		kf_session_finish(&s->core, v.status, v.check, v.reason);
 		cJSON_Delete(rep);
