@@ -289,10 +289,30 @@ struct root_plan {
 	int n;
 };
 
+/* True when path lies inside a directory the plan already binds at the
+ * same place. */
+static bool plan_covers(const struct root_plan *p, const char *path)
+{
+	for (int i = 0; i < p->n; i++) {
+		const struct bind *b = &p->b[i];
+		size_t n = strlen(b->dst);
+		if (b->dir && !b->copy && !strncmp(path, b->dst, n) &&
+		    path[n] == '/')
+			return true;
+	}
+	return false;
+}
+
 static void plan_add(struct root_plan *p, const char *src, const char *dst)
 {
 	struct stat st;
 	if (p->n >= MAX_BINDS || lstat(src, &st))
+		return;
+	/* Inside a directory already bound (a CUDA library directory under
+	 * /usr, from LD_LIBRARY_PATH), it is there already; only a directory
+	 * is bound again, since it may be a mount of its own, which a bind
+	 * of its parent does not carry. */
+	if (!strcmp(src, dst) && plan_covers(p, dst) && !S_ISDIR(st.st_mode))
 		return;
 	struct bind *b = &p->b[p->n];
 	memset(b, 0, sizeof(*b));
@@ -365,8 +385,25 @@ static int copy_in(const struct bind *b, const char *dst, struct kf_err *err)
 	return 0;
 }
 
-/* Binds b under the new root, read-only (device nodes keep working: a
- * read-only mount still opens them for writing). */
+/* Makes b's bind under the new root read-only (device nodes keep working:
+ * a read-only mount still opens them for writing). A second pass, after
+ * every bind is in place: a directory bound inside another bound one
+ * (/usr/local/nvidia/lib64 from LD_LIBRARY_PATH, under /usr) needs its
+ * mount point while the outer bind is still writable. */
+static int seal_one(const struct bind *b, struct kf_err *err)
+{
+	char dst[4200];
+	if (b->symlink || b->copy)
+		return 0;
+	snprintf(dst, sizeof(dst), NEW_ROOT "%s", b->dst);
+	if (mount(NULL, dst, NULL, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID,
+		  NULL))
+		return kf_err_set(err, KF_EIO, "sandbox: bind %s: %s", b->dst,
+				  strerror(errno));
+	return 0;
+}
+
+/* Binds b under the new root (seal_one makes it read-only). */
 static int bind_one(const struct bind *b, struct kf_err *err)
 {
 	char dst[4200], src[64];
@@ -384,9 +421,7 @@ static int bind_one(const struct bind *b, struct kf_err *err)
 	if (make_path(dst, b->dir) < 0)
 		return kf_err_set(err, KF_EIO, "sandbox: mkdir %s: %s", b->dst,
 				  strerror(errno));
-	if (mount(src, dst, NULL, MS_BIND, NULL) ||
-	    mount(NULL, dst, NULL,
-		  MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID, NULL))
+	if (mount(src, dst, NULL, MS_BIND, NULL))
 		return kf_err_set(err, KF_EIO, "sandbox: bind %s: %s", b->dst,
 				  strerror(errno));
 	return 0;
@@ -513,6 +548,9 @@ int kf_sandbox_confine(const char *backend, const char *object,
 	}
 	for (int i = 0; i < plan.n; i++)
 		if ((rc = bind_one(&plan.b[i], err)))
+			goto out;
+	for (int i = 0; i < plan.n; i++)
+		if ((rc = seal_one(&plan.b[i], err)))
 			goto out;
 	/* Its own /proc: with hidepid=2 it lists this process only, since
 	 * every other one belongs to another user. Without root the
