@@ -403,7 +403,11 @@ static int seal_one(const struct bind *b, struct kf_err *err)
 	return 0;
 }
 
-/* Binds b under the new root (seal_one makes it read-only). */
+/* Binds b under the new root (seal_one makes it read-only). A directory's
+ * bind is recursive: the mounts inside it (a driver's or toolkit's library
+ * directory mounted into a container under /usr) come along; those stay as
+ * writable as they were, which the runner's own user id and its missing
+ * capabilities keep it from using. */
 static int bind_one(const struct bind *b, struct kf_err *err)
 {
 	char dst[4200], src[64];
@@ -411,8 +415,9 @@ static int bind_one(const struct bind *b, struct kf_err *err)
 	if (b->symlink) {
 		if (make_path(dst, false) < 0 || unlink(dst) ||
 		    symlink(b->target, dst))
-			return kf_err_set(err, KF_EIO, "sandbox: symlink %s: %s",
-					  b->dst, strerror(errno));
+			return kf_err_set(err, KF_EIO,
+					  "sandbox: symlink %s: %s", b->dst,
+					  strerror(errno));
 		return 0;
 	}
 	if (b->copy)
@@ -421,7 +426,7 @@ static int bind_one(const struct bind *b, struct kf_err *err)
 	if (make_path(dst, b->dir) < 0)
 		return kf_err_set(err, KF_EIO, "sandbox: mkdir %s: %s", b->dst,
 				  strerror(errno));
-	if (mount(src, dst, NULL, MS_BIND, NULL))
+	if (mount(src, dst, NULL, MS_BIND | (b->dir ? MS_REC : 0), NULL))
 		return kf_err_set(err, KF_EIO, "sandbox: bind %s: %s", b->dst,
 				  strerror(errno));
 	return 0;
@@ -439,9 +444,11 @@ static void plan_root(struct root_plan *p, const char *backend,
 		      const char *object)
 {
 	static const char *const sys[] = {
-	    "/usr",  "/lib",	"/lib64", "/lib32",	       "/libx32",
-	    "/bin",  "/sbin",	"/sys",	  "/etc/ld.so.cache", "/dev/null",
-	    "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"};
+	    "/usr",	   "/lib",	  "/lib64",
+	    "/lib32",	   "/libx32",	  "/bin",
+	    "/sbin",	   "/sys",	  "/etc/ld.so.cache",
+	    "/dev/null",   "/dev/zero",	  "/dev/full",
+	    "/dev/random", "/dev/urandom"};
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
 		plan_add(p, sys[i], sys[i]);
@@ -529,8 +536,7 @@ int kf_sandbox_confine(const char *backend, const char *object,
 	plan.n = 0;
 	if (!root && (rc = own_user_ns(err)))
 		goto out;
-	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC |
-		    CLONE_NEWUTS)) {
+	if (unshare(CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS)) {
 		rc = kf_err_set(err, KF_ENOSYS,
 				"sandbox: cannot make namespaces (mount, "
 				"network, IPC, UTS): %s",
@@ -563,14 +569,13 @@ int kf_sandbox_confine(const char *backend, const char *object,
 		goto out;
 	}
 	if (mkdir(NEW_ROOT "/.old", 0700) ||
-	    syscall(SYS_pivot_root, NEW_ROOT, NEW_ROOT "/.old") ||
-	    chdir("/") || umount2("/.old", MNT_DETACH) || rmdir("/.old")) {
+	    syscall(SYS_pivot_root, NEW_ROOT, NEW_ROOT "/.old") || chdir("/") ||
+	    umount2("/.old", MNT_DETACH) || rmdir("/.old")) {
 		rc = kf_err_set(err, KF_EIO, "sandbox: pivot_root: %s",
 				strerror(errno));
 		goto out;
 	}
-	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID,
-		  NULL)) {
+	if (mount(NULL, "/", NULL, MS_REMOUNT | MS_RDONLY | MS_NOSUID, NULL)) {
 		rc = kf_err_set(err, KF_EIO, "sandbox: read-only root: %s",
 				strerror(errno));
 		goto out;
@@ -611,8 +616,8 @@ static int seal_relro(struct dl_phdr_info *info, size_t size, void *arg)
 		/* The range the loader made read-only (its end rounded
 		 * down: the rest of that page stays writable data). */
 		uintptr_t lo = (info->dlpi_addr + ph->p_vaddr) & ~(page - 1);
-		uintptr_t hi = (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) &
-			       ~(page - 1);
+		uintptr_t hi =
+		    (info->dlpi_addr + ph->p_vaddr + ph->p_memsz) & ~(page - 1);
 		if (lo < hi && syscall(SYS_mseal, lo, hi - lo, 0) && !*failed)
 			*failed = errno;
 	}
@@ -624,9 +629,10 @@ int kf_sandbox_seal(struct kf_err *err)
 	if (syscall(SYS_mseal, 0, 0, 0)) {
 		const char *weak = getenv("KFORGE_SANDBOX_WEAK");
 		if (errno == ENOSYS && weak && strstr(weak, "mseal")) {
-			fprintf(stderr, "kforge-worker: KFORGE_SANDBOX_WEAK=mseal:"
-					" the runner's relocation tables are "
-					"not sealed\n");
+			fprintf(stderr,
+				"kforge-worker: KFORGE_SANDBOX_WEAK=mseal:"
+				" the runner's relocation tables are "
+				"not sealed\n");
 			return 0;
 		}
 		return kf_err_set(err, KF_ENOSYS,
@@ -649,11 +655,18 @@ int kf_sandbox_seal(struct kf_err *err)
  * the user's. */
 static bool env_kept(const char *env)
 {
-	static const char *const kept[] = {
-	    "CUDA_",	     "NVIDIA_", "LD_LIBRARY_PATH=", "ASAN_OPTIONS=",
-	    "UBSAN_OPTIONS=", "KFORGE_SANDBOX_WEAK=", "OMP_NUM_THREADS=",
-	    "LANG=",	     "LC_ALL=", "KFORGE_DEVICE=", "KFORGE_NO_CUPTI=",
-	    "KFORGE_LOG="};
+	static const char *const kept[] = {"CUDA_",
+					   "NVIDIA_",
+					   "LD_LIBRARY_PATH=",
+					   "ASAN_OPTIONS=",
+					   "UBSAN_OPTIONS=",
+					   "KFORGE_SANDBOX_WEAK=",
+					   "OMP_NUM_THREADS=",
+					   "LANG=",
+					   "LC_ALL=",
+					   "KFORGE_DEVICE=",
+					   "KFORGE_NO_CUPTI=",
+					   "KFORGE_LOG="};
 	for (size_t i = 0; i < sizeof(kept) / sizeof(kept[0]); i++)
 		if (!strncmp(env, kept[i], strlen(kept[i])))
 			return true;
@@ -703,9 +716,9 @@ static const char *probe(int what)
 
 int kf_sandbox_check(char *why, size_t cap)
 {
-	static const char *const names[] = {
-	    "namespaces and a root of its own", "mseal(2) (Linux 6.10)",
-	    "a user id of its own"};
+	static const char *const names[] = {"namespaces and a root of its own",
+					    "mseal(2) (Linux 6.10)",
+					    "a user id of its own"};
 	why[0] = '\0';
 	int missing = 0;
 	for (int i = 0; i < 3; i++) {
