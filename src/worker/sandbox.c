@@ -439,16 +439,27 @@ void kf_sandbox_object_path(const char *object, char *buf, size_t cap)
 }
 
 /* What the runner may read: the system's libraries, the object, the
- * device. Nothing else of the machine (no task, no cache, no home). */
+ * device. Nothing else of the machine (no task, no cache, no home).
+ * /etc/alternatives is there for the links through it: on Ubuntu
+ * /usr/local/cuda, where NVRTC is looked for, is one. */
 static void plan_root(struct root_plan *p, const char *backend,
 		      const char *object)
 {
-	static const char *const sys[] = {
-	    "/usr",	   "/lib",	  "/lib64",
-	    "/lib32",	   "/libx32",	  "/bin",
-	    "/sbin",	   "/sys",	  "/etc/ld.so.cache",
-	    "/dev/null",   "/dev/zero",	  "/dev/full",
-	    "/dev/random", "/dev/urandom"};
+	static const char *const sys[] = {"/usr",
+					  "/lib",
+					  "/lib64",
+					  "/lib32",
+					  "/libx32",
+					  "/bin",
+					  "/sbin",
+					  "/sys",
+					  "/etc/ld.so.cache",
+					  "/etc/alternatives",
+					  "/dev/null",
+					  "/dev/zero",
+					  "/dev/full",
+					  "/dev/random",
+					  "/dev/urandom"};
 	memset(p, 0, sizeof(*p));
 	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++)
 		plan_add(p, sys[i], sys[i]);
