@@ -9,6 +9,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <kforge/eval.h>
 
@@ -144,6 +146,28 @@ static void test_worker_full_relro_and_honest_constructor_passes(void)
 	cJSON_Delete(r);
 }
 
+/* Library directories the loader is pointed at that lie inside a directory
+ * the runner's root already binds (a CUDA machine's LD_LIBRARY_PATH under
+ * /usr), a symbolic link among them, leave the root buildable: an honest
+ * kernel is still ok. (Their mount points were once made after /usr had
+ * turned read-only, and every evaluation was an infra_error.) */
+static void test_worker_nested_library_paths_keep_the_root_buildable(void)
+{
+	char *lib = kf_path_join(kf_test_tmpdir(), "lib");
+	char *link = kf_path_join(kf_test_tmpdir(), "lib64");
+	CHECK(mkdir(lib, 0755) == 0 && symlink("lib", link) == 0);
+	char *llp = kf_xasprintf("/usr/lib:/usr/lib/x86_64-linux-gnu:%s:%s",
+				 lib, link);
+	setenv("LD_LIBRARY_PATH", llp, 1);
+	cJSON *r = run("tasks/reduction/row_sum/candidates/fast.c");
+	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "status %s (%s)",
+		  kf_json_str(r, "status"), kf_json_str(r, "reason"));
+	cJSON_Delete(r);
+	free(llp);
+	free(link);
+	free(lib);
+}
+
 /* kforge doctor says whether every mechanism is there. */
 static void test_worker_doctor_reports_the_sandbox(void)
 {
@@ -161,5 +185,6 @@ KF_TESTS(worker) = {
     KF_TEST(test_worker_runner_got_cannot_be_rewritten),
     KF_TEST(test_worker_escapes_are_sandbox_rejections),
     KF_TEST(test_worker_full_relro_and_honest_constructor_passes),
+    KF_TEST(test_worker_nested_library_paths_keep_the_root_buildable),
     KF_TEST(test_worker_doctor_reports_the_sandbox),
     KF_TESTS_END};
