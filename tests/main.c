@@ -1,7 +1,7 @@
 /*
  * main.c: runs the test cases of every module, each in its own process, and
  * prints "tests: N passed, N failed, N skipped". Arguments filter cases by
- * substring of their names.
+ * substring of their names; an argument "-x" leaves out those holding x.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -32,13 +32,10 @@ extern const struct kf_test kf_tests_kernelbench[];
 extern const struct kf_test kf_tests_worker[];
 
 static const struct kf_test *const all_tables[] = {
-    kf_tests_base, kf_tests_task, kf_tests_compile, kf_tests_backend,
-    kf_tests_eval, kf_tests_judge, kf_tests_cli,  kf_tests_llm,  kf_tests_prompt,
-    kf_tests_reward,
-    kf_tests_store, kf_tests_search, kf_tests_server,
-    kf_tests_gpu,
-    kf_tests_farm,
-    kf_tests_kernelbench,
+    kf_tests_base,   kf_tests_task,   kf_tests_compile, kf_tests_backend,
+    kf_tests_eval,   kf_tests_judge,  kf_tests_cli,	kf_tests_llm,
+    kf_tests_prompt, kf_tests_reward, kf_tests_store,	kf_tests_search,
+    kf_tests_server, kf_tests_gpu,    kf_tests_farm,	kf_tests_kernelbench,
     kf_tests_worker,
 };
 
@@ -55,14 +52,22 @@ const char *kf_test_tmpdir(void)
 	return tmpdir;
 }
 
+/* A case runs when its name holds one of the arguments that do not start
+ * with '-' (all cases when there are none) and none of those that do
+ * ("-corpus" leaves out the cases whose names hold "corpus"). */
 static int wanted(const char *name, int argc, char **argv)
 {
-	if (argc < 2)
-		return 1;
-	for (int i = 1; i < argc; i++)
-		if (strstr(name, argv[i]))
-			return 1;
-	return 0;
+	int includes = 0, included = 0;
+	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '-') {
+			if (argv[i][1] && strstr(name, argv[i] + 1))
+				return 0;
+			continue;
+		}
+		includes++;
+		included = included || strstr(name, argv[i]) != NULL;
+	}
+	return !includes || included;
 }
 
 static int run_case(const struct kf_test *t)
