@@ -37,10 +37,12 @@ struct kf_reward_item {
  * Fills *it from a result JSON (borrowed). trials_planned is the number of
  * correctness trials the evaluation was asked for (`--trials`), which the
  * result does not record: the evaluation stops at the first failing trial.
- * 0 means "the trials in the result", which overstates q for a failure.
- * KF_EINVAL (and *it unchanged) when the result is not an object, lacks
- * `status` or `compile.candidate.ok`, has an unknown status, has `trials`
- * that is not an array or longer than trials_planned, or trials_planned < 0.
+ * 0 means "the trials in the result", which overstates q for a failure; a
+ * result with more trials than asked for (the engine covers every input
+ * distribution at every dim set) counts those as the plan. KF_EINVAL (and
+ * *it unchanged) when the result is not an object, lacks `status` or
+ * `compile.candidate.ok`, has an unknown status, has `trials` that is not
+ * an array, or trials_planned < 0.
  */
 int kf_reward_item_from_result(const cJSON *result, int trials_planned,
 			       struct kf_reward_item *it, struct kf_err *err);
