@@ -399,22 +399,14 @@ static void bsamples_release(struct bsamples *sm)
 static bool bridge_unaccounted(struct bsession *s, cJSON *tm,
 			       struct bsamples *sm)
 {
-	struct verdict v = {0};
-	bool cpu = !strcmp(sm->view_clock, "process_cpu");
-	double charge = kf_judge_unaccounted(sm->c, sm->r, sm->cw, sm->rw,
-					     sm->n, cpu, tm, &v);
+	/* Baselines are kforge's own code: their processes forge nothing. */
+	bool done = kf_session_unaccounted(
+	    &s->core, sm->c, sm->r, sm->cw, sm->rw, sm->n,
+	    !strcmp(sm->view_clock, "process_cpu"), s->core.o->baseline, tm);
 	cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
 	if (u)
 		cJSON_AddStringToObject(u, "view_clock", sm->view_clock);
-	/* Baselines are kforge's own code: their processes forge nothing. */
-	if (s->core.o->baseline)
-		return false;
-	for (int i = 0; i < sm->n; i++)
-		sm->c[i] += charge;
-	if (v.status == KF_STATUS_OK)
-		return false;
-	kf_session_finish(&s->core, v.status, v.check, v.reason);
-	return true;
+	return done;
 }
 
 /* Adds the raw per-call numbers to the timing block, for the judge's
@@ -620,10 +612,10 @@ static void load_failed(struct bsession *s, const cJSON *rep)
 	if (!s->kernel)
 		compile_block(s, !comp, 0, comp ? msg : NULL);
 	kf_session_finish(&s->core,
-			  comp   ? KF_STATUS_COMPILE_ERROR
+			  comp	 ? KF_STATUS_COMPILE_ERROR
 			  : cand ? KF_STATUS_LOAD_ERROR
 				 : KF_STATUS_INFRA_ERROR,
-			  comp   ? "compile"
+			  comp	 ? "compile"
 			  : base ? "baseline"
 				 : "load",
 			  why);

@@ -435,16 +435,9 @@ static bool unaccounted(struct session *s, struct samples *sm, cJSON *tm)
 {
 	if (!sm->runner_ns)
 		return false;
-	struct verdict v = {0};
-	bool host = !strcmp(s->core.o->backend, "host");
-	double charge = kf_judge_unaccounted(sm->c, sm->r, sm->cw, sm->rw,
-					     sm->n, host, tm, &v);
-	for (int i = 0; i < sm->n; i++)
-		sm->c[i] += charge;
-	if (v.status == KF_STATUS_OK)
-		return false;
-	kf_session_finish(&s->core, v.status, v.check, v.reason);
-	return true;
+	return kf_session_unaccounted(
+	    &s->core, sm->c, sm->r, sm->cw, sm->rw, sm->n,
+	    !strcmp(s->core.o->backend, "host"), false, tm);
 }
 
 /* The roofline block: the candidate's median against the device's peaks.
@@ -808,7 +801,8 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		const int64_t *v = kf_task_dims(s.core.task, d);
 		cJSON *a = cJSON_CreateArray();
 		for (int i = 0; i < s.core.task->n_dims; i++)
-			cJSON_AddItemToArray(a, cJSON_CreateNumber((double)v[i]));
+			cJSON_AddItemToArray(a,
+					     cJSON_CreateNumber((double)v[i]));
 		cJSON_AddItemToArray(hid, a);
 	}
 	cJSON *rep = kf_session_exchange(&s.core, req, 60000, "loading");

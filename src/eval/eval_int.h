@@ -131,6 +131,15 @@ void kf_session_core_init(struct kf_session_core *s,
 			  const struct kf_eval_opts *o);
 /* Sets the final status: check names the failing check (or NULL), reason
  * (sanitized here) says why, or NULL. */
+/* Holds the candidate's n timed calls as its runner measured them (c)
+ * against the outside view (cw) and the reference's (r, rw) with the
+ * judge's rule (kf_judge_unaccounted; host: CPU-time views), adds the
+ * charge to every c unless the candidate is kforge's own code (trusted: a
+ * baseline), and finishes the session when its report was forged; true
+ * then. */
+bool kf_session_unaccounted(struct kf_session_core *s, double *c,
+			    const double *r, const double *cw, const double *rw,
+			    int n, bool host, bool trusted, cJSON *tm);
 void kf_session_finish(struct kf_session_core *s, enum kf_status st,
 		       const char *check, const char *reason);
 /* A request frame {"op": op}; the caller owns it. */

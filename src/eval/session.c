@@ -346,6 +346,22 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 	return NULL;
 }
 
+bool kf_session_unaccounted(struct kf_session_core *s, double *c,
+			    const double *r, const double *cw, const double *rw,
+			    int n, bool host, bool trusted, cJSON *tm)
+{
+	struct verdict v = {0};
+	double charge = kf_judge_unaccounted(c, r, cw, rw, n, host, tm, &v);
+	if (trusted)
+		return false;
+	for (int i = 0; i < n; i++)
+		c[i] += charge;
+	if (v.status == KF_STATUS_OK)
+		return false;
+	kf_session_finish(s, v.status, v.check, v.reason);
+	return true;
+}
+
 bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
 			   const char *want, const char *phase)
 {
