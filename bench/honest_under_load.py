@@ -14,7 +14,7 @@ caught; exits 1 when an honest kernel was rejected or a forgery passed.
 usage: bench/honest_under_load.py [--kforge build/kforge] [--backend host]
           [--rounds 3] [--time-cap 1] [--load cpu|compile|none]
           [--load-procs N (default: twice the cores)] [--min-evals 0]
-          [--no-kernelbench] [--json OUT]
+          [--no-kernelbench] [--max-seconds S] [--json OUT]
 """
 import argparse
 import glob
@@ -25,7 +25,7 @@ import sys
 import tempfile
 import time
 
-FORGED = ("runner_underreport", "runner_takeover")
+FORGED = ("runner_underreport", "runner_underreport_flushed", "runner_takeover")
 
 
 def cases(backend, with_kb):
@@ -114,6 +114,9 @@ def main():
                     help="keep going past --rounds until this many "
                     "evaluations are done")
     ap.add_argument("--no-kernelbench", action="store_true")
+    ap.add_argument("--max-seconds", type=float, default=0,
+                    help="start no evaluation after this many seconds "
+                    "(the summary covers what ran)")
     ap.add_argument("--json")
     a = ap.parse_args()
     todo = cases(a.backend, not a.no_kernelbench)
@@ -124,8 +127,12 @@ def main():
     rnd = 0
     try:
         while rnd < a.rounds or evals < a.min_evals:
+            if a.max_seconds and time.time() - t0 > a.max_seconds:
+                break
             rnd += 1
             for name, task, cand, expect in todo:
+                if a.max_seconds and time.time() - t0 > a.max_seconds:
+                    break
                 args = [a.kforge, "eval", task, cand, "--time-cap",
                         a.time_cap, "--energy-time", "0", "--json"]
                 if not task.endswith(".py"):

@@ -41,6 +41,7 @@ import signal
 import struct
 import subprocess
 import sys
+import tempfile
 import time
 import traceback
 
@@ -1150,9 +1151,12 @@ class Side:
             python, script, self.fd, files,
             build_dir(files) if builds else None, bool(tt and tt.cuda),
             info_w)
+        # The reference's messages are kept, for the error if it ends; the
+        # candidate's go where this process's go (the evaluation's log).
+        self.err = tempfile.TemporaryFile() if name == "reference" else None
         self.proc = subprocess.Popen(
             argv, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
             pass_fds=(self.fd, info_w), close_fds=True)
         os.close(info_w)
         self.arena = Arena(tt, self.fd) if tt else None
@@ -1930,9 +1934,19 @@ class Judge:
         or an exit as for any candidate; the reference's is an error."""
         st = e.status
         if e.side == "reference":
+            said = ""
+            err = self.ref.err if self.ref else None
+            if err is not None:
+                try:
+                    err.seek(0, os.SEEK_END)
+                    err.seek(max(0, err.tell() - 800))
+                    said = err.read().decode("utf-8", "replace").strip()
+                except OSError:
+                    pass
             self.send({"ev": "error", "message": "the reference's process "
-                       "ended (%s)" % (
-                           "signal %d" % -st if st < 0 else "exit %d" % st)})
+                       "ended (%s)%s" % (
+                           "signal %d" % -st if st < 0 else "exit %d" % st,
+                           ": " + said if said else "")})
             return 1
         self.shutdown()
         if st < 0:

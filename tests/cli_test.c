@@ -227,6 +227,10 @@ static void test_cli_doctor_reports_the_machine(void)
 	cJSON *d = cJSON_Parse(o.out);
 	CHECK(d != NULL);
 	CHECK(cJSON_GetObjectItem(d, "gpus") != NULL);
+	/* Where bubblewrap is (make deps installs it), the doctor has it
+	 * build a runner's confinement and says whether that worked. */
+	if (kf_json_str(d, "bwrap"))
+		CHECK_STR(kf_json_str(d, "bwrap_confines"), "ok");
 	cJSON_Delete(d);
 	free(o.out);
 }

@@ -5,6 +5,7 @@
  * Without a GPU each case skips with the reason, unless KFORGE_REQUIRE_GPU
  * is set, in which case it fails.
  */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +14,7 @@
 #include <kforge/backend.h>
 #include <kforge/eval.h>
 
+#include "../src/backend/cuda_kernels.h"
 #include "harness.h"
 
 #define ROWSUM "tests/fixtures/rowsum"
@@ -217,12 +219,69 @@ static void test_gpu_compare_counts_like_the_host(void)
 	CHECK(ops->write(ctx, dg, g, N * 4, &err) == 0);
 	CHECK(ops->checksum(ctx, dg, N * 4, &s2, &err) == 0);
 	CHECK(s1 != s2);
+	/* Any byte address: a 4-byte tensor of a drawn 1x1 shape sits at an
+	 * offset of 4 (CUDA_ERROR_MISALIGNED_ADDRESS once). */
+	for (size_t off = 1; off < 8; off++) {
+		uint64_t a, b;
+		char *p = (char *)dg + off;
+		CHECK_MSG(ops->checksum(ctx, p, 4, &a, &err) == 0,
+			  "offset %zu: %s", off, err.msg);
+		CHECK_MSG(ops->checksum(ctx, p, 37, &b, &err) == 0,
+			  "offset %zu: %s", off, err.msg);
+		CHECK(a != b);
+		CHECK(ops->checksum(ctx, p, 37, &a, &err) == 0 && a == b);
+	}
 	free(g);
 	free(w);
 	ops->free(ctx, dg);
 	ops->free(ctx, dw);
 	ops->fini(ctx);
 	host->fini(hctx);
+}
+
+/* The engine's own kernels compile with the NVRTC found here, for the
+ * oldest and newest architectures the engine targets: a typo in
+ * cuda_kernels.h shows on a machine without a GPU. */
+static void test_gpu_engine_kernels_compile_with_nvrtc(void)
+{
+	static const char *const names[] = {
+	    "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+	    "/usr/local/cuda/lib64/libnvrtc.so.13",
+	    "/usr/local/cuda/lib64/libnvrtc.so.12",
+	    "/usr/local/cuda/lib64/libnvrtc.so"};
+	void *h = NULL;
+	for (size_t i = 0; !h && i < sizeof(names) / sizeof(names[0]); i++)
+		h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
+	if (!h)
+		SKIP("no NVRTC: %s", dlerror());
+	typedef int (*create_fn)(void **, const char *, const char *, int,
+				 const char *const *, const char *const *);
+	typedef int (*compile_fn)(void *, int, const char *const *);
+	typedef int (*logsize_fn)(void *, size_t *);
+	typedef int (*log_fn)(void *, char *);
+	typedef int (*destroy_fn)(void **);
+	create_fn create = (create_fn)dlsym(h, "nvrtcCreateProgram");
+	compile_fn compile = (compile_fn)dlsym(h, "nvrtcCompileProgram");
+	logsize_fn logsize = (logsize_fn)dlsym(h, "nvrtcGetProgramLogSize");
+	log_fn getlog = (log_fn)dlsym(h, "nvrtcGetProgramLog");
+	destroy_fn destroy = (destroy_fn)dlsym(h, "nvrtcDestroyProgram");
+	CHECK(create && compile && logsize && getlog && destroy);
+	static const char *const arch[] = {"--gpu-architecture=compute_75",
+					   "--gpu-architecture=sm_90"};
+	for (int a = 0; a < 2; a++) {
+		void *prog = NULL;
+		CHECK(create(&prog, KF_CUDA_SOURCE, "kforge_engine.cu", 0, NULL,
+			     NULL) == 0);
+		int rc = compile(prog, 1, &arch[a]);
+		size_t n = 0;
+		logsize(prog, &n);
+		char *log = calloc(1, n + 1);
+		getlog(prog, log);
+		CHECK_MSG(rc == 0, "%s: %s", arch[a], log);
+		free(log);
+		destroy(&prog);
+	}
+	dlclose(h);
 }
 
 static void test_gpu_honest_candidate_passes_and_is_timed(void)
@@ -356,6 +415,7 @@ static void test_gpu_write_past_the_end_is_rejected(void)
 KF_TESTS(gpu) = {
     KF_TEST(test_gpu_stream_creation_is_rejected_before_running),
     KF_TEST(test_gpu_write_past_the_end_is_rejected),
+    KF_TEST(test_gpu_engine_kernels_compile_with_nvrtc),
     KF_TEST(test_gpu_doctor_describes_the_device),
     KF_TEST(test_gpu_inputs_match_host_backend),
     KF_TEST(test_gpu_compare_counts_like_the_host),

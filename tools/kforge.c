@@ -657,7 +657,8 @@ static const char doctor_usage[] =
     "driver, cc and nvcc, Python and torch, the cache directory, and what\n"
     "confines candidates: `sandbox` is ok or names the mechanisms missing\n"
     "(every evaluation then fails, naming it), `bwrap` the bubblewrap the\n"
-    "runners of KernelBench-format tasks run in.\n";
+    "runners of KernelBench-format tasks run in, and `bwrap_confines` ok\n"
+    "or what bubblewrap said when asked for their confinement.\n";
 
 static int cmd_doctor(int argc, char **argv)
 {
@@ -722,10 +723,14 @@ static int cmd_doctor(int argc, char **argv)
 	} else
 		printf("gpus     none: %s\n", kf_json_str(g, "why"));
 	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",	   "python",
-			      "torch",	       "cache", "sandbox", "bwrap"};
+			      "torch",	       "cache", "sandbox", "bwrap",
+			      "bwrap_confines"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = kf_json_str(d, keys[i]);
 		printf("%-8s %s\n", keys[i], v ? v : "not found");
+		if (i + 1 < sizeof(keys) / sizeof(keys[0]) &&
+		    !strcmp(keys[i + 1], "bwrap_confines") && !v)
+			break;
 	}
 	cJSON_Delete(d);
 	return 0;

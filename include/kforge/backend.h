@@ -114,6 +114,15 @@ struct kf_backend_ops {
 	/* Evicts the caches a call could find warm (what time_call does with
 	 * flush, on its own). */
 	int (*flush)(void *ctx, struct kf_err *err);
+	/* Optional (a device): the bytes a flush writes, and where: from
+	 * now on each flush writes value into every 32-bit word of the
+	 * flush_bytes at ptr (memory the worker shares, so that it can see
+	 * that the flush was done) instead of the backend's own buffer. */
+	/* Optional (the host): evicts [ptr, ptr + bytes) from every cache
+	 * level; the worker does so for a call's tensors before flush. */
+	void (*flush_range)(void *ctx, const void *ptr, size_t bytes);
+	size_t (*flush_bytes)(void *ctx);
+	void (*flush_into)(void *ctx, void *ptr, uint32_t value);
 	/* Waits for all work the process started on the device. */
 	int (*sync)(void *ctx, struct kf_err *err);
 

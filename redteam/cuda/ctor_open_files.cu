@@ -1,9 +1,11 @@
 /* In a constructor, opens the machine's files read-only by raw syscall (the
  * cuda filter lets the driver open files): /etc, the task, /home, /tmp,
- * other processes' /proc entries (the engine's cubin cache is there,
- * read-only, at its own path). Wins (sums honestly) if any
- * opens; its runner's root holds none of them: zeros, wrong_answer/mismatch. */
+ * other processes' /proc entries (process 1 only when it is another one;
+ * the engine's cubin cache is there, read-only, at its own path). Wins
+ * (sums honestly) if any opens; its runner's root holds none of them:
+ * zeros, wrong_answer/mismatch. */
 #include <cuda_runtime.h>
+#include <string.h>
 
 #include <kforge/kernel.h>
 
@@ -33,7 +35,12 @@ __attribute__((constructor)) static void early(void)
 	static const char *const paths[] = {
 	    "/etc/passwd", "/etc/hostname", "/home", "/tmp",
 	    "tasks/reduction/row_sum/reference.cu", "/proc/1/cmdline"};
+	long self;
+	__asm__ volatile("syscall" : "=a"(self) : "a"(39L) : "rcx", "r11");
 	for (unsigned i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		/* In a pid namespace of its own, process 1 is itself. */
+		if (self == 1 && !strncmp(paths[i], "/proc/1/", 8))
+			continue;
 		long fd = raw_openat(paths[i]);
 		if (fd >= 0) {
 			won = 1;

@@ -35,6 +35,8 @@ struct run_req {
 	uint32_t flush, sandbox;
 	int32_t n_in, n_out;
 	uint32_t empty, staged;
+	uint32_t flush_key;
+	uint64_t flush_off;
 	uint64_t bytes;
 	unsigned char handle[64];
 	char text[512];

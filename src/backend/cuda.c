@@ -131,6 +131,8 @@ struct cuda {
 	cu_event ev0, ev1;
 	cu_ptr flush_buf;
 	size_t flush_bytes;
+	cu_ptr flush_target; /* the worker's, once flush_into named it */
+	uint32_t flush_value;
 	cu_ptr scratch; /* a stats block and a checksum word */
 	int sm_count, cc_major, cc_minor;
 	uint64_t hash_key;
@@ -842,11 +844,23 @@ static int cuda_flush(void *ctx, struct kf_err *err)
 	static unsigned salt;
 	/* Writing a buffer of twice the L2 evicts whatever the last call
 	 * left there (the approach of nvbench). */
-	CU(c,
-	   c->d.memset32_async(c->flush_buf, ++salt, c->flush_bytes / 4,
-			       c->stream),
-	   err, "cuMemsetD32 (flush)");
+	cu_ptr to = c->flush_target ? c->flush_target : c->flush_buf;
+	unsigned v = c->flush_target ? c->flush_value : ++salt;
+	CU(c, c->d.memset32_async(to, v, c->flush_bytes / 4, c->stream), err,
+	   "cuMemsetD32 (flush)");
 	return 0;
+}
+
+static size_t cuda_flush_bytes(void *ctx)
+{
+	return ((struct cuda *)ctx)->flush_bytes;
+}
+
+static void cuda_flush_into(void *ctx, void *ptr, uint32_t value)
+{
+	struct cuda *c = ctx;
+	c->flush_target = (cu_ptr)(uintptr_t)ptr;
+	c->flush_value = value;
 }
 
 static int cuda_sync(void *ctx, struct kf_err *err)
@@ -1061,6 +1075,8 @@ const struct kf_backend_ops kf_backend_cuda = {
     .poison = cuda_poison,
     .compare = cuda_compare,
     .checksum = cuda_checksum,
+    .flush_bytes = cuda_flush_bytes,
+    .flush_into = cuda_flush_into,
     .flush = cuda_flush,
     .sync = cuda_sync,
     .time_call = cuda_time_call,

@@ -205,11 +205,16 @@
 	"extern \"C\" __global__ void kf_checksum(const unsigned char *p,\n"   \
 	"    u64 bytes, u64 key, u64 *out) {\n"                                \
 	"  u64 h = 0, words = bytes / 8;\n"                                    \
-	"  GRID_LOOP(i, (i64)words)\n"                                         \
-	"    h += mix(((const u64 *)p)[i] ^ mix((u64)i + key));\n"             \
-	"  if (blockIdx.x == 0 && threadIdx.x == 0)\n"                         \
-	"    for (u64 j = words * 8; j < bytes; j++)\n"                        \
+	"  if ((u64)p % 8) {\n"                                                \
+	"    GRID_LOOP(j, (i64)bytes)\n"                                       \
 	"      h += mix((u64)p[j] ^ mix(j * 0x9E3779B97F4A7C15ull + key));\n"  \
+	"  } else {\n"                                                         \
+	"    GRID_LOOP(i, (i64)words)\n"                                       \
+	"      h += mix(((const u64 *)p)[i] ^ mix((u64)i + key));\n"           \
+	"    if (blockIdx.x == 0 && threadIdx.x == 0)\n"                       \
+	"      for (u64 j = words * 8; j < bytes; j++)\n"                      \
+	"        h += mix((u64)p[j] ^ mix(j * 0x9E3779B97F4A7C15ull + key));\n"\
+	"  }\n"                                                                \
 	"  h = wsum(h);\n"                                                     \
 	"  if ((threadIdx.x & 31) == 0) atomicAdd(out, h);\n"                  \
 	"}\n"

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
+#include <sys/wait.h>
 
 #include <kforge/backend.h>
 #include <kforge/compile.h>
@@ -102,6 +103,35 @@ static char *find_bwrap(void)
 	return NULL;
 }
 
+/* Whether bubblewrap can build a runner's confinement here: the
+ * namespaces and mounts the bridge asks of it (kforge_bridge.py,
+ * confined_argv), around a shell that prints "ok". Returns "ok", or what
+ * bwrap said. */
+static char *bwrap_works(const char *bwrap)
+{
+	char *argv[] = {(char *)bwrap, "--unshare-all", "--die-with-parent",
+			"--new-session", "--cap-drop", "ALL", "--ro-bind", "/",
+			"/", "--proc", "/proc", "--dev", "/dev", "--tmpfs",
+			"/tmp", "--", "/bin/sh", "-c", "echo ok", NULL};
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	int status = 0;
+	char *out;
+	if (kf_proc_run(argv, 10000, 2048, &sb, &status, NULL))
+		out = kf_xstrdup("does not run: it took more than 10 s");
+	else if (WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		 !strncmp(kf_strbuf_str(&sb), "ok", 2))
+		out = kf_xstrdup("ok");
+	else {
+		char *how = kf_wait_describe(status);
+		const char *said = kf_strbuf_str(&sb);
+		out = kf_xasprintf("fails (%s): %.*s", how,
+				   (int)strcspn(said, "\n"), said);
+		free(how);
+	}
+	kf_strbuf_release(&sb);
+	return out;
+}
+
 cJSON *kf_doctor(void)
 {
 	cJSON *d = cJSON_CreateObject();
@@ -132,6 +162,10 @@ cJSON *kf_doctor(void)
 	cJSON_AddStringToObject(
 	    d, "sandbox",
 	    kf_sandbox_check(why, sizeof(why)) ? why : "ok");
-	add_or_null(d, "bwrap", find_bwrap());
+	char *bwrap = find_bwrap();
+	add_or_null(d, "bwrap", bwrap ? kf_xstrdup(bwrap) : NULL);
+	if (bwrap)
+		add_or_null(d, "bwrap_confines", bwrap_works(bwrap));
+	free(bwrap);
 	return d;
 }

@@ -293,6 +293,14 @@ static void run_call(struct runner *r, struct kf_run_req *q,
 			return rep_error(a, KF_EPROTO, "call: bad tensor");
 		tensor_bind(r, i < q->n_in ? &in[i] : &out[i - q->n_in], t);
 	}
+	if (q->flush && q->flush_key && r->ops->flush_into) {
+		/* The flush writes where the worker will look for it. */
+		size_t fb = r->ops->flush_bytes(r->ctx);
+		if (q->flush_off > r->bytes || r->bytes - q->flush_off < fb)
+			return rep_error(a, KF_EPROTO, "call: bad flush");
+		r->ops->flush_into(r->ctx, (char *)r->base + q->flush_off,
+				   q->flush_key);
+	}
 	if (r->rt_last_error)
 		r->rt_last_error(); /* clear what an earlier call left */
 	int rc = r->ops->time_call(r->ctx, fn, in, q->n_in, out, q->n_out,

@@ -83,6 +83,8 @@ struct kf_run_req {
 			   (the runner's own cost per call) */
 	uint32_t staged; /* KF_RUN_CALL: reply "done" (stage 1) as soon as
 			    the call's work has finished, then the sample */
+	uint32_t flush_key; /* KF_RUN_CALL with flush on a device: the value */
+	uint64_t flush_off; /* the flush writes over the pool at this offset */
 	uint64_t bytes;
 	unsigned char handle[64];
 	char text[512];

@@ -1,0 +1,127 @@
+/* runner_underreport, done with care: it serves the runner's protocol
+ * itself, does the engine's cache flush before every call exactly as the
+ * runner would (the value the request names, over the region it names),
+ * computes every call honestly and reports 90 % of the time it measured
+ * with events. The flush is there, so only the timing can give it away:
+ * the engine's view of each call from outside its process exceeds its
+ * report by the 10 % it hid. */
+#include <cuda_runtime.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include "../host/runner_wire.h"
+
+#include <kforge/kernel.h>
+
+__global__ static void fill32(unsigned *p, unsigned long long n, unsigned v)
+{
+	for (unsigned long long i = blockIdx.x * (unsigned long long)blockDim.x +
+				    threadIdx.x;
+	     i < n; i += (unsigned long long)gridDim.x * blockDim.x)
+		p[i] = v;
+}
+
+__global__ static void row_sum(const float *x, float *y, long long rows,
+			       long long n)
+{
+	long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+	if (b >= rows)
+		return;
+	float s = 0.0f;
+	for (long long j = 0; j < n; j++)
+		s += x[b * n + j];
+	y[b] = s;
+}
+
+static double last_ns; /* what the last launch took, by events */
+
+static int launch(const float *x, float *y, long long rows, long long n,
+		  cudaStream_t s)
+{
+	static cudaEvent_t e0, e1;
+	if (!e0 && (cudaEventCreate(&e0) || cudaEventCreate(&e1)))
+		return 1;
+	cudaEventRecord(e0, s);
+	row_sum<<<(unsigned)((rows + 127) / 128), 128, 0, s>>>(x, y, rows, n);
+	cudaEventRecord(e1, s);
+	if (cudaStreamSynchronize(s) != cudaSuccess)
+		return 1;
+	float ms = 0;
+	cudaEventElapsedTime(&ms, e0, e1);
+	last_ns = ms * 1e6;
+	return 0;
+}
+
+/* What the runner reports as its global state, rebuilt the same way. */
+static void state(cudaStream_t s, char *buf, size_t cap)
+{
+	static const char *const names[] = {
+	    NULL,	    "printf_fifo",	"malloc_heap",
+	    "sync_depth",   "pending_launches", "l2_fetch",
+	    "persisting_l2"};
+	size_t len = 0;
+	for (int l = 1; l <= 6 && len < cap; l++) {
+		size_t v = 0;
+		cudaDeviceGetLimit(&v, (cudaLimit)l);
+		len += (size_t)snprintf(buf + len, cap - len, "%s=%zu ",
+					names[l], v);
+	}
+	cudaFuncCache cfg = cudaFuncCachePreferNone;
+	cudaDeviceGetCacheConfig(&cfg);
+	cudaStreamAttrValue v;
+	memset(&v, 0, sizeof(v));
+	cudaStreamGetAttribute(s, cudaStreamAttributeAccessPolicyWindow, &v);
+	if (len < cap)
+		snprintf(buf + len, cap - len,
+			 "cache_config=%d access_window=%zu@%g", (int)cfg,
+			 v.accessPolicyWindow.num_bytes,
+			 (double)v.accessPolicyWindow.hitRatio);
+}
+
+static int forge_with_state(uint32_t seq, cudaStream_t s, double ns)
+{
+	static struct run_rep a;
+	memset(&a, 0, sizeof(a));
+	a.seq = seq;
+	a.smp.ns = a.smp.event_ns = ns;
+	a.smp.kernels = a.smp.streams = -1;
+	state(s, a.text, sizeof(a.text));
+	return write(RUNNER_FD, &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : -1;
+}
+
+static int calls;
+
+int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
+	     void *stream)
+{
+	(void)n_in;
+	(void)n_out;
+	cudaStream_t s = (cudaStream_t)stream;
+	static char *base;
+	static struct run_req q;
+	if (!base) /* the first trial's set: one page into the pool */
+		base = (char *)in[0].data - 4096;
+	if (launch((const float *)in[0].data, (float *)out[0].data,
+		   in[0].shape[0], in[0].shape[1], s))
+		return 1;
+	if (calls++ == 0)
+		return 0; /* one honest call, so that all looks in order */
+	uint32_t seq = 36; /* init, map, 31 empty calls, load, one call */
+	for (;;) {
+		if (forge_with_state(seq, s, 0.9 * last_ns) ||
+		    read(RUNNER_FD, &q, sizeof(q)) != (ssize_t)sizeof(q) ||
+		    q.op != RUN_CALL)
+			for (;;)
+				pause(); /* the engine ends it */
+		seq = q.seq;
+		if (q.flush && q.flush_key) /* the flush, as the runner does */
+			fill32<<<1024, 256, 0, s>>>(
+			    (unsigned *)(base + q.flush_off),
+			    120ull << 20 >> 2, q.flush_key);
+		if (launch((const float *)(base + q.t[0].offset),
+			   (float *)(base + q.t[1].offset), q.t[0].shape[0],
+			   q.t[0].shape[1], s))
+			for (;;)
+				pause();
+	}
+}
