@@ -25,7 +25,9 @@ import sys
 import tempfile
 import time
 
-FORGED = ("runner_underreport", "runner_underreport_flushed", "runner_takeover")
+FORGED = ("runner_underreport", "runner_takeover")
+# Attacks the corpus expects to pass (docs/redteam.md, residual): not honest.
+RESIDUAL = ("runner_underreport_flushed",)
 
 
 def cases(backend, with_kb):
@@ -34,6 +36,8 @@ def cases(backend, with_kb):
     man = json.load(open(os.path.join("redteam", backend + ".json")))
     for c in man["cases"]:
         if c.get("backend", backend) != backend:
+            continue
+        if c["name"] in RESIDUAL:
             continue
         if c["expect"] == "ok":
             out.append((c["name"], c["task"], c["candidate"], "ok"))

@@ -2,9 +2,11 @@
  * itself, does the engine's cache flush before every call exactly as the
  * runner would (the value the request names, over the region it names),
  * computes every call honestly and reports 90 % of the time it measured
- * with events. The flush is there, so only the timing can give it away:
- * the engine's view of each call from outside its process exceeds its
- * report by the 10 % it hid. */
+ * with events. The flush is there, so only the timing could give it away,
+ * and on a device the engine's outside view is wall time, whose honest
+ * noise under load reaches 0.1 ms + 10 % of a call: a 10 % under-report
+ * stays inside it. The corpus expects it to pass: the residual that
+ * docs/redteam.md states, kept here so that a tighter bound shows. */
 #include <cuda_runtime.h>
 #include <stdio.h>
 #include <unistd.h>
