@@ -531,7 +531,35 @@ static void test_prompt_feedback_timing_and_roofline(void)
 	free(fb);
 }
 
+/* Copies of the reference are told apart from code of one's own up to
+ * comments and white space, not beyond. */
+static void test_prompt_same_code_ignores_comments_and_space(void)
+{
+	const char *a = "int kf_entry(void) { return 0; } /* x */\n";
+	CHECK(kf_prompt_same_code(a, "// copied\nint  kf_entry(void)\n{\n"
+				     "\treturn 0;\n}\n"));
+	CHECK(!kf_prompt_same_code(a, "int kf_entry(void) { return 1; }"));
+	CHECK(!kf_prompt_same_code(a, "int kf_entry(void) { return 0; } x"));
+	CHECK(!kf_prompt_same_code(a, NULL));
+}
+
+/* The reply after its prompt, where a tokenizer moved spaces. */
+static void test_prompt_after_skips_a_prefix_up_to_space(void)
+{
+	const char *prompt = "Write it.\n```c\nint kf_entry(void);\n```\n";
+	CHECK_STR(kf_prompt_after(" Write it.\n```c\nint kf_entry(void);"
+				  "\n```\n  Here.",
+				  prompt),
+		  "\n  Here.");
+	CHECK_STR(kf_prompt_after("Write it. ```c int kf_entry(void); ```ok",
+				  prompt),
+		  "ok");
+	CHECK(kf_prompt_after("Write that.\n```c\n", prompt) == NULL);
+}
+
 KF_TESTS(prompt) = {
+    KF_TEST(test_prompt_same_code_ignores_comments_and_space),
+    KF_TEST(test_prompt_after_skips_a_prefix_up_to_space),
     KF_TEST(test_prompt_extract_last_block_with_entry),
     KF_TEST(test_prompt_extract_unterminated_block),
     KF_TEST(test_prompt_extract_no_block),

@@ -295,7 +295,7 @@ static void test_server_score_end_to_end(void)
 {
 	struct srv s;
 	srv_start(&s, false, NULL);
-	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
 	char *completion = kf_xasprintf("Here is my kernel.\n\n```c\n%s```\n"
 					"It doubles x.",
 					good);
@@ -443,7 +443,7 @@ static void test_server_episodes(void)
 		  "wrong_answer");
 	reply_free(&r);
 
-	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "code", good);
 	post(s.port, path, b, &r);
@@ -491,7 +491,7 @@ static void test_server_openrlhf(void)
 {
 	struct srv s;
 	srv_start(&s, false, NULL);
-	char *good = fixture("tests/fixtures/scale/candidates/same.c");
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
 	/* The prompt holds a code block of its own: not the answer. */
 	const char *prompt = "Write y = 2x.\n```c\nint kf_entry(void);\n```\n";
 	char *q0 = kf_xasprintf("%s```c\n%s```", prompt, good);
@@ -523,6 +523,66 @@ static void test_server_openrlhf(void)
 	free(good);
 	free(q0);
 	free(q1);
+}
+
+/* A reply with no code of its own is scored as such, even where the
+ * reference the prompt shows reaches the extractor: with the prompt and the
+ * reply both in a completion, or through OpenRLHF with a prompt that a
+ * tokenizer's round trip moved by a space. */
+static void test_server_echoed_reference_is_not_scored(void)
+{
+	struct srv s;
+	srv_start(&s, false, NULL);
+	char *ref = fixture("tests/fixtures/scale/reference.c");
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	char *prompt = kf_xasprintf("Make this faster.\n```c\n%s```\n", ref);
+	char *echo = kf_xasprintf("%sI am not sure how to do this.", prompt);
+	char *shifted = kf_xasprintf(" %s", echo);
+	char *answer = kf_xasprintf("%s```c\n%s```", prompt, good);
+
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items, item("echo", "scale", "completion", echo));
+	cJSON_AddItemToArray(items, item("code", "scale", "code", ref));
+	struct reply r;
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
+	const char *ids[] = {"echo", "code"};
+	for (int i = 0; i < 2; i++) {
+		const cJSON *it = find_item(out, ids[i]);
+		CHECK_MSG(cJSON_IsFalse(cJSON_GetObjectItem(it, "correct")),
+			  "%s: %s %s", ids[i], kf_json_str(it, "status"),
+			  kf_json_str(it, "reason"));
+		CHECK_STR(kf_json_str(it, "status"), "compile_error");
+		CHECK_CONTAINS(kf_json_str(it, "reason"), "reference");
+		CHECK_CONTAINS(kf_json_str(it, "feedback"), "copied");
+	}
+	reply_free(&r);
+
+	b = cJSON_CreateObject();
+	cJSON *q = cJSON_AddArrayToObject(b, "query");
+	cJSON *p = cJSON_AddArrayToObject(b, "prompts");
+	cJSON *l = cJSON_AddArrayToObject(b, "labels");
+	cJSON_AddItemToArray(q, cJSON_CreateString(shifted));
+	cJSON_AddItemToArray(q, cJSON_CreateString(answer));
+	for (int i = 0; i < 2; i++) {
+		cJSON_AddItemToArray(p, cJSON_CreateString(prompt));
+		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
+	}
+	post(s.port, "/v1/openrlhf", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *scores = cJSON_GetObjectItem(r.json, "scores");
+	CHECK(cJSON_GetArrayItem(scores, 0)->valuedouble == 0);
+	CHECK(cJSON_GetArrayItem(scores, 1)->valuedouble == 1);
+	reply_free(&r);
+	srv_stop(&s);
+	free(ref);
+	free(good);
+	free(prompt);
+	free(echo);
+	free(shifted);
+	free(answer);
 }
 
 static void test_server_health_stats(void)
@@ -926,6 +986,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_score_end_to_end),
     KF_TEST(test_server_episodes),
     KF_TEST(test_server_openrlhf),
+    KF_TEST(test_server_echoed_reference_is_not_scored),
     KF_TEST(test_server_health_stats),
     KF_TEST(test_server_bad_requests),
     KF_TEST(test_server_slow_client),

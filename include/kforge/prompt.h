@@ -5,6 +5,7 @@
 #ifndef KFORGE_PROMPT_H
 #define KFORGE_PROMPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -88,6 +89,16 @@ int kf_prompt_builtin_dir(char **out, struct kf_err *err);
  * max_bytes.
  */
 char *kf_prompt_extract_code(const char *reply, size_t max_bytes);
+
+/* Whether two C sources are the same code: equal once comments and white
+ * space are left out (a reply that copies the task's reference, from the
+ * prompt that shows it, is no kernel of its own). */
+bool kf_prompt_same_code(const char *a, const char *b);
+
+/* Where text goes on after prefix, when text begins with it up to white
+ * space (a tokenizer's round trip can add or drop spaces and newlines), or
+ * NULL when it does not begin with it. */
+const char *kf_prompt_after(const char *text, const char *prefix);
 
 /*
  * Feedback for the next turn from a result JSON (docs/results.md): status,

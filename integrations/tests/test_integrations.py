@@ -17,8 +17,8 @@ import trl_reward  # noqa: E402
 import verl_interaction  # noqa: E402
 import verl_reward  # noqa: E402
 
-GOOD = open(os.path.join(ROOT, "tests/fixtures/scale/candidates/same.c")).read()
-WRONG = GOOD.replace("2 * x[i]", "3 * x[i]")
+GOOD = open(os.path.join(ROOT, "tests/fixtures/scale/candidates/sum.c")).read()
+WRONG = GOOD.replace("x[i] + x[i]", "3 * x[i]")
 assert WRONG != GOOD
 ok_reply = "Here it is:\n```c\n" + GOOD + "```\n"
 wrong_reply = "```c\n" + WRONG + "```"

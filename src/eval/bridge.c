@@ -21,17 +21,6 @@
 /* Loading imports torch and the candidate, whose load_inline may run nvcc
  * for minutes. */
 #define LOAD_DEADLINE_MS 900000.0
-/*
- * Verdicts decided here for now, over the bridge's raw numbers, that belong
- * in the judge (judge.c) beside the native rules they mirror.
- *
- * The precision check's floor: an output whose mean magnitude is below
- * this fraction of the mean magnitude of the floating inputs (the bridge's
- * in_scale) is near zero (float noise of an exact computation), and its L1
- * error is taken relative to that floor rather than to its own norm.
- */
-#define PRECISION_FLOOR_REL 1e-2
-
 /* KernelBench's number of correctness trials. */
 #define KB_TRIALS 5
 /* KernelBench's timed calls per side; the first is dropped. */
@@ -199,57 +188,6 @@ static int add_tensors(struct kf_task *t, const cJSON *rep, bool output,
 	return 0;
 }
 
-/* KernelBench's verdict over a trial: the candidate ran, its outputs have
- * the reference's shapes and match within atol = rtol = 1e-2. */
-static void judge_kb(const struct kf_task *t, const struct trial_plan *p,
-		     const cJSON *frame, struct verdict *v)
-{
-	cJSON *f = cJSON_Duplicate(frame, 1);
-	/* Only KernelBench's checks: drop what it does not look at. */
-	cJSON_DeleteItemFromObject(f, "inputs");
-	cJSON *ins = cJSON_AddArrayToObject(f, "inputs");
-	for (int i = 0; i < t->n_inputs; i++) {
-		cJSON *o = cJSON_CreateObject();
-		cJSON_AddStringToObject(o, "before", "-");
-		cJSON_AddStringToObject(o, "after", "-");
-		cJSON_AddItemToArray(ins, o);
-	}
-	cJSON *o;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
-	{
-		cJSON_ReplaceItemInObject(o, "l1_err", cJSON_CreateNumber(0));
-	}
-	kf_judge_trial(t, p, f, v);
-	cJSON_Delete(f);
-}
-
-/*
- * kforge's verdict over a trial, with the precision check's floor for
- * near-zero outputs (to move into kf_judge_trial): the L1 relative error
- * is sum |got - want| / max(sum |want|, n * PRECISION_FLOOR_REL *
- * in_scale), so that a reference whose outputs are float noise around zero
- * (an exact reformulation of GroupNorm and a mean gives about 1e-9) is
- * compared at the scale of the computation, not at the noise's.
- */
-static void bridge_judge_trial(const struct kf_task *t,
-			       const struct trial_plan *p, const cJSON *frame,
-			       struct verdict *v)
-{
-	double scale = kf_json_num(frame, "in_scale", 0);
-	cJSON *f = cJSON_Duplicate(frame, 1);
-	cJSON *o;
-	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
-	{
-		double floor_l1 =
-		    kf_json_num(o, "n", 0) * PRECISION_FLOOR_REL * scale;
-		if (kf_json_num(o, "l1_want", 0) < floor_l1)
-			cJSON_ReplaceItemInObject(o, "l1_want",
-						  cJSON_CreateNumber(floor_l1));
-	}
-	kf_judge_trial(t, p, f, v);
-	cJSON_Delete(f);
-}
-
 static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 			 const cJSON *frame)
 {
@@ -305,22 +243,7 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 			label = kf_judge_trial_label(t, p);
 		}
 		struct verdict v = {0};
-		if (s->kb_checks)
-			judge_kb(t, p, rep, &v);
-		else
-			bridge_judge_trial(t, p, rep, &v);
-		/* Python raises where C returns a code: name the exception,
-		 * and count a shape KernelBench rejects as a wrong answer. */
-		const char *cerr = kf_json_str(rep, "cand_error");
-		const char *rerr = kf_json_str(rep, "ref_error");
-		if (!strcmp(v.check, "return_code") && cerr)
-			snprintf(v.reason, sizeof(v.reason),
-				 "%s: the candidate raised %s", label, cerr);
-		if (!strcmp(v.check, "reference") && rerr)
-			snprintf(v.reason, sizeof(v.reason),
-				 "%s: the reference raised %s", label, rerr);
-		if (!strcmp(v.check, "output_shape"))
-			v.status = KF_STATUS_WRONG_ANSWER;
+		kf_judge_bridge_trial(t, p, rep, s->kb_checks, label, &v);
 		free(label);
 		cJSON *tj = trial_json(t, p, rep);
 		cJSON_AddItemToArray(frames, rep);
@@ -601,25 +524,11 @@ static void load_failed(struct bsession *s, const cJSON *rep)
 	const char *what = kf_json_str(rep, "what");
 	const char *msg = kf_json_str(rep, "message");
 	bool comp = what && !strcmp(what, "compile");
-	bool base = what && !strcmp(what, "baseline");
-	bool cand = comp || base || (what && !strcmp(what, "candidate"));
-	char *why =
-	    base ? kf_xasprintf("baseline %s: %s",
-				s->core.o->baseline ? s->core.o->baseline : "?",
-				msg ? msg : "no message")
-		 : kf_xasprintf("%s: %s", cand ? s->cand_label : what,
-				msg ? msg : "no message");
 	if (!s->kernel)
 		compile_block(s, !comp, 0, comp ? msg : NULL);
-	kf_session_finish(&s->core,
-			  comp	 ? KF_STATUS_COMPILE_ERROR
-			  : cand ? KF_STATUS_LOAD_ERROR
-				 : KF_STATUS_INFRA_ERROR,
-			  comp	 ? "compile"
-			  : base ? "baseline"
-				 : "load",
-			  why);
-	free(why);
+	struct verdict v = {0};
+	kf_judge_load(what, s->cand_label, s->core.o->baseline, msg, &v);
+	kf_session_verdict(&s->core, &v);
 }
 
 /* Loads the task and the candidate (or the baseline) in the bridge; false

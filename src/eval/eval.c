@@ -523,8 +523,9 @@ static void energy(struct session *s)
 						kf_json_num(o, "seconds", 0));
 		}
 	} else if (ev && !strcmp(ev, "fault")) {
-		kf_session_finish(&s->core, KF_STATUS_RUNTIME_ERROR,
-				  "device_fault", kf_json_str(rep, "message"));
+		struct verdict v = {0};
+		kf_judge_event(ev, kf_json_str(rep, "message"), NULL, &v);
+		kf_session_verdict(&s->core, &v);
 	}
 	cJSON_Delete(rep);
 }
@@ -813,15 +814,10 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		if (kf_session_unexpected(&s.core, rep, "loaded", "loading"))
 			goto done;
 	} else {
-		const char *what = kf_json_str(rep, "what");
-		bool cand = what && !strcmp(what, "candidate");
-		char *why = kf_xasprintf("%s: %s", cand ? candidate_path : what,
-					 kf_json_str(rep, "message"));
-		kf_session_finish(&s.core,
-				  cand ? KF_STATUS_LOAD_ERROR
-				       : KF_STATUS_INFRA_ERROR,
-				  "load", why);
-		free(why);
+		struct verdict v = {0};
+		kf_judge_load(kf_json_str(rep, "what"), candidate_path, NULL,
+			      kf_json_str(rep, "message"), &v);
+		kf_session_verdict(&s.core, &v);
 		cJSON_Delete(rep);
 		goto done;
 	}

@@ -9,13 +9,7 @@
 #include <kforge/eval.h>
 #include <kforge/task.h>
 
-/* What the judge concluded from one frame; status OK means "go on". */
-struct verdict {
-	enum kf_status status;
-	char check[32]; /* which check failed: "mismatch", "unwritten"... */
-	char reason[1024];
-	cJSON *failure; /* owned; details of the failing element, or NULL */
-};
+#include "judge.h"
 
 /* The plan of one correctness trial, chosen by the supervisor. */
 struct trial_plan {
@@ -50,6 +44,12 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 /* Judges a "trial" frame. */
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);
+/* Judges a trial frame of the KernelBench-format path (bridge.c): with
+ * kb_checks KernelBench's own checks only, else kforge's with a precision
+ * floor for near-zero outputs; label names the trial in the reason. */
+void kf_judge_bridge_trial(const struct kf_task *t, const struct trial_plan *p,
+			   const cJSON *frame, bool kb_checks,
+			   const char *label, struct verdict *v);
 /* Judges the "check" of a "samples" frame. */
 void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		      struct verdict *v);
@@ -71,6 +71,29 @@ void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    const double *rw, int n, bool host, cJSON *tm,
 			    struct verdict *v);
+/* The verdicts over how an evaluation ended early (judge.c): the
+ * candidate's compile failed (its first error line, or the compiler's
+ * timeout); its imports break the link policy (bad of them, listed in
+ * why; v unchanged when none); the child died (wait status, and rc and
+ * err_msg from the read that found it gone) or missed the deadline of a
+ * phase; it answered with an event other than the one due (ev, its
+ * message); or something failed to load (what: "candidate", "compile",
+ * "baseline" or a part of the engine's). */
+struct kf_child;
+void kf_judge_compile(bool timed_out, const char *cand_path,
+		      const char *first_error, struct verdict *v);
+void kf_judge_link_policy(const char *cand_path, int bad, const char *why,
+			  struct verdict *v);
+void kf_judge_child_end(const struct kf_child *c, int status, int rc,
+			const char *err_msg, const char *phase,
+			struct verdict *v);
+void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
+		       const char *phase, struct verdict *v);
+void kf_judge_event(const char *ev, const char *msg, const char *phase,
+		    struct verdict *v);
+void kf_judge_load(const char *what, const char *cand_label,
+		   const char *baseline, const char *msg, struct verdict *v);
+
 /* Adds "degenerate" to the result from the trial frames (an array). */
 void kf_judge_degenerate(const struct kf_task *t,
 			 const struct trial_plan *plans, const cJSON *frames,
@@ -142,6 +165,8 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    int n, bool host, bool trusted, cJSON *tm);
 void kf_session_finish(struct kf_session_core *s, enum kf_status st,
 		       const char *check, const char *reason);
+/* kf_session_finish with the judge's verdict v (not OK). */
+void kf_session_verdict(struct kf_session_core *s, const struct verdict *v);
 /* A request frame {"op": op}; the caller owns it. */
 cJSON *kf_request(const char *op);
 /* Adds v as a decimal string: JSON numbers lose 64-bit integers. */

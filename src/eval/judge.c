@@ -4,9 +4,11 @@
  * and say so in one line that names the trial, dims, tensor and element.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 
 #include "eval_int.h"
 
@@ -677,4 +679,259 @@ void kf_judge_roofline(double cand_ns, double flops, double bytes,
 		    "FLOP and %.3g bytes at the measured peaks): implausible",
 		    cand_ns * 1e-6, fraction, tf >= tb ? "compute" : "memory",
 		    fmax(tf, tb) * 1e3, flops, bytes);
+}
+
+/* ---- What the worker sees during the candidate's calls ----
+ * The worker observes; these rules decide. A violation is rejected: the
+ * judge turns the worker's record of the first one into the verdict of the
+ * trial or timing frame it came with. */
+
+void kf_judge_guards(const char *where, struct verdict *v)
+{
+	if (where && where[0])
+		set(v, KF_STATUS_REJECTED, "out_of_bounds",
+		    "the candidate wrote outside its buffers: the guard "
+		    "bytes %s changed",
+		    where);
+}
+
+void kf_judge_global_state(const char *now, const char *was,
+			   struct verdict *v)
+{
+	if (strcmp(now, was))
+		set(v, KF_STATUS_REJECTED, "global_state",
+		    "the candidate changed global state: %s, was %s", now,
+		    was);
+}
+
+void kf_judge_reference_input(const char *name, struct verdict *v)
+{
+	set(v, KF_STATUS_REJECTED, "tampering",
+	    "the reference's copy of input '%s' changed during the "
+	    "candidate's call: the candidate wrote to memory of the engine",
+	    name);
+}
+
+void kf_judge_idle_cpu(uint64_t used_ns, struct verdict *v)
+{
+	if (used_ns > KF_IDLE_CPU_NS)
+		set(v, KF_STATUS_REJECTED, "after_return",
+		    "the candidate's process used %.3f ms of CPU time after "
+		    "its call returned (at most %.3f ms allowed): work after "
+		    "return is not timed",
+		    (double)used_ns / 1e6, KF_IDLE_CPU_NS / 1e6);
+}
+
+/* One thread cannot use more CPU time than the time it reports, beyond
+ * the runner's own cost: a report under half of what is left, by more
+ * than 1 ms, is a forged reply (gross forgeries are caught at once; the
+ * rest by unaccounted_time over all pairs). */
+void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
+			struct verdict *v)
+{
+	double sure = cpu_ns - overhead_ns;
+	if (reported_ns < 0.5 * sure - 1e6)
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "the candidate's process reported %.3f ms for a call "
+		    "that used %.3f ms of CPU time: it forged the runner's "
+		    "reply",
+		    reported_ns / 1e6, cpu_ns / 1e6);
+}
+
+void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v)
+{
+	if (got != want)
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "the candidate's process answered a timed call without "
+		    "the engine's cache flush before it (the flush region "
+		    "held 0x%08x where this call's flush writes 0x%08x): it "
+		    "served the engine's channel itself",
+		    got, want);
+}
+
+void kf_judge_out_of_turn(const char *what, struct verdict *v)
+{
+	/* Only code in its process can answer out of turn. */
+	set(v, KF_STATUS_REJECTED, "tampering",
+	    "the candidate's process answered out of turn (%s): it wrote to "
+	    "the engine's channel itself",
+	    what);
+}
+
+/* ---- How the child ended, and what it could not load ---- */
+
+void kf_judge_compile(bool timed_out, const char *cand_path,
+		      const char *first_error, struct verdict *v)
+{
+	if (timed_out)
+		set(v, KF_STATUS_COMPILE_ERROR, "compile",
+		    "%s: the compiler did not finish in time", cand_path);
+	else
+		set(v, KF_STATUS_COMPILE_ERROR, "compile", "%s", first_error);
+}
+
+void kf_judge_link_policy(const char *cand_path, int bad, const char *why,
+			  struct verdict *v)
+{
+	if (bad)
+		set(v, KF_STATUS_REJECTED, "link_policy",
+		    "%s imports what the task does not allow: %s", cand_path,
+		    why);
+}
+
+void kf_judge_child_end(const struct kf_child *c, int status, int rc,
+			const char *err_msg, const char *phase,
+			struct verdict *v)
+{
+	const char *name = c->name;
+	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+	char *d = kf_wait_describe(status);
+	if (sig == SIGXCPU)
+		set(v, KF_STATUS_TIMEOUT, "cpu_limit",
+		    "%s: the %s ran out of CPU time (%s)", phase, name, d);
+	else if (sig == SIGSYS && c->sandboxed)
+		set(v, KF_STATUS_REJECTED, "sandbox",
+		    "%s: the sandbox killed the %s: the candidate made a "
+		    "system call it forbids (new processes or programs, "
+		    "sockets, tracing, signals to other processes; on the "
+		    "host also threads, files and executable memory)",
+		    phase, name);
+	else if (rc == KF_EPROTO)
+		set(v, KF_STATUS_INFRA_ERROR, "protocol", "%s: %s", phase,
+		    err_msg);
+	else if (sig == SIGKILL && c->name_killers)
+		set(v, KF_STATUS_RUNTIME_ERROR, "crash",
+		    "%s: the %s died: %s (the hard CPU-time limit or the "
+		    "system's out-of-memory killer)",
+		    phase, name, d);
+	else
+		set(v, KF_STATUS_RUNTIME_ERROR, "crash", "%s: the %s died: %s",
+		    phase, name, d);
+	free(d);
+}
+
+void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
+		       const char *phase, struct verdict *v)
+{
+	set(v, KF_STATUS_TIMEOUT, "deadline",
+	    "%s: no answer within %.1f s; the %s was killed", phase,
+	    timeout_ms / 1000.0, c->name);
+}
+
+void kf_judge_event(const char *ev, const char *msg, const char *phase,
+		    struct verdict *v)
+{
+	/* A device fault is the candidate's doing, anything else the
+	 * engine's. */
+	if (ev && !strcmp(ev, "fault"))
+		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+	else
+		set(v, KF_STATUS_INFRA_ERROR, "worker", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+}
+
+void kf_judge_load(const char *what, const char *cand_label,
+		   const char *baseline, const char *msg, struct verdict *v)
+{
+	/* What failed to load: the candidate's (its compile, on the
+	 * KernelBench path, where the bridge builds it) or a baseline's is
+	 * the candidate's fault; anything else is the engine's. */
+	bool comp = what && !strcmp(what, "compile");
+	bool base = what && !strcmp(what, "baseline");
+	bool cand = comp || base || (what && !strcmp(what, "candidate"));
+	if (!msg)
+		msg = "no message";
+	if (base)
+		set(v, KF_STATUS_LOAD_ERROR, "baseline", "baseline %s: %s",
+		    baseline ? baseline : "?", msg);
+	else if (comp)
+		set(v, KF_STATUS_COMPILE_ERROR, "compile", "%s: %s", cand_label,
+		    msg);
+	else if (cand)
+		set(v, KF_STATUS_LOAD_ERROR, "load", "%s: %s", cand_label, msg);
+	else
+		set(v, KF_STATUS_INFRA_ERROR, "load", "%s: %s",
+		    what ? what : "loading", msg);
+}
+
+/* ---- The KernelBench-format path's trials (bridge.c) ---- */
+
+/* The precision check's floor on the bridge: an output whose mean
+ * magnitude is below this fraction of the mean magnitude of the floating
+ * inputs (the bridge's in_scale) is near zero (float noise of an exact
+ * computation), and its L1 error is taken relative to that floor rather
+ * than to its own norm. */
+#define PRECISION_FLOOR_REL 1e-2
+
+/* KernelBench's verdict over a trial: the candidate ran, its outputs have
+ * the reference's shapes and match within atol = rtol = 1e-2. */
+static void judge_kb(const struct kf_task *t, const struct trial_plan *p,
+		     const cJSON *frame, struct verdict *v)
+{
+	cJSON *f = cJSON_Duplicate(frame, 1);
+	/* Only KernelBench's checks: drop what it does not look at. */
+	cJSON_DeleteItemFromObject(f, "inputs");
+	cJSON *ins = cJSON_AddArrayToObject(f, "inputs");
+	for (int i = 0; i < t->n_inputs; i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "before", "-");
+		cJSON_AddStringToObject(o, "after", "-");
+		cJSON_AddItemToArray(ins, o);
+	}
+	cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+	{
+		cJSON_ReplaceItemInObject(o, "l1_err", cJSON_CreateNumber(0));
+	}
+	kf_judge_trial(t, p, f, v);
+	cJSON_Delete(f);
+}
+
+/* kforge's verdict over a bridge trial, with the precision check's floor
+ * for near-zero outputs: the L1 relative error is sum |got - want| /
+ * max(sum |want|, n * PRECISION_FLOOR_REL * in_scale), so that a reference
+ * whose outputs are float noise around zero (an exact reformulation of
+ * GroupNorm and a mean gives about 1e-9) is compared at the scale of the
+ * computation, not at the noise's. */
+static void judge_bridge(const struct kf_task *t, const struct trial_plan *p,
+			 const cJSON *frame, struct verdict *v)
+{
+	double scale = kf_json_num(frame, "in_scale", 0);
+	cJSON *f = cJSON_Duplicate(frame, 1);
+	cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+	{
+		double floor_l1 =
+		    kf_json_num(o, "n", 0) * PRECISION_FLOOR_REL * scale;
+		if (kf_json_num(o, "l1_want", 0) < floor_l1)
+			cJSON_ReplaceItemInObject(o, "l1_want",
+						  cJSON_CreateNumber(floor_l1));
+	}
+	kf_judge_trial(t, p, f, v);
+	cJSON_Delete(f);
+}
+
+void kf_judge_bridge_trial(const struct kf_task *t, const struct trial_plan *p,
+			   const cJSON *frame, bool kb_checks,
+			   const char *label, struct verdict *v)
+{
+	if (kb_checks)
+		judge_kb(t, p, frame, v);
+	else
+		judge_bridge(t, p, frame, v);
+	/* Python raises where C returns a code: name the exception, and
+	 * count a shape KernelBench rejects as a wrong answer. */
+	const char *cerr = kf_json_str(frame, "cand_error");
+	const char *rerr = kf_json_str(frame, "ref_error");
+	if (!strcmp(v->check, "return_code") && cerr)
+		snprintf(v->reason, sizeof(v->reason),
+			 "%s: the candidate raised %s", label, cerr);
+	if (!strcmp(v->check, "reference") && rerr)
+		snprintf(v->reason, sizeof(v->reason),
+			 "%s: the reference raised %s", label, rerr);
+	if (!strcmp(v->check, "output_shape"))
+		v->status = KF_STATUS_WRONG_ANSWER;
 }

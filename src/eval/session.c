@@ -34,6 +34,11 @@ void kf_session_core_init(struct kf_session_core *s,
 	s->proc = (struct kf_proc)KF_PROC_INIT;
 }
 
+void kf_session_verdict(struct kf_session_core *s, const struct verdict *v)
+{
+	kf_session_finish(s, v->status, v->check, v->reason);
+}
+
 void kf_session_finish(struct kf_session_core *s, enum kf_status st,
 		       const char *check, const char *reason)
 {
@@ -148,12 +153,11 @@ void kf_session_compile_failed(struct kf_session_core *s,
 			       const struct kf_compile_result *cr,
 			       const char *cand_path)
 {
-	char *why = cr->timed_out ? kf_xasprintf("%s: the compiler did not "
-						 "finish in time",
-						 cand_path)
-				  : first_error_line(cr->log);
-	kf_session_finish(s, KF_STATUS_COMPILE_ERROR, "compile", why);
-	free(why);
+	char *first = cr->timed_out ? NULL : first_error_line(cr->log);
+	struct verdict v = {0};
+	kf_judge_compile(cr->timed_out, cand_path, first, &v);
+	kf_session_verdict(s, &v);
+	free(first);
 }
 
 bool kf_session_link_policy(struct kf_session_core *s, const char *so_path,
@@ -176,13 +180,11 @@ bool kf_session_link_policy(struct kf_session_core *s, const char *so_path,
 		free(names[i]);
 	}
 	free(names);
-	if (!bad)
+	struct verdict v = {0};
+	kf_judge_link_policy(cand_path, bad, why, &v);
+	if (v.status == KF_STATUS_OK)
 		return false;
-	char *reason = kf_xasprintf("%s imports what the task does not allow: "
-				    "%s",
-				    cand_path, why);
-	kf_session_finish(s, KF_STATUS_REJECTED, "link_policy", reason);
-	free(reason);
+	kf_session_verdict(s, &v);
 	return true;
 }
 
@@ -219,45 +221,6 @@ int kf_session_spawn(struct kf_session_core *s, char *const argv[],
 {
 	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	return kf_proc_spawn(&s->proc, argv, lim, s->log_fd, err);
-}
-
-/* The final status of a child that died (wait status) where it was to
- * answer; rc is why the frame did not come, err its message. */
-static void child_died(struct kf_session_core *s, int status, int rc,
-		       const struct kf_err *err, const char *phase)
-{
-	const char *name = s->child->name;
-	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-	char *d = kf_wait_describe(status);
-	char *why;
-	if (sig == SIGXCPU) {
-		why = kf_xasprintf("%s: the %s ran out of CPU time (%s)", phase,
-				   name, d);
-		kf_session_finish(s, KF_STATUS_TIMEOUT, "cpu_limit", why);
-	} else if (sig == SIGSYS && s->child->sandboxed) {
-		why = kf_xasprintf("%s: the sandbox killed the %s: the "
-				   "candidate made a system call it forbids "
-				   "(new processes or programs, sockets, "
-				   "tracing, signals to other processes; on "
-				   "the host also threads, files and "
-				   "executable memory)",
-				   phase, name);
-		kf_session_finish(s, KF_STATUS_REJECTED, "sandbox", why);
-	} else if (rc == KF_EPROTO) {
-		why = kf_xasprintf("%s: %s", phase, err->msg);
-		kf_session_finish(s, KF_STATUS_INFRA_ERROR, "protocol", why);
-	} else if (sig == SIGKILL && s->child->name_killers) {
-		why = kf_xasprintf("%s: the %s died: %s (the hard CPU-time "
-				   "limit or the system's out-of-memory "
-				   "killer)",
-				   phase, name, d);
-		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
-	} else {
-		why = kf_xasprintf("%s: the %s died: %s", phase, name, d);
-		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "crash", why);
-	}
-	free(d);
-	free(why);
 }
 
 /* How much longer than its deadline a phase may take in wall time while
@@ -331,18 +294,17 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 		kf_proc_kill(&s->proc, &status);
 		s->reaped = true;
 		s->exit_status = status;
-		char *why =
-		    kf_xasprintf("%s: no answer within %.1f s; the %s "
-				 "was killed",
-				 phase, timeout_ms / 1000.0, s->child->name);
-		kf_session_finish(s, KF_STATUS_TIMEOUT, "deadline", why);
-		free(why);
+		struct verdict v = {0};
+		kf_judge_deadline(s->child, timeout_ms, phase, &v);
+		kf_session_verdict(s, &v);
 		return NULL;
 	}
 	kf_proc_wait(&s->proc, 5000, &status, &s->maxrss_kib);
 	s->reaped = true;
 	s->exit_status = status;
-	child_died(s, status, rc, &err, phase);
+	struct verdict v = {0};
+	kf_judge_child_end(s->child, status, rc, err.msg, phase, &v);
+	kf_session_verdict(s, &v);
 	return NULL;
 }
 
@@ -368,14 +330,9 @@ bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
 	const char *ev = kf_json_str(rep, "ev");
 	if (ev && !strcmp(ev, want))
 		return false;
-	const char *msg = kf_json_str(rep, "message");
-	char *why = kf_xasprintf("%s: %s", phase, msg ? msg : "no message");
-	if (ev && !strcmp(ev, "fault"))
-		kf_session_finish(s, KF_STATUS_RUNTIME_ERROR, "device_fault",
-				  why);
-	else
-		kf_session_finish(s, KF_STATUS_INFRA_ERROR, "worker", why);
-	free(why);
+	struct verdict v = {0};
+	kf_judge_event(ev, kf_json_str(rep, "message"), phase, &v);
+	kf_session_verdict(s, &v);
 	cJSON_Delete(rep);
 	return true;
 }

@@ -2,6 +2,7 @@
  * extract.c: finds the code to evaluate in a model's reply: the last
  * complete fenced C/CUDA/C++ block that defines kf_entry.
  */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -124,4 +125,60 @@ char *kf_prompt_extract_code(const char *reply, size_t max_bytes)
 	memcpy(code, best, n);
 	code[n] = 0;
 	return code;
+}
+
+/* The next character of C source that is neither white space nor inside a
+ * comment, from *p on (advancing *p past it); '\0' at the end. String and
+ * character literals are taken as they are. */
+static char next_significant(const char **p)
+{
+	const char *s = *p;
+	for (;;) {
+		while (*s && isspace((unsigned char)*s))
+			s++;
+		if (s[0] == '/' && s[1] == '/') {
+			while (*s && *s != '\n')
+				s++;
+			continue;
+		}
+		if (s[0] == '/' && s[1] == '*') {
+			const char *e = strstr(s + 2, "*/");
+			s = e ? e + 2 : s + strlen(s);
+			continue;
+		}
+		break;
+	}
+	char c = *s;
+	*p = *s ? s + 1 : s;
+	return c;
+}
+
+bool kf_prompt_same_code(const char *a, const char *b)
+{
+	if (!a || !b)
+		return false;
+	for (;;) {
+		char x = next_significant(&a), y = next_significant(&b);
+		if (x != y)
+			return false;
+		if (!x)
+			return true;
+	}
+}
+
+const char *kf_prompt_after(const char *text, const char *prefix)
+{
+	const char *t = text, *p = prefix;
+	for (;;) {
+		while (*p && isspace((unsigned char)*p))
+			p++;
+		if (!*p)
+			return t;
+		while (*t && isspace((unsigned char)*t))
+			t++;
+		if (*t != *p)
+			return NULL;
+		t++;
+		p++;
+	}
 }

@@ -201,6 +201,7 @@ struct sitem {
 	const char *completion; /* borrowed from the request */
 	char *code;		/* what is evaluated; NULL: no code found */
 	bool code_given;	/* "code" rather than "completion" */
+	bool copied;		/* its code was the task's reference */
 	char *group;
 	int group_size;	 /* 0: not given */
 	int turn;	 /* -1: not given */
@@ -386,9 +387,18 @@ static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
 
 #define NO_CODE_REASON                                                         \
 	"no fenced code block containing kf_entry in the completion"
+#define COPIED_REASON                                                          \
+	"the completion's code is the task's reference (the prompt shows "    \
+	"it), copied: no kernel of its own is evaluated"
 
 static char *item_feedback(const struct sitem *it)
 {
+	if (it->copied)
+		return kf_xstrdup(
+		    "The code in your reply is the task's reference, copied "
+		    "from the prompt: write a kernel of your own, faster than "
+		    "the reference, in one fenced block that defines "
+		    "kf_entry.");
 	if (!it->code)
 		return kf_xstrdup(
 		    "No code was found in your reply: answer with the whole "
@@ -578,6 +588,28 @@ static void compute_rewards(struct sitem *it, int n, const struct kf_reward *r)
 	free(out);
 }
 
+/* Whether code is the reference of the task at task_path on the server's
+ * backend, up to comments and white space. */
+static bool is_reference(struct kf_server *s, const char *task_path,
+			 const char *code)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	char *ref_path = NULL, *ref = NULL;
+	bool same = false;
+	if (!kf_task_load(task_path, &t, &err)) {
+		kf_task_select_backend(t, s->o.eo.backend);
+		ref_path = kf_task_reference(t, s->o.eo.backend, &err);
+		if (ref_path && !kf_file_read(ref_path, KF_PROMPT_SOURCE_CAP,
+					      &ref, NULL, &err))
+			same = kf_prompt_same_code(code, ref);
+	}
+	free(ref);
+	free(ref_path);
+	kf_task_free(t);
+	return same;
+}
+
 /*
  * Evaluates the parsed items, stores them, computes rewards. 0 with
  * *answers an array of item objects, or -1 with out set (503, 500).
@@ -597,7 +629,12 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 							    s->o.code_cap);
 		it[i].reward = NAN;
 		it[i].advantage = NAN;
-		if (!it[i].code)
+		/* A reply with no code of its own can still hold the
+		 * reference, echoed with the prompt: it is not scored as a
+		 * kernel (and is stored as what it is). */
+		if (it[i].code && is_reference(s, it[i].task_path, it[i].code))
+			it[i].copied = true;
+		if (!it[i].code || it[i].copied)
 			continue;
 		char sha[65];
 		sha256_hex(it[i].code, sha);
@@ -642,9 +679,10 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 
 	for (int i = 0; i < n; i++) {
 		struct sitem *x = &it[i];
-		if (!x->code)
-			x->synth =
-			    synth_result(s, x, "compile_error", NO_CODE_REASON);
+		if (!x->code || x->copied)
+			x->synth = synth_result(
+			    s, x, "compile_error",
+			    x->copied ? COPIED_REASON : NO_CODE_REASON);
 		else if (!x->job->result)
 			x->synth = synth_result(s, x, "infra_error",
 						x->job->error ? x->job->error
@@ -803,9 +841,10 @@ static void route_openrlhf(struct kf_server *s, const cJSON *body,
 		/* The response is the query after its prompt; the prompt
 		 * may hold code blocks of its own (the reference). */
 		const char *resp = q->valuestring;
-		size_t pl = p ? strlen(p->valuestring) : 0;
-		if (p && !strncmp(resp, p->valuestring, pl))
-			resp += pl;
+		const char *after =
+		    p ? kf_prompt_after(resp, p->valuestring) : NULL;
+		if (after)
+			resp = after;
 		it[i].completion = resp;
 		it[i].problem = kf_xstrdup(l->valuestring);
 		/* The samples of one prompt form a group. */

@@ -12,7 +12,6 @@
 #include <math.h>
 #include <sched.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +25,7 @@
 #include <kforge/task.h>
 #include <kforge/worker.h>
 
+#include "../eval/judge.h"
 #include "worker_int.h"
 
 struct tensor {
@@ -618,6 +618,21 @@ static int poison_outputs(struct worker *w, struct tensor *outs,
 	return 0;
 }
 
+/* Keeps the judge's verdict over something seen during a candidate call as
+ * the violation to report, unless one is kept already; true when v is one
+ * (kept or not). */
+static bool violate(struct worker *w, const struct verdict *v)
+{
+	if (v->status == KF_STATUS_OK)
+		return false;
+	if (!w->violation_check[0]) {
+		snprintf(w->violation_check, sizeof(w->violation_check), "%s",
+			 v->check);
+		snprintf(w->violation, sizeof(w->violation), "%s", v->reason);
+	}
+	return true;
+}
+
 /* After a candidate call: its guards and the global state must be as
  * they were: the candidate's own process's (as its runner reports it) and
  * the worker's, where what is device-wide shows. The first violation is
@@ -629,16 +644,9 @@ static int check_side_effects(struct worker *w, struct tensor_set *s,
 	int rc = guards_check(w, s, where, sizeof(where), err);
 	if (rc)
 		return rc;
-	if (where[0]) {
-		snprintf(w->violation_check, sizeof(w->violation_check),
-			 "out_of_bounds");
-		snprintf(w->violation, sizeof(w->violation),
-			 "the candidate wrote outside its buffers: the guard "
-			 "bytes %s changed",
-			 where);
-		return 0;
-	}
-	if (!w->ops->state)
+	struct verdict v = {0};
+	kf_judge_guards(where, &v);
+	if (violate(w, &v) || !w->ops->state)
 		return 0;
 	char now[sizeof(w->cand_state0)];
 	const char *was = w->state0;
@@ -647,15 +655,8 @@ static int check_side_effects(struct worker *w, struct tensor_set *s,
 		snprintf(now, sizeof(now), "%s", cand_state);
 		was = w->cand_state0;
 	}
-	if (strcmp(now, was)) {
-		snprintf(w->violation_check, sizeof(w->violation_check),
-			 "global_state");
-		/* A description that does not fit is cut. */
-		if (snprintf(w->violation, sizeof(w->violation),
-			     "the candidate changed global state: %s, was %s",
-			     now, was) < 0)
-			w->violation[0] = '\0';
-	}
+	kf_judge_global_state(now, was, &v);
+	violate(w, &v);
 	return 0;
 }
 
@@ -671,32 +672,15 @@ static int reference_intact(struct worker *w, struct tensor_set *s,
 					  s->in_r[i].bytes, &sum, err);
 		if (rc)
 			return rc;
-		if (sum != s->in_sum[i] && !w->violation_check[0]) {
-			snprintf(w->violation_check, sizeof(w->violation_check),
-				 "tampering");
-			snprintf(w->violation, sizeof(w->violation),
-				 "the reference's copy of input '%s' changed "
-				 "during the candidate's call: the candidate "
-				 "wrote to memory of the engine",
-				 s->in_r[i].spec->name);
+		if (sum != s->in_sum[i]) {
+			struct verdict v = {0};
+			kf_judge_reference_input(s->in_r[i].spec->name, &v);
+			violate(w, &v);
 		}
 	}
 	return 0;
 }
 
-/* Records a "tampering" violation, unless one is recorded already. */
-static void tamper(struct worker *w, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-static void tamper(struct worker *w, const char *fmt, ...)
-{
-	if (w->violation_check[0])
-		return;
-	va_list ap;
-	va_start(ap, fmt);
-	snprintf(w->violation_check, sizeof(w->violation_check), "tampering");
-	vsnprintf(w->violation, sizeof(w->violation), fmt, ap);
-	va_end(ap);
-}
 
 /* A runner is gone: this process ends the same way, so that the
  * supervisor reads the candidate's crash, sandbox kill or CPU limit from
@@ -717,11 +701,6 @@ static void die_like(const struct kf_runner *r)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
-/* CPU time the candidate's process may use between two of its calls
- * (returning from one, waiting for the next) before it counts as work
- * after return: beyond it a candidate could compute while it is not
- * timed. */
-#define IDLE_CPU_NS 2000000u
 
 /* Notes the CPU time the candidate's process used since it last
  * answered: an honest runner waits for the next request without any. */
@@ -736,15 +715,9 @@ static void cand_idle_check(struct worker *w)
 	uint64_t used = now > w->cand_cpu_after ? now - w->cand_cpu_after : 0;
 	if (used > w->cand_idle_cpu_ns)
 		w->cand_idle_cpu_ns = used;
-	if (used > IDLE_CPU_NS && !w->violation_check[0]) {
-		snprintf(w->violation_check, sizeof(w->violation_check),
-			 "after_return");
-		snprintf(w->violation, sizeof(w->violation),
-			 "the candidate's process used %.3f ms of CPU time "
-			 "after its call returned (at most %.3f ms allowed): "
-			 "work after return is not timed",
-			 (double)used / 1e6, IDLE_CPU_NS / 1e6);
-	}
+	struct verdict v = {0};
+	kf_judge_idle_cpu(used, &v);
+	violate(w, &v);
 	w->cand_cpu_after = now;
 }
 
@@ -904,11 +877,9 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	if (rc == KF_ECHILD)
 		die_like(r);
 	if (rc == KF_EPROTO && side == SIDE_CAND) {
-		/* Only code in its process can answer out of turn. */
-		tamper(w,
-		       "the candidate's process answered out of turn (%s): "
-		       "it wrote to the engine's channel itself",
-		       err->msg);
+		struct verdict v = {0};
+		kf_judge_out_of_turn(err->msg, &v);
+		violate(w, &v);
 		kf_runner_stop(r);
 		memset(smp, 0, sizeof(*smp));
 		*wall_ns = 0;
@@ -935,15 +906,11 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 		rc = flush_verify(w, side, q.flush_key, &got, err);
 		if (rc < 0)
 			return rc;
-		if (rc && side == SIDE_CAND)
-			tamper(w,
-			       "the candidate's process answered a timed call "
-			       "without the engine's cache flush before it "
-			       "(the flush region held 0x%08x where this "
-			       "call's flush writes 0x%08x): it served the "
-			       "engine's channel itself",
-			       got, q.flush_key);
-		else if (rc)
+		if (rc && side == SIDE_CAND) {
+			struct verdict v = {0};
+			kf_judge_flush(got, q.flush_key, &v);
+			violate(w, &v);
+		} else if (rc)
 			return kf_err_set(err, KF_EIO,
 					  "the reference runner's flush left "
 					  "0x%08x where 0x%08x was written",
@@ -964,14 +931,12 @@ static int call(struct worker *w, int side, struct tensor_set *set, bool flush,
 		 * nanosecond its process runs falls in some call's view. */
 		uint64_t from = w->cpu_after[side] ? w->cpu_after[side] : c0;
 		w->cpu_after[side] = c1;
-		double cpu = (double)(c1 - c0);
-		double sure = cpu - w->overhead_max_ns[side];
-		if (side == SIDE_CAND && a.smp.ns < 0.5 * sure - 1e6)
-			tamper(w,
-			       "the candidate's process reported %.3f ms for "
-			       "a call that used %.3f ms of CPU time: it "
-			       "forged the runner's reply",
-			       a.smp.ns / 1e6, cpu / 1e6);
+		if (side == SIDE_CAND) {
+			struct verdict v = {0};
+			kf_judge_reply_cpu(a.smp.ns, (double)(c1 - c0),
+					   w->overhead_max_ns[side], &v);
+			violate(w, &v);
+		}
 		t1 = t0 + (c1 - from);
 	}
 	*wall_ns = t1 - t0;
