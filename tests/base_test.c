@@ -695,6 +695,31 @@ static void test_base_proc_run_captures_stdout_and_stderr(void)
 	kf_strbuf_release(&out);
 }
 
+/* What a child wrote on stdout before a line on stderr comes before it,
+ * whole: a --json result of 60 KB (in the pipe at once), then the status
+ * line. */
+static void test_base_proc_run_keeps_stdout_before_a_later_stderr_line(void)
+{
+	/* One write of each: the whole result is in the pipe when the line
+	 * comes, as from the CLI's single fflush of its JSON. */
+	char *argv[] = {"/usr/bin/python3", "-c",
+			"import os; os.write(1, b'a' * 60000); "
+			"os.write(2, b'ERR\\n')",
+			NULL};
+	for (int k = 0; k < 20; k++) {
+		struct kf_strbuf out = KF_STRBUF_INIT;
+		int status = -1;
+		CHECK(kf_proc_run(argv, 20000, 1 << 20, &out, &status, NULL) ==
+		      0);
+		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		CHECK_MSG(out.len == 60004, "%zu bytes", out.len);
+		const char *t = kf_strbuf_str(&out);
+		CHECK_MSG(strspn(t, "a") == 60000 && !strcmp(t + 60000, "ERR\n"),
+			  "the stderr line at byte %zu", strcspn(t, "E"));
+		kf_strbuf_release(&out);
+	}
+}
+
 static void test_base_proc_run_exit_status(void)
 {
 	char *argv[] = {"/bin/sh", "-c", "echo bye; exit 3", NULL};
@@ -1054,6 +1079,7 @@ KF_TESTS(base) = {
     KF_TEST(test_base_frame_deadline_without_writer),
     KF_TEST(test_base_frame_non_object_is_refused),
     KF_TEST(test_base_proc_run_captures_stdout_and_stderr),
+    KF_TEST(test_base_proc_run_keeps_stdout_before_a_later_stderr_line),
     KF_TEST(test_base_proc_run_exit_status),
     KF_TEST(test_base_proc_run_output_cap),
     KF_TEST(test_base_proc_run_timeout_kills),

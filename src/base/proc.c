@@ -271,6 +271,12 @@ int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 		for (int i = 0; i < 2; i++) {
 			if (fds[i].fd < 0 || !fds[i].revents)
 				continue;
+			/* stdout first: what the child wrote there before a
+			 * line on stderr is in its pipe by then, and the two
+			 * read in turn would interleave (a JSON result cut by
+			 * the status line, when the machine is busy). */
+			if (i == 1 && fds[0].fd >= 0 && fds[0].revents)
+				continue;
 			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
 			if (n <= 0) {
 				fds[i].fd = -1;
