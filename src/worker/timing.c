@@ -1,0 +1,443 @@
+/*
+ * timing.c: timed pairs under kforge's protocol (interleaved, fresh
+ * inputs, every timed output compared), KernelBench's protocol, and
+ * energy per call.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/backend.h>
+#include <kforge/task.h>
+#include <kforge/worker.h>
+
+#include "worker_state.h"
+
+/* The timing sets: two of them, whose buffers the pairs alternate between,
+ * and the base inputs that each pair's inputs are rotated from. */
+static int timing_ready(struct worker *w, uint64_t seed, struct kf_err *err)
+{
+	if (w->base.ready)
+		return 0;
+	w->timing_seed = seed;
+	int rc = wk_set_make(w, &w->base, 0, seed, NULL, true, false, err);
+	if (!rc)
+		rc =
+		    wk_set_make(w, &w->timing[0], 0, 0, NULL, false, true, err);
+	if (!rc)
+		rc =
+		    wk_set_make(w, &w->timing[1], 0, 0, NULL, false, true, err);
+	return rc;
+}
+
+/*
+ * Each timing request (a batch of pairs) draws its base inputs from the
+ * next of the inputs' distributions in turn (batch b: entry b % len of each
+ * list), so that timed calls too see every input the task declares (heavy
+ * tails, large values, ties...), not only the first kind.
+ */
+static int timing_dists(struct worker *w, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	int most = 1;
+	for (int i = 0; i < t->n_inputs; i++)
+		if (t->inputs[i].n_dists > most)
+			most = t->inputs[i].n_dists;
+	int d = w->batches++ % most;
+	if (d == w->base_dist)
+		return 0;
+	w->base_dist = d;
+	for (int i = 0; i < t->n_inputs; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
+		const struct kf_dist *dd = &sp->dists[d % sp->n_dists];
+		struct kf_fill f = {w->timing_seed + (uint64_t)d,
+				    (uint32_t)i,
+				    dd->kind,
+				    {0, 0}};
+		kf_dist_params(t, dd, 0, f.p);
+		int rc = w->ops->fill(w->ctx, w->base.in_c[i].ptr, sp->dtype,
+				      w->base.in_c[i].n, &f, err);
+		if (rc)
+			return rc;
+	}
+	return 0;
+}
+
+/* Elements of every timing input drawn afresh for each pair. */
+#define FRESH_WINDOW 256
+
+/*
+ * The inputs of pair p: each base input rotated by a random number of
+ * elements, with a window of fresh values, into both sides of set s. No two
+ * pairs see the same inputs, so an output cached by pointer, by content or
+ * by call count is wrong.
+ */
+static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
+			 struct kf_err *err)
+{
+	int rc = 0;
+	for (int i = 0; i < w->task->n_inputs && !rc; i++) {
+		struct tensor *b = &w->base.in_c[i];
+		const uint32_t ctr[4] = {(uint32_t)p, (uint32_t)i, 0x726f74u,
+					 0};
+		const uint32_t key[2] = {(uint32_t)w->timing_seed,
+					 (uint32_t)(w->timing_seed >> 32)};
+		uint32_t r[4];
+		kf_philox4x32(ctr, key, r);
+		size_t width = kf_dtype_bytes(b->spec->dtype);
+		size_t shift =
+		    (size_t)((((uint64_t)r[0] << 32) | r[1]) % (uint64_t)b->n) *
+		    width;
+		char *dst = s->in_c[i].ptr;
+		const char *src = b->ptr;
+		rc = w->ops->copy(w->ctx, dst, src + shift, b->bytes - shift,
+				  err);
+		if (!rc && shift)
+			rc = w->ops->copy(w->ctx, dst + b->bytes - shift, src,
+					  shift, err);
+		/* A window of fresh values at a random place: no function of
+		 * earlier inputs (a cached output, rotated back) is right. */
+		int64_t len = b->n < FRESH_WINDOW ? b->n : FRESH_WINDOW;
+		int64_t at = (int64_t)(r[2] % (uint64_t)(b->n - len + 1));
+		const struct kf_tensor_spec *sp = &w->task->inputs[i];
+		const struct kf_dist *d =
+		    &sp->dists[w->base_dist % sp->n_dists];
+		struct kf_fill f = {((uint64_t)r[3] << 32) | r[2],
+				    (uint32_t)i,
+				    d->kind,
+				    {0, 0}};
+		kf_dist_params(w->task, d, 0, f.p);
+		if (!rc)
+			rc = w->ops->fill(w->ctx, dst + (size_t)at * width,
+					  sp->dtype, len, &f, err);
+		if (!rc)
+			rc = w->ops->copy(w->ctx, s->in_r[i].ptr, dst, b->bytes,
+					  err);
+		if (!rc)
+			rc = w->ops->checksum(w->ctx, dst, b->bytes,
+					      &s->in_sum[i], err);
+	}
+	return rc;
+}
+
+/* Hides (or brings back) the reference's outputs while the candidate
+ * runs after it in a pair: they wait in the base set's spare buffers and
+ * the originals hold poison, so there is nothing to copy. */
+static int stash_reference(struct worker *w, struct tensor_set *s, bool hide,
+			   struct kf_err *err)
+{
+	int rc = 0;
+	for (int j = 0; j < w->task->n_outputs && !rc; j++) {
+		struct tensor *o = &s->out_r[j], *spare = &w->base.out_c[j];
+		rc = hide ? w->ops->copy(w->ctx, spare->ptr, o->ptr, o->bytes,
+					 err)
+			  : w->ops->copy(w->ctx, o->ptr, spare->ptr, o->bytes,
+					 err);
+		if (!rc && hide)
+			rc = w->ops->poison(w->ctx, o->ptr, o->spec->dtype,
+					    o->n, err);
+	}
+	return rc;
+}
+
+/* Forgets the worst timed outputs, for a new timing request. */
+static void timed_l1_reset(struct worker *w)
+{
+	for (int j = 0; j < KF_MAX_TENSORS; j++) {
+		memset(&w->tl1[j], 0, sizeof(w->tl1[j]));
+		w->tl1[j].pair = -1;
+	}
+}
+
+/* After a timed pair (pair p): the candidate's outputs against the
+ * reference's on the same inputs, element by element and, for the judge's
+ * precision check, in L1 (the worst pair of each output is kept). */
+static int check_pair(struct worker *w, struct tensor_set *s, int p,
+		      int64_t *mism, int64_t *unwr, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	for (int j = 0; j < t->n_outputs; j++) {
+		struct kf_cmp c;
+		struct kf_tolerance tol = t->tol[t->outputs[j].dtype];
+		int rc = w->ops->compare(w->ctx, s->out_c[j].ptr,
+					 s->out_r[j].ptr, t->outputs[j].dtype,
+					 s->out_c[j].n, tol, &c, err);
+		if (rc)
+			return rc;
+		*mism += c.mismatches;
+		*unwr += c.unwritten;
+		double norm = fmax(c.l1_want, (double)c.n * tol.atol);
+		double score = norm > 0 ? c.l1_err / norm : 0;
+		struct timed_l1 *b = &w->tl1[j];
+		if (b->pair < 0 || score > b->score) {
+			b->score = score;
+			b->l1_err = c.l1_err;
+			b->l1_want = c.l1_want;
+			b->max_abs = c.max_abs;
+			b->want_absmax =
+			    fmax(fabs(c.want_min), fabs(c.want_max));
+			b->n = c.n;
+			b->pair = p;
+		}
+	}
+	return 0;
+}
+
+/* The worst timed output of each output, into the "check" of a timing
+ * reply. */
+static void timed_l1_json(struct worker *w, cJSON *chk)
+{
+	cJSON *outs = cJSON_AddArrayToObject(chk, "outputs");
+	for (int j = 0; j < w->task->n_outputs; j++) {
+		const struct timed_l1 *b = &w->tl1[j];
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", w->task->outputs[j].name);
+		cJSON_AddNumberToObject(o, "pair", b->pair);
+		cJSON_AddNumberToObject(o, "n", (double)b->n);
+		cJSON_AddNumberToObject(o, "l1_err", b->l1_err);
+		cJSON_AddNumberToObject(o, "l1_want", b->l1_want);
+		cJSON_AddNumberToObject(o, "max_abs", b->max_abs);
+		cJSON_AddNumberToObject(o, "want_absmax", b->want_absmax);
+		cJSON_AddItemToArray(outs, o);
+	}
+}
+
+int wk_do_time(struct worker *w, const cJSON *req)
+{
+	const struct kf_task *t = w->task;
+	struct kf_err err = KF_ERR_INIT;
+	int rc = timing_ready(w, wk_parse_u64(req, "seed"), &err);
+	if (!rc)
+		rc = timing_dists(w, &err);
+	if (rc)
+		return wk_reply_engine_error(w, rc, &err);
+	timed_l1_reset(w);
+	int pairs = (int)kf_json_num(req, "pairs", 10);
+	int warmup = (int)kf_json_num(req, "warmup", 0);
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "ev", "samples");
+	cJSON *cns = cJSON_AddArrayToObject(m, "cand_ns");
+	cJSON *rns = cJSON_AddArrayToObject(m, "ref_ns");
+	cJSON *cmhz = cJSON_AddArrayToObject(m, "cand_mhz");
+	cJSON *rmhz = cJSON_AddArrayToObject(m, "ref_mhz");
+	cJSON *cthr = cJSON_AddArrayToObject(m, "cand_throttled");
+	cJSON *rthr = cJSON_AddArrayToObject(m, "ref_throttled");
+	cJSON *cwall = cJSON_AddArrayToObject(m, "cand_wall_ns");
+	cJSON *rwall = cJSON_AddArrayToObject(m, "ref_wall_ns");
+	cJSON *ckern = cJSON_AddArrayToObject(m, "cand_kernels");
+	cJSON *cstreams = cJSON_AddArrayToObject(m, "cand_streams");
+	int nonzero = 0, cuda_errors = 0, bad_pair = -1;
+	int64_t mism = 0, unwr = 0;
+	bool intact = true;
+	for (int k = -warmup; k < pairs; k++) {
+		/* Every pair, warm-up included, has inputs of its own. */
+		int p = w->pairs_done++;
+		struct tensor_set *s = &w->timing[p & 1];
+		rc = rotate_inputs(w, s, p, &err);
+		if (rc)
+			goto engine_error;
+		/* Alternate which goes first, so that neither always runs
+		 * right after the other's flush. */
+		bool cand_first = (p & 2) == 0;
+		for (int side = 0; side < 2; side++) {
+			bool is_cand = (side == 0) == cand_first;
+			struct kf_sample smp;
+			uint64_t wall = 0;
+			if (is_cand && !cand_first)
+				rc = stash_reference(w, s, true, &err);
+			if (!rc)
+				rc = wk_call(w, is_cand ? SIDE_CAND : SIDE_REF,
+					     s, true, false, &smp, &wall, &err);
+			if (!rc && is_cand)
+				rc = wk_reference_intact(w, s, &err);
+			if (!rc && is_cand && !cand_first)
+				rc = stash_reference(w, s, false, &err);
+			if (rc)
+				goto engine_error;
+			if (is_cand && smp.rc)
+				nonzero++;
+			if (is_cand && w->cuda_error)
+				cuda_errors++;
+			if (k < 0)
+				continue;
+			cJSON_AddItemToArray(is_cand ? cns : rns,
+					     cJSON_CreateNumber(smp.ns));
+			cJSON_AddItemToArray(is_cand ? cwall : rwall,
+					     cJSON_CreateNumber((double)wall));
+			cJSON_AddItemToArray(is_cand ? cmhz : rmhz,
+					     cJSON_CreateNumber(smp.clock_mhz));
+			cJSON_AddItemToArray(is_cand ? cthr : rthr,
+					     cJSON_CreateBool(smp.throttled));
+			if (is_cand) {
+				cJSON_AddItemToArray(
+				    ckern, cJSON_CreateNumber(smp.kernels));
+				cJSON_AddItemToArray(
+				    cstreams, cJSON_CreateNumber(smp.streams));
+			}
+		}
+		/* Every timed call is checked, warm-up calls included. */
+		wk_cand_idle_check(w);
+		int64_t before = mism + unwr;
+		rc = check_pair(w, s, p, &mism, &unwr, &err);
+		if (rc)
+			goto engine_error;
+		for (int i = 0; i < t->n_inputs; i++) {
+			uint64_t a;
+			rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
+					      s->in_c[i].bytes, &a, &err);
+			if (rc)
+				goto engine_error;
+			intact = intact && a == s->in_sum[i];
+		}
+		if ((mism + unwr > before || w->violation_check[0] || nonzero ||
+		     cuda_errors || !intact) &&
+		    bad_pair < 0) {
+			bad_pair = p;
+			break; /* the verdict is in: no need to go on */
+		}
+	}
+	/* Each runner measured its own calls; *_wall_ns are the engine's
+	 * view of them (CPU time on the host, wall time to a fence on a
+	 * device). */
+	cJSON_AddStringToObject(m, "ns_source", "runner");
+	cJSON_AddNumberToObject(m, "cand_idle_cpu_ns",
+				(double)w->cand_idle_cpu_ns);
+	w->cand_idle_cpu_ns = 0;
+	cJSON_AddNumberToObject(m, "cand_rc_nonzero", nonzero);
+	cJSON_AddNumberToObject(m, "cand_cuda_errors", cuda_errors);
+	cJSON *chk = cJSON_AddObjectToObject(m, "check");
+	cJSON_AddNumberToObject(chk, "mismatches", (double)mism);
+	cJSON_AddNumberToObject(chk, "unwritten", (double)unwr);
+	cJSON_AddNumberToObject(chk, "first_bad_pair", bad_pair);
+	cJSON_AddBoolToObject(chk, "inputs_intact", intact);
+	timed_l1_json(w, chk);
+	wk_add_violation(w, m);
+	return wk_reply(w, m);
+engine_error:
+	cJSON_Delete(m);
+	return wk_reply_engine_error(w, rc, &err);
+}
+
+/*
+ * KernelBench's timing, for one side: 3 synchronised warm-up calls, then
+ * 101 calls each after a cache flush, timed by events on the side's stream
+ * only (no device trace), the first dropped. Both sides see the same
+ * inputs; the outputs of the last calls are compared afterwards (kforge's
+ * addition: KernelBench does not check timed outputs).
+ */
+int wk_do_time_kb(struct worker *w, const cJSON *req)
+{
+	struct kf_err err = KF_ERR_INIT;
+	int rc = timing_ready(w, wk_parse_u64(req, "seed"), &err);
+	if (rc)
+		return wk_reply_engine_error(w, rc, &err);
+	struct tensor_set *s = &w->timing[0];
+	const char *side_name = kf_json_str(req, "side");
+	int side =
+	    side_name && !strcmp(side_name, "reference") ? SIDE_REF : SIDE_CAND;
+	int warmup = (int)kf_json_num(req, "warmup", 3);
+	int calls = (int)kf_json_num(req, "calls", 101);
+	if (!w->kb_inputs) {
+		rc = rotate_inputs(w, s, 0, &err);
+		if (rc)
+			return wk_reply_engine_error(w, rc, &err);
+		w->kb_inputs = true;
+	}
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "ev", "samples_kb");
+	cJSON_AddStringToObject(m, "side", side_name ? side_name : "candidate");
+	cJSON *ns = cJSON_AddArrayToObject(m, "ns");
+	int nonzero = 0, cuda_errors = 0;
+	for (int k = -warmup; k < calls && !w->violation_check[0]; k++) {
+		struct kf_sample smp;
+		uint64_t wall;
+		rc = wk_call(w, side, s, k >= 0, false, &smp, &wall, &err);
+		if (rc)
+			break;
+		nonzero += smp.rc != 0;
+		cuda_errors += w->cuda_error != 0;
+		if (k >= 1) /* the first timed call is dropped */
+			cJSON_AddItemToArray(ns,
+					     cJSON_CreateNumber(smp.event_ns));
+	}
+	if (rc) {
+		cJSON_Delete(m);
+		return wk_reply_engine_error(w, rc, &err);
+	}
+	cJSON_AddNumberToObject(m, "rc_nonzero", nonzero);
+	cJSON_AddNumberToObject(m, "cuda_errors", cuda_errors);
+	if (side == SIDE_REF) {
+		int64_t mism = 0, unwr = 0;
+		timed_l1_reset(w);
+		rc = check_pair(w, s, 0, &mism, &unwr, &err);
+		if (rc) {
+			cJSON_Delete(m);
+			return wk_reply_engine_error(w, rc, &err);
+		}
+		cJSON *chk = cJSON_AddObjectToObject(m, "check");
+		cJSON_AddNumberToObject(chk, "mismatches", (double)mism);
+		cJSON_AddNumberToObject(chk, "unwritten", (double)unwr);
+		timed_l1_json(w, chk);
+	}
+	wk_add_violation(w, m);
+	return wk_reply(w, m);
+}
+
+/* Joules per call: each side called back to back, without flushes, for
+ * at least min_s seconds, against the device's energy counter. The worker
+ * counts the calls itself. */
+int wk_do_energy(struct worker *w, const cJSON *req)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct tensor_set *s = &w->timing[0];
+	double min_s = kf_json_num(req, "seconds", 0.5);
+	double mj0, mj1;
+	int rc = 0;
+	if (!w->ops->energy_mj || !w->base.ready)
+		return wk_reply_error(w, "error", NULL,
+				      "energy: not available");
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "ev", "energy");
+	for (int side = 0; side < 2; side++) {
+		bool is_cand = side == 0;
+		long calls = 0;
+		rc = w->ops->sync(w->ctx, &err);
+		if (!rc)
+			rc = w->ops->energy_mj(w->ctx, &mj0, &err);
+		uint64_t t0 = kf_now_ns();
+		while (!rc && (calls < 10 ||
+			       (double)(kf_now_ns() - t0) < min_s * 1e9)) {
+			struct kf_sample smp;
+			uint64_t wall;
+			rc = wk_call(w, is_cand ? SIDE_CAND : SIDE_REF, s,
+				     false, true, &smp, &wall, &err);
+			calls++;
+		}
+		double secs = (double)(kf_now_ns() - t0) / 1e9;
+		if (!rc)
+			rc = w->ops->energy_mj(w->ctx, &mj1, &err);
+		if (rc)
+			break;
+		cJSON *o = cJSON_AddObjectToObject(m, is_cand ? "candidate"
+							      : "reference");
+		cJSON_AddNumberToObject(o, "calls", (double)calls);
+		cJSON_AddNumberToObject(o, "seconds", secs);
+		cJSON_AddNumberToObject(o, "joules", (mj1 - mj0) / 1e3);
+	}
+	if (rc) {
+		cJSON_Delete(m);
+		return wk_reply_engine_error(w, rc, &err);
+	}
+	return wk_reply(w, m);
+}

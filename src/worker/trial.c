@@ -1,0 +1,191 @@
+/*
+ * trial.c: one checking trial: both sides on the same fresh inputs of one
+ * dim set, their outputs compared, everything else they touched checked.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/resource.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <kforge/backend.h>
+#include <kforge/task.h>
+#include <kforge/worker.h>
+
+#include "worker_state.h"
+
+static cJSON *cmp_json(const struct kf_cmp *c)
+{
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddNumberToObject(o, "n", (double)c->n);
+	cJSON_AddNumberToObject(o, "mismatches", (double)c->mismatches);
+	cJSON_AddNumberToObject(o, "unwritten", (double)c->unwritten);
+	cJSON_AddNumberToObject(o, "nan_got", (double)c->nan_got);
+	cJSON_AddNumberToObject(o, "inf_got", (double)c->inf_got);
+	cJSON_AddNumberToObject(o, "nan_want", (double)c->nan_want);
+	cJSON_AddNumberToObject(o, "inf_want", (double)c->inf_want);
+	cJSON_AddNumberToObject(o, "max_abs", c->max_abs);
+	cJSON_AddNumberToObject(o, "max_rel", c->max_rel);
+	cJSON_AddNumberToObject(o, "worst_index", (double)c->worst_index);
+	/* NaN and infinity are not JSON: send them as strings. */
+	const double gw[2] = {c->worst_got, c->worst_want};
+	const char *const keys[2] = {"worst_got", "worst_want"};
+	for (int i = 0; i < 2; i++) {
+		if (gw[i] != gw[i] || gw[i] - gw[i] != 0) {
+			char buf[16];
+			snprintf(buf, sizeof(buf), "%g", gw[i]);
+			cJSON_AddStringToObject(o, keys[i], buf);
+		} else {
+			cJSON_AddNumberToObject(o, keys[i], gw[i]);
+		}
+	}
+	cJSON_AddNumberToObject(o, "l1_err", c->l1_err);
+	cJSON_AddNumberToObject(o, "l1_want", c->l1_want);
+	cJSON_AddNumberToObject(o, "want_mean", c->want_mean);
+	cJSON_AddNumberToObject(o, "want_std", c->want_std);
+	cJSON_AddNumberToObject(o, "want_min", c->want_min);
+	cJSON_AddNumberToObject(o, "want_max", c->want_max);
+	return o;
+}
+
+int wk_do_trial(struct worker *w, const cJSON *req)
+{
+	const struct kf_task *t = w->task;
+	struct kf_err err = KF_ERR_INIT;
+	struct tensor_set s;
+	int dist_index[KF_MAX_TENSORS] = {0};
+	const cJSON *dists = cJSON_GetObjectItem(req, "dists");
+	for (int i = 0; i < t->n_inputs && i < cJSON_GetArraySize(dists); i++)
+		dist_index[i] = cJSON_GetArrayItem(dists, i)->valueint;
+	int dimset = (int)kf_json_num(req, "dimset", 0);
+	if (dimset < 0 || dimset >= t->n_dimsets)
+		return wk_reply_error(w, "error", NULL, "trial: bad dimset");
+	uint64_t seed = wk_parse_u64(req, "seed");
+	int rc = wk_set_make(w, &s, dimset, seed, dist_index, true, true, &err);
+	if (rc)
+		return wk_reply_error(w, "error", NULL, err.msg);
+
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "ev", "trial");
+	cJSON_AddNumberToObject(m, "index", kf_json_num(req, "index", 0));
+	struct kf_sample smp;
+	uint64_t wall;
+	int c_rc = 0;
+	/* The candidate runs before the reference: there is no reference
+	 * output anywhere yet, not even in memory it cannot reach. Both of the
+	 * candidate's calls come after the cache flush, as timed calls do: it
+	 * cannot tell checks from timing by cold caches. (The reference's call
+	 * needs none: the candidate's next call is flushed.) */
+	rc = wk_call(w, SIDE_CAND, &s, true, false, &smp, &wall, &err);
+	if (rc)
+		goto engine_error;
+	c_rc = smp.rc;
+	cJSON_AddNumberToObject(m, "cand_rc", c_rc);
+	cJSON_AddNumberToObject(m, "cand_ns", smp.ns);
+	if (w->cuda_error) {
+		wk_add_cuda_error(w, m, "cand_cuda_error");
+		goto done;
+	}
+	if (wk_add_violation(w, m) || c_rc)
+		goto done;
+	rc = wk_reference_intact(w, &s, &err);
+	if (rc)
+		goto engine_error;
+	if (wk_add_violation(w, m))
+		goto done;
+	rc = wk_call(w, SIDE_REF, &s, false, false, &smp, &wall, &err);
+	if (rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
+	cJSON_AddNumberToObject(m, "ref_ns", smp.ns);
+	if (smp.rc || w->cuda_error) {
+		if (w->cuda_error)
+			wk_add_cuda_error(w, m, "ref_cuda_error");
+		goto done;
+	}
+
+	cJSON *outs = cJSON_AddArrayToObject(m, "outputs");
+	uint64_t first[KF_MAX_TENSORS];
+	for (int j = 0; j < t->n_outputs; j++) {
+		struct kf_cmp c;
+		uint64_t ref_sum;
+		rc = w->ops->compare(w->ctx, s.out_c[j].ptr, s.out_r[j].ptr,
+				     t->outputs[j].dtype, s.out_c[j].n,
+				     t->tol[t->outputs[j].dtype], &c, &err);
+		if (!rc)
+			rc =
+			    w->ops->checksum(w->ctx, s.out_c[j].ptr,
+					     s.out_c[j].bytes, &first[j], &err);
+		if (!rc)
+			rc = w->ops->checksum(w->ctx, s.out_r[j].ptr,
+					      s.out_r[j].bytes, &ref_sum, &err);
+		if (rc)
+			goto engine_error;
+		cJSON *o = cmp_json(&c);
+		cJSON_AddStringToObject(o, "name", t->outputs[j].name);
+		wk_add_hex(o, "checksum_ref", ref_sum);
+		wk_add_hex(o, "checksum_1", first[j]);
+		cJSON_AddItemToArray(outs, o);
+	}
+	cJSON *ins = cJSON_AddArrayToObject(m, "inputs");
+	for (int i = 0; i < t->n_inputs; i++) {
+		uint64_t after;
+		rc = w->ops->checksum(w->ctx, s.in_c[i].ptr, s.in_c[i].bytes,
+				      &after, &err);
+		if (rc)
+			goto engine_error;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", t->inputs[i].name);
+		wk_add_hex(o, "before", s.in_sum[i]);
+		wk_add_hex(o, "after", after);
+		cJSON_AddItemToArray(ins, o);
+	}
+	/* The determinism check: a second call on the same inputs. */
+	rc = wk_call(w, SIDE_CAND, &s, true, false, &smp, &wall, &err);
+	if (rc)
+		goto engine_error;
+	c_rc = smp.rc;
+	cJSON_AddNumberToObject(m, "cand_rc_2", c_rc);
+	if (w->cuda_error) {
+		wk_add_cuda_error(w, m, "cand_cuda_error");
+		goto done;
+	}
+	if (wk_add_violation(w, m))
+		goto done;
+	for (int j = 0; j < t->n_outputs && !c_rc; j++) {
+		uint64_t second;
+		cJSON *o = cJSON_GetArrayItem(outs, j);
+		rc = w->ops->checksum(w->ctx, s.out_c[j].ptr, s.out_c[j].bytes,
+				      &second, &err);
+		if (rc)
+			goto engine_error;
+		wk_add_hex(o, "checksum_2", second);
+		if (second != first[j]) {
+			struct kf_cmp c;
+			rc = w->ops->compare(
+			    w->ctx, s.out_c[j].ptr, s.out_r[j].ptr,
+			    t->outputs[j].dtype, s.out_c[j].n,
+			    t->tol[t->outputs[j].dtype], &c, &err);
+			if (rc)
+				goto engine_error;
+			cJSON_AddNumberToObject(o, "mismatches_2",
+						(double)c.mismatches);
+		}
+	}
+done:
+	wk_set_release(w, &s);
+	return wk_reply(w, m);
+engine_error:
+	wk_set_release(w, &s);
+	cJSON_Delete(m);
+	return wk_reply_engine_error(w, rc, &err);
+}
