@@ -578,6 +578,81 @@ class GraphModel:
         return self.static_out
 
 
+# -- no new processes once loaded ---------------------------------------------
+
+# The judge's outside view of a runner is its process's CPU clock: work in a
+# process of its own (a fork, a raw clone without CLONE_THREAD) would escape
+# it (a forked helper doing the matmul gave 11.6x). Once the candidate is
+# loaded (load_inline's compiler has run and exited), its runner forbids new
+# processes to all its threads with a seccomp filter, and the judge is told
+# how many other processes its namespace still holds.
+_SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56,
+                                         "clone3": 435}),
+                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+
+
+def _bpf(code, jt, jf, k):
+    return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def forbid_processes():
+    """Installs, for every thread of this process, a filter under which
+    fork, vfork and clone without CLONE_THREAD fail with EPERM and clone3
+    with ENOSYS (threads go on through clone), and which refuses system
+    calls of any other ABI. Returns None, or why it could not."""
+    machine = os.uname().machine
+    if machine not in _SECCOMP_ARCH:
+        return "no seccomp filter for %s" % machine
+    arch, nr = _SECCOMP_ARCH[machine]
+    LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
+    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
+    EPERM, ENOSYS = 1, 38
+    prog = [_bpf(LD, 0, 0, 4),                      # arch
+            _bpf(JEQ, 1, 0, arch),
+            _bpf(RET, 0, 0, ERRNO | ENOSYS),
+            _bpf(LD, 0, 0, 0)]                      # nr
+    if machine == "x86_64":                          # the x32 ABI
+        prog += [_bpf(JGE, 0, 1, 0x40000000), _bpf(RET, 0, 0, ERRNO | ENOSYS)]
+    for name in ("fork", "vfork"):
+        if name in nr:
+            prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, ERRNO | EPERM)]
+    prog += [_bpf(JEQ, 0, 1, nr["clone3"]), _bpf(RET, 0, 0, ERRNO | ENOSYS),
+             _bpf(JEQ, 0, 3, nr["clone"]),
+             _bpf(LD, 0, 0, 16),                    # clone's flags, low word
+             _bpf(JSET, 1, 0, 0x00010000),          # CLONE_THREAD
+             _bpf(RET, 0, 0, ERRNO | EPERM),
+             _bpf(RET, 0, 0, ALLOW)]
+    code = b"".join(prog)
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    fp = Fprog(len(prog), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0):                  # PR_SET_NO_NEW_PRIVS
+        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(
+            ctypes.get_errno())
+    sys_seccomp = 317 if machine == "x86_64" else 277
+    # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC: every thread.
+    r = libc.syscall(sys_seccomp, 1, 1, ctypes.byref(fp))
+    if r != 0:
+        e = ctypes.get_errno()
+        return "seccomp: %s" % (os.strerror(e) if r < 0 else
+                                "thread %d could not take the filter" % r)
+    return None
+
+
+def other_processes():
+    """The processes of this process's pid namespace other than itself and
+    bubblewrap's init (pid 1)."""
+    me = os.getpid()
+    out = []
+    for d in os.listdir("/proc"):
+        if d.isdigit() and int(d) not in (1, me):
+            out.append(int(d))
+    return sorted(out)
+
+
 class Runner:
     """One side's process: loads the task (and, on the candidate's side,
     the candidate), then calls it on the inputs the judge writes into its
@@ -686,8 +761,19 @@ class Runner:
         err = self.load_candidate(req, init)
         if err:
             return err
-        return {"ev": "loaded", "load_ns": time.perf_counter_ns() - t0,
-                "state0": state0, "facts": self.facts()}
+        load_ns = time.perf_counter_ns() - t0
+        facts = self.facts()
+        if not req.get("baseline"):
+            # The task's own Model compiled by torch (a baseline) is the
+            # engine's: its compile workers may stay.
+            why = forbid_processes()
+            if why:
+                return {"ev": "load_error", "what": "confinement",
+                        "message": "the candidate's runner could not forbid "
+                        "new processes: %s" % why}
+            facts["processes"] = other_processes()
+        return {"ev": "loaded", "load_ns": load_ns,
+                "state0": state0, "facts": facts}
 
     def load_candidate(self, req, init):
         tt = self.tt
@@ -1515,6 +1601,14 @@ class Judge:
         from here)."""
         if self.baseline:
             return None
+        procs = facts.get("processes") or []
+        if procs:
+            return {"check": "processes",
+                    "detail": "the candidate's runner left %d other "
+                    "process%s running in its namespace %s (pids %s): work "
+                    "in another process is outside the engine's view of its "
+                    "calls" % (len(procs), "" if len(procs) == 1 else "es",
+                               when, " ".join(str(p) for p in procs[:8]))}
         n = facts.get("threads", THREADS)
         if n != THREADS:
             return {"check": "threads",

@@ -556,6 +556,25 @@ static void test_kernelbench_forged_clock_is_unaccounted_time(void)
 	release(&o);
 }
 
+/* The whole KernelBench-format corpus (redteam/kernelbench.json): every
+ * hack caught for its reason, every honest ModelNew accepted. A few
+ * minutes; run once, in make test. */
+static void test_kernelbench_corpus_all_as_expected(void)
+{
+	need_torch();
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[8] = {exe, "redteam", "--manifest",
+			 "redteam/kernelbench.json"};
+	const char *extra[3] = {NULL, NULL, NULL};
+	int code = 0;
+	char *out = run_kforge(argv, 4, extra, 1200000, &code);
+	CHECK_MSG(code == 0, "%s", out);
+	CHECK_CONTAINS(out, "as expected, 0 not");
+	CHECK(!strstr(out, "UNEXPECTED"));
+	free(out);
+	free(exe);
+}
+
 /* The candidate's process dies of a signal: the judge ends the same way,
  * and the evaluation reports the crash as for any candidate. */
 static void test_kernelbench_candidate_crash_is_reported(void)
@@ -810,6 +829,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_cannot_patch_the_reference),
     KF_TEST(test_kernelbench_reference_is_timed_in_a_clean_process),
     KF_TEST(test_kernelbench_forged_clock_is_unaccounted_time),
+    KF_TEST(test_kernelbench_corpus_all_as_expected),
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
