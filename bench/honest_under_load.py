@@ -142,7 +142,7 @@ def main():
                 if not task.endswith(".py"):
                     args += ["--backend", a.backend]
                 p = subprocess.run(args, capture_output=True, text=True)
-                tm = {}
+                tm, d = {}, {}
                 try:
                     d = json.loads(p.stdout)
                     v = d["status"]
@@ -157,6 +157,16 @@ def main():
                     tm.get("unaccounted_ms"))
                 rows[name].setdefault("speedup", []).append(
                     (tm.get("speedup") or {}).get("median"))
+                # The largest L1 error over the L1 norm of any trial
+                # output (the precision check's statistic, before its
+                # floor): what honest kernels leave, to set its bound.
+                l1 = 0.0
+                for tr in d.get("trials") or []:
+                    for o in tr.get("outputs") or []:
+                        w = o.get("l1_want") or 0
+                        if w > 0:
+                            l1 = max(l1, (o.get("l1_err") or 0) / w)
+                rows[name].setdefault("l1_rel_max", []).append(l1)
                 evals += 1
                 print("%-44s %-30s %s" % (name[:44], v, why[:100]),
                       flush=True)

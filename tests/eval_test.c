@@ -561,8 +561,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
 	const cJSON *tj = cJSON_GetObjectItem(r, "task");
 	const cJSON *h = cJSON_GetObjectItem(tj, "hidden_dims");
-	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 3);
-	CHECK(cJSON_GetArraySize(h) == 3);
+	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 5);
+	CHECK(cJSON_GetArraySize(h) == 5);
 	/* The first drawn set is the edge, N = 1; the trials ran there. */
 	CHECK(kf_json_num(cJSON_GetArrayItem(h, 0), "N", 0) == 1);
 	double n1 = kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0);

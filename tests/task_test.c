@@ -719,29 +719,43 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	struct kf_task *t = load_ok("red/rows", RANGE_SPEC);
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(t->n_dimsets == 1); /* nothing drawn until an evaluation */
-	CHECK(t->hidden_sets == 3);
+	CHECK(t->hidden_sets == 5);
 	CHECK(t->hidden_ranges[1].lo == 1 && t->hidden_ranges[1].hi == 4097);
 	CHECK(kf_task_draw_hidden(t, 12345, &err) == 0);
-	CHECK(t->n_dimsets == 4);
-	int64_t first[3][2];
+	CHECK(t->n_dimsets == 6);
+	int64_t first[5][2];
 	bool odd = false;
-	for (int s = 1; s < 4; s++) {
+	for (int s = 1; s < 6; s++) {
 		const int64_t *v = kf_task_dims(t, s);
 		CHECK(v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 4097);
 		CHECK(!(v[0] == 64 && v[1] == 4096));
-		odd = odd || (v[1] & 1);
+		if (s == 2 || s == 3)
+			odd = odd || (v[1] & 1);
 		first[s - 1][0] = v[0];
 		first[s - 1][1] = v[1];
 	}
-	/* The first set takes the edge of every range; the others odd
-	 * sizes that no vector width divides. */
+	/* The first set takes the edge of every range; the next two odd
+	 * sizes that no vector width divides; the last two 2^a times an odd
+	 * number, a in 1-3 and in 4-6, for paths taken only at such sizes. */
 	CHECK(first[0][0] == 1 && first[0][1] == 1);
 	CHECK(odd);
+	for (int s = 3; s < 5; s++)
+		for (int d = 0; d < 2; d++) {
+			int64_t v = first[s][d];
+			int a = 0;
+			while (!(v & 1)) {
+				v >>= 1;
+				a++;
+			}
+			CHECK_MSG(s == 3 ? a >= 1 && a <= 3 : a >= 4 && a <= 6,
+				  "set %d dim %d: %lld", s + 1, d,
+				  (long long)first[s][d]);
+		}
 	/* Another seed, other sets; drawing again replaces them. */
 	CHECK(kf_task_draw_hidden(t, 999, &err) == 0);
-	CHECK(t->n_dimsets == 4);
+	CHECK(t->n_dimsets == 6);
 	bool differ = false;
-	for (int s = 2; s < 4; s++)
+	for (int s = 2; s < 6; s++)
 		differ = differ || kf_task_dims(t, s)[1] != first[s - 1][1];
 	CHECK(differ);
 	/* The same seed, the same sets: the worker can be told them. */

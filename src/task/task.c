@@ -242,8 +242,7 @@ static int parse_dims(struct loader *ld, const cJSON *j)
 	t->dim_names = kf_xcalloc((size_t)n, sizeof(*t->dim_names));
 	/* Room for every set the spec may give, so that sets are filled in
 	 * place; n_dimsets counts the filled ones. */
-	t->dimsets =
-	    kf_xcalloc((size_t)n * (MAX_DIMSETS + 2), sizeof(int64_t));
+	t->dimsets = kf_xcalloc((size_t)n * (MAX_DIMSETS + 2), sizeof(int64_t));
 	for (const cJSON *c = j->child; c; c = c->next) {
 		field_key(field, sizeof(field), "dims", c->string);
 		if (!is_name(c->string))
@@ -969,8 +968,7 @@ static int check_set(struct loader *ld, int s)
 			continue;
 		where(t, ex[i], s, at, sizeof(at));
 		return bad(ld, ex_name[i], "'%s' is %s%s; %s",
-			   kf_expr_src(ex[i]), fmt_num(v, num, sizeof(num)),
-			   at,
+			   kf_expr_src(ex[i]), fmt_num(v, num, sizeof(num)), at,
 			   isfinite(v) ? "it must not be negative"
 				       : "it must be a finite number");
 	}
@@ -981,10 +979,10 @@ static int check_set(struct loader *ld, int s)
 				snprintf(field, sizeof(field),
 					 "inputs[%d].dist[%d]", i, k);
 			else
-				snprintf(field, sizeof(field), "inputs[%d].dist",
-					 i);
-			int rc = check_dist_sets(ld, ts, &ts->dists[k], field, s,
-						 s + 1);
+				snprintf(field, sizeof(field),
+					 "inputs[%d].dist", i);
+			int rc = check_dist_sets(ld, ts, &ts->dists[k], field,
+						 s, s + 1);
 			if (rc)
 				return rc;
 		}
@@ -993,8 +991,7 @@ static int check_set(struct loader *ld, int s)
 }
 
 /* The multiples of a range, [kmin, kmax] times multiple_of. */
-static void range_ks(const struct kf_dim_range *r, int64_t *kmin,
-		     int64_t *kmax)
+static void range_ks(const struct kf_dim_range *r, int64_t *kmin, int64_t *kmax)
 {
 	*kmin = (r->lo + r->multiple_of - 1) / r->multiple_of;
 	*kmax = r->hi / r->multiple_of;
@@ -1108,9 +1105,10 @@ static int parse_hidden(struct loader *ld, const cJSON *j, const cJSON *count)
 			   "every range holds only the timing dims: no hidden "
 			   "set can differ from them");
 	int most = MAX_DIMSETS - t->n_fixed_dimsets;
-	t->hidden_sets = 3;
-	if (count && !(cJSON_IsNumber(count) && is_pos_int(count->valuedouble) &&
-		       count->valuedouble <= most))
+	t->hidden_sets = 5;
+	if (count &&
+	    !(cJSON_IsNumber(count) && is_pos_int(count->valuedouble) &&
+	      count->valuedouble <= most))
 		return bad(ld, "hidden_sets", "must be an integer in [1, %d]",
 			   most);
 	if (count)
@@ -1127,13 +1125,36 @@ static uint64_t mix64(uint64_t z)
 }
 
 /* A value of range r for drawn set j: set 0 takes the smallest (edge sizes,
- * often 1), set 1 a uniform odd multiple, set 2 a log-uniform odd one, the
- * others any of these or one near the top; u is 64 random bits. */
+ * often 1), set 1 a uniform odd multiple, set 2 a log-uniform odd one, sets 3
+ * and 4 a uniform multiple of 2^a but not of 2^(a+1), a drawn from 1-3 and
+ * 4-6 (the residues a path for "N % 32 == 16" or "M % 8 == 4" needs, which
+ * odd sizes never give), the others any of the first three ways or one
+ * near the top; u is 64 random bits. */
 static int64_t draw_value(const struct kf_dim_range *r, int how, uint64_t u)
 {
 	int64_t kmin, kmax, k;
 	range_ks(r, &kmin, &kmax);
 	uint64_t span = (uint64_t)(kmax - kmin) + 1;
+	if (how == 4 || how == 5) {
+		/* k = 2^a times an odd number, in the range if one is. */
+		int a = (how == 4 ? 1 : 4) + (int)((u >> 58) % 3);
+		for (; a >= 1; a--) {
+			int64_t step = (int64_t)1 << a;
+			int64_t lo = (kmin + step - 1) / step, hi = kmax / step;
+			/* odd q in [lo, hi] */
+			if (!(lo & 1))
+				lo++;
+			if (!(hi & 1))
+				hi--;
+			if (lo > hi)
+				continue;
+			int64_t q =
+			    lo +
+			    2 * (int64_t)(u % (uint64_t)((hi - lo) / 2 + 1));
+			return q * step * r->multiple_of;
+		}
+		how = 1;
+	}
 	switch (how) {
 	case 0:
 		k = kmin;
@@ -1174,14 +1195,15 @@ static int draw_sets(struct loader *ld, uint64_t seed, bool strict)
 		bool ok = false;
 		for (int a = 0; a < 64 && !ok; a++) {
 			for (size_t d = 0; d < n; d++) {
-				uint64_t u = mix64(seed ^ mix64(((uint64_t)j
-								 << 40) ^
-								((uint64_t)a
-								 << 20) ^
-								d));
+				uint64_t u = mix64(
+				    seed ^ mix64(((uint64_t)j << 40) ^
+						 ((uint64_t)a << 20) ^ d));
 				/* Retries mix the ways, dimension by
 				 * dimension. */
-				int how = a == 0 && j < 3 ? j : (int)(u >> 61) & 3;
+				int how = a == 0 && j < 3 ? j
+					  : a == 0 && j < 5
+					      ? j + 1
+					      : (int)(u >> 61) & 3;
 				v[d] = draw_value(&t->hidden_ranges[d], how,
 						  mix64(u));
 			}
@@ -1227,9 +1249,9 @@ static int check_ranges(struct loader *ld)
 			const struct kf_dim_range *r = &t->hidden_ranges[d];
 			int64_t kmin, kmax;
 			range_ks(r, &kmin, &kmax);
-			bool high = n <= 6 ? (c >> d & 1)
-					   : c == 1 || (c >= 2 &&
-							(size_t)(c - 2) == d);
+			bool high =
+			    n <= 6 ? (c >> d & 1)
+				   : c == 1 || (c >= 2 && (size_t)(c - 2) == d);
 			v[d] = (high ? kmax : kmin) * r->multiple_of;
 		}
 		int rc = check_set(ld, t->n_fixed_dimsets);
