@@ -256,6 +256,58 @@ static void test_compile_syntax_error_names_file_and_line(void)
 	free(src);
 }
 
+/* The compiler sees the system's directories, the include directories, the
+ * candidate's own directory and nothing else of the machine: a source that
+ * includes a file from elsewhere, by absolute or relative path, fails to
+ * compile without its text in the log, and a header beside it works. */
+static void test_compile_sees_only_the_candidates_directory(void)
+{
+	use_tmp_cache();
+	struct kf_err err = KF_ERR_INIT;
+	char *secret_dir = kf_path_join(kf_test_tmpdir(), "secret");
+	char *cand_dir = kf_path_join(kf_test_tmpdir(), "cand");
+	CHECK(kf_mkdir_p(secret_dir, &err) == 0);
+	CHECK(kf_mkdir_p(cand_dir, &err) == 0);
+	char *secret = kf_path_join(secret_dir, "secret.txt");
+	const char *text = "KFORGE_SECRET_7c1e\n";
+	CHECK(kf_file_write_atomic(secret, text, strlen(text), &err) == 0);
+	char *hdr = kf_path_join(cand_dir, "util.h");
+	const char *util = "static inline float twice(float x) { return x + "
+			   "x; }\n";
+	CHECK(kf_file_write_atomic(hdr, util, strlen(util), &err) == 0);
+	const char *names[] = {secret, "../secret/secret.txt"};
+	for (int i = 0; i < 2; i++) {
+		char *src = kf_xasprintf("#include <kforge/kernel.h>\n"
+					 "#include \"%s\"\n%s",
+					 names[i], good_c);
+		char *path = kf_path_join(cand_dir, "leak.c");
+		CHECK(kf_file_write_atomic(path, src, strlen(src), &err) == 0);
+		struct kf_compile_opts o = host_opts();
+		struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+		compile_ok(path, &o, &r, 0);
+		CHECK_MSG(!strstr(r.log, "KFORGE_SECRET"), "%s", r.log);
+		CHECK_CONTAINS(r.log, "No such file");
+		kf_compile_result_release(&r);
+		free(src);
+		free(path);
+	}
+	char *src = kf_xasprintf("#include <kforge/kernel.h>\n"
+				 "#include \"util.h\"\n%s",
+				 good_c);
+	char *path = kf_path_join(cand_dir, "local.c");
+	CHECK(kf_file_write_atomic(path, src, strlen(src), &err) == 0);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(path, &o, &r, 1);
+	kf_compile_result_release(&r);
+	free(src);
+	free(path);
+	free(hdr);
+	free(secret);
+	free(secret_dir);
+	free(cand_dir);
+}
+
 /* Counts the entries of dir whose names end with suffix. */
 static int count_suffix(const char *dir, const char *suffix)
 {
@@ -571,6 +623,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_key_covers_local_headers),
     KF_TEST(test_compile_rejects_option_as_library),
     KF_TEST(test_compile_syntax_error_names_file_and_line),
+    KF_TEST(test_compile_sees_only_the_candidates_directory),
     KF_TEST(test_compile_hung_compiler_is_killed),
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_missing_source_is_enoent),

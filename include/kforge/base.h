@@ -123,6 +123,11 @@ const char *kf_cache_dir(void);
 char *kf_path_join(const char *a, const char *b);
 /* The directory of the running executable; static storage. */
 const char *kf_exe_dir(void);
+/* bubblewrap, where kforge looks for it (as runner/kforge_bridge.py's
+ * find_bwrap does): KFORGE_BWRAP alone when set, else /usr/bin/bwrap, else
+ * the copy shipped in build/bin; NULL when none is executable. Caller
+ * frees. */
+char *kf_bwrap_path(void);
 
 /* SHA-256, for content-addressed caches. */
 struct kf_sha256 {

@@ -172,3 +172,17 @@ const char *kf_exe_dir(void)
 		*slash = '\0';
 	return dir;
 }
+
+char *kf_bwrap_path(void)
+{
+	const char *k = getenv("KFORGE_BWRAP");
+	if (k)
+		return kf_is_executable(k) ? kf_xstrdup(k) : NULL;
+	if (kf_is_executable("/usr/bin/bwrap"))
+		return kf_xstrdup("/usr/bin/bwrap");
+	char *p = kf_path_join(kf_exe_dir(), "bin/bwrap");
+	if (kf_is_executable(p))
+		return p;
+	free(p);
+	return NULL;
+}

@@ -560,8 +560,16 @@ static void key_add(struct kf_sha256 *s, const char *tag, const void *data,
  * the old one. Headers found by the compiler's search path are covered by
  * the toolchain and kernel.h.
  */
-static void key_add_local_includes(struct kf_sha256 *s, const char *path,
-				   const char *src, size_t bytes, int depth)
+/* Calls fn for every local include of the source at path (text src), and
+ * of theirs to a small depth: the file's path as the compiler resolves a
+ * quoted include (beside the including file), its name as written, its
+ * text. */
+typedef void (*include_fn)(const char *inc_path, const char *name,
+			   size_t name_len, const char *text, size_t n,
+			   void *ctx);
+static void walk_local_includes(const char *path, const char *src,
+				size_t bytes, int depth, include_fn fn,
+				void *ctx)
 {
 	if (depth > 4)
 		return;
@@ -595,12 +603,12 @@ static void key_add_local_includes(struct kf_sha256 *s, const char *path,
 					struct kf_err e = KF_ERR_INIT;
 					if (!kf_file_read(inc, SOURCE_CAP,
 							  &text, &n, &e)) {
-						key_add(s, "include", a + 1,
-							(size_t)(b - a - 1));
-						key_add(s, "include text", text,
-							n);
-						key_add_local_includes(
-						    s, inc, text, n, depth + 1);
+						fn(inc, a + 1,
+						   (size_t)(b - a - 1), text, n,
+						   ctx);
+						walk_local_includes(
+						    inc, text, n, depth + 1, fn,
+						    ctx);
 					}
 					free(text);
 					free(inc);
@@ -609,6 +617,21 @@ static void key_add_local_includes(struct kf_sha256 *s, const char *path,
 		}
 		p = eol + 1;
 	}
+}
+
+static void key_add_include(const char *inc_path, const char *name,
+			    size_t name_len, const char *text, size_t n,
+			    void *ctx)
+{
+	(void)inc_path;
+	key_add(ctx, "include", name, name_len);
+	key_add(ctx, "include text", text, n);
+}
+
+static void key_add_local_includes(struct kf_sha256 *s, const char *path,
+				   const char *src, size_t bytes, int depth)
+{
+	walk_local_includes(path, src, bytes, depth, key_add_include, s);
 }
 
 static void command_flags(const struct command *c, struct kf_strbuf *sb)
@@ -708,6 +731,203 @@ static int source_unchanged(const char *path, const char *src, size_t bytes)
 	return same;
 }
 
+/* ---- The compiler's confinement ----
+ * The compiler reads what the candidate's source names (`#include
+ * "/etc/hostname"` put that file into the log a model is shown), so it
+ * runs under bubblewrap, in namespaces of its own with no network, seeing
+ * the system's directories, the include directories of its command line,
+ * the candidate's directory and the local headers it includes from under
+ * the current directory, all read-only, and a directory of its own for
+ * its output. */
+
+struct argvec {
+	char **v;
+	int n, cap;
+};
+
+static void av_add(struct argvec *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 64;
+		a->v = kf_xrealloc(a->v, sizeof(char *) * (size_t)a->cap);
+	}
+	a->v[a->n++] = kf_xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+static void av_free(struct argvec *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}
+
+/* Whether path lies in the system's directories, which every compile
+ * sees already (/usr, read-only, and the links to it). */
+static bool in_system(const char *path)
+{
+	static const char *const sys[] = {"/usr", "/lib", "/lib64", "/lib32",
+					  "/libx32", "/bin", "/sbin"};
+	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
+		size_t n = strlen(sys[i]);
+		if (!strncmp(path, sys[i], n) &&
+		    (path[n] == '/' || path[n] == '\0'))
+			return true;
+	}
+	return false;
+}
+
+/* --ro-bind of path's real path onto itself, when it exists and lies
+ * outside the system's directories. */
+static void av_ro(struct argvec *a, const char *path)
+{
+	char real[PATH_MAX];
+	if (!path || path[0] != '/' || !realpath(path, real) ||
+	    (in_system(real) && in_system(path)))
+		return;
+	if (!in_system(real)) {
+		av_add(a, "--ro-bind");
+		av_add(a, real);
+		av_add(a, real);
+	}
+	if (strcmp(real, path) && !in_system(path)) {
+		/* The path as the command line names it, through links. */
+		av_add(a, "--ro-bind");
+		av_add(a, real);
+		av_add(a, path);
+	}
+}
+
+struct include_binds {
+	struct argvec *a;
+	char cwd[PATH_MAX];
+};
+
+static void bind_include(const char *inc_path, const char *name,
+			 size_t name_len, const char *text, size_t n, void *ctx)
+{
+	(void)name;
+	(void)name_len;
+	(void)text;
+	(void)n;
+	struct include_binds *ib = ctx;
+	char real[PATH_MAX];
+	size_t cl = strlen(ib->cwd);
+	if (realpath(inc_path, real) && !strncmp(real, ib->cwd, cl) &&
+	    real[cl] == '/')
+		av_ro(ib->a, real);
+}
+
+/* argv under bubblewrap (bwrap), writing only into work; source_path (at
+ * argv[src_i], when src_i >= 0) is passed by its real path. */
+static char **confine(const char *bwrap, char *const argv[], int src_i,
+		      const char *work, const char *source_path,
+		      const char *src, size_t src_bytes, struct argvec *a)
+{
+	static const char *const flags[] = {
+	    "--unshare-all", "--die-with-parent", "--new-session",
+	    "--cap-drop",    "ALL",		  NULL};
+	av_add(a, bwrap);
+	for (int i = 0; flags[i]; i++)
+		av_add(a, flags[i]);
+	static const char *const tops[] = {"/lib", "/lib64", "/lib32",
+					   "/libx32", "/bin", "/sbin"};
+	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+		char link[PATH_MAX];
+		ssize_t k = readlink(tops[i], link, sizeof(link) - 1);
+		struct stat st;
+		if (k > 0) {
+			link[k] = '\0';
+			av_add(a, "--symlink");
+			av_add(a, link);
+			av_add(a, tops[i]);
+		} else if (stat(tops[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			av_add(a, "--ro-bind");
+			av_add(a, tops[i]);
+			av_add(a, tops[i]);
+		}
+	}
+	av_add(a, "--ro-bind");
+	av_add(a, "/usr");
+	av_add(a, "/usr");
+	static const char *const etc[] = {"/etc/ld.so.cache",
+					  "/etc/alternatives"};
+	for (size_t i = 0; i < sizeof(etc) / sizeof(etc[0]); i++) {
+		av_add(a, "--ro-bind-try");
+		av_add(a, etc[i]);
+		av_add(a, etc[i]);
+	}
+	av_add(a, "--tmpfs");
+	av_add(a, "/tmp");
+	av_add(a, "--proc");
+	av_add(a, "/proc");
+	av_add(a, "--dev");
+	av_add(a, "/dev");
+	/* Libraries the toolchain finds through LD_LIBRARY_PATH. */
+	const char *llp = getenv("LD_LIBRARY_PATH");
+	while (llp && *llp) {
+		size_t k = strcspn(llp, ":");
+		char d[PATH_MAX];
+		if (k && k < sizeof(d)) {
+			memcpy(d, llp, k);
+			d[k] = '\0';
+			av_ro(a, d);
+		}
+		llp += k + (llp[k] == ':');
+	}
+	/* The compiler and the directories of its command line, by their
+	 * real paths (the compile runs in the candidate's directory). */
+	struct argvec cmd = {0};
+	for (int i = 0; argv[i]; i++)
+		av_add(&cmd, argv[i]);
+	av_ro(a, argv[0]);
+	for (int i = 1; cmd.v[i]; i++) {
+		char *x = cmd.v[i], real[PATH_MAX];
+		bool joined = (!strncmp(x, "-I", 2) || !strncmp(x, "-L", 2)) &&
+			      x[2];
+		bool next = (!strcmp(x, "-I") || !strcmp(x, "-isystem") ||
+			     !strcmp(x, "-L")) &&
+			    cmd.v[i + 1];
+		const char *d = joined ? x + 2 : next ? cmd.v[i + 1] : NULL;
+		if (!d || !realpath(d, real))
+			continue;
+		av_ro(a, real);
+		if (joined) {
+			char *y = kf_xasprintf("%.2s%s", x, real);
+			free(cmd.v[i]);
+			cmd.v[i] = y;
+		} else {
+			free(cmd.v[++i]);
+			cmd.v[i] = kf_xstrdup(real);
+		}
+	}
+	char real_src[PATH_MAX], src_dir[PATH_MAX];
+	bool have_src = src_i >= 0 && realpath(source_path, real_src);
+	if (have_src) {
+		snprintf(src_dir, sizeof(src_dir), "%s", real_src);
+		char *slash = strrchr(src_dir, '/');
+		if (slash && slash != src_dir)
+			*slash = '\0';
+		av_ro(a, src_dir);
+		struct include_binds ib = {a, ""};
+		if (getcwd(ib.cwd, sizeof(ib.cwd)) && strcmp(ib.cwd, "/") &&
+		    !strncmp(real_src, ib.cwd, strlen(ib.cwd)))
+			walk_local_includes(source_path, src, src_bytes, 0,
+					    bind_include, &ib);
+	}
+	av_add(a, "--bind");
+	av_add(a, work);
+	av_add(a, work);
+	av_add(a, "--chdir");
+	av_add(a, have_src ? src_dir : work);
+	av_add(a, "--");
+	for (int i = 0; cmd.v[i]; i++)
+		av_add(a, i == src_i && have_src ? real_src : cmd.v[i]);
+	av_free(&cmd);
+	return a->v;
+}
+
 /* Runs one step within the deadline; the output joins log. Returns 0 with
  * *ok or *timed_out set, or a negative code when it could not run. */
 static int run_step(char *const argv[], uint64_t deadline_ns, int timeout_ms,
@@ -764,14 +984,34 @@ static int run_compiler(struct build *b, const char *dir,
 	struct kf_strbuf log = KF_STRBUF_INIT;
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
-	char *obj = NULL;
-	char *tmp = make_temp(dir, r->key, ".so", err);
+	char *obj = NULL, *tmp = NULL, *work = NULL, *bwrap = kf_bwrap_path();
+	struct argvec ca = {0}, la = {0};
+	if (!bwrap) {
+		rc = kf_err_set(err, KF_ENOENT,
+				"bubblewrap (bwrap) not found (KFORGE_BWRAP, "
+				"/usr/bin/bwrap, build/bin/bwrap): compiles "
+				"run confined; make deps installs it");
+		goto out;
+	}
+	/* A directory of the compile's own, the only one it may write. */
+	char *tmpl = kf_xasprintf("%s/%s.work-XXXXXX", dir, r->key);
+	char real_work[PATH_MAX];
+	if (!mkdtemp(tmpl) || !realpath(tmpl, real_work)) {
+		rc = kf_err_set(err, KF_EIO, "%s: cannot create: %s", tmpl,
+				strerror(errno));
+		rmdir(tmpl);
+		free(tmpl);
+		goto out;
+	}
+	free(tmpl);
+	work = kf_xstrdup(real_work);
+	tmp = make_temp(work, r->key, ".so", err);
 	if (!tmp) {
 		rc = err ? err->code : KF_EIO;
 		goto out;
 	}
 	if (b->split) {
-		obj = make_temp(dir, r->key, ".o", err);
+		obj = make_temp(work, r->key, ".o", err);
 		if (!obj) {
 			rc = err ? err->code : KF_EIO;
 			goto out;
@@ -782,16 +1022,18 @@ static int run_compiler(struct build *b, const char *dir,
 	c->argv[c->out_i] = kf_xstrdup(b->split ? obj : tmp);
 	uint64_t t0 = kf_now_ns();
 	uint64_t deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
-	rc =
-	    run_step(c->argv, deadline, timeout_ms, &log, &ok, &timed_out, err);
+	rc = run_step(confine(bwrap, c->argv, c->src_i, work, source_path, src,
+			      src_bytes, &ca),
+		      deadline, timeout_ms, &log, &ok, &timed_out, err);
 	if (b->split && !rc && ok) {
 		struct command *l = &b->link;
 		free(l->argv[l->out_i]);
 		l->argv[l->out_i] = kf_xstrdup(tmp);
 		free(l->argv[l->obj_i]);
 		l->argv[l->obj_i] = kf_xstrdup(obj);
-		rc = run_step(l->argv, deadline, timeout_ms, &log, &ok,
-			      &timed_out, err);
+		rc = run_step(confine(bwrap, l->argv, -1, work, source_path,
+				      src, src_bytes, &la),
+			      deadline, timeout_ms, &log, &ok, &timed_out, err);
 	}
 	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
 	if (rc)
@@ -832,6 +1074,12 @@ out:
 		unlink(tmp);
 	if (obj)
 		unlink(obj);
+	if (work)
+		rmdir(work);
+	free(work);
+	free(bwrap);
+	av_free(&ca);
+	av_free(&la);
 	kf_strbuf_release(&log);
 	free(tmp);
 	free(obj);

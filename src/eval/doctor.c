@@ -86,23 +86,6 @@ void kf_add_system(cJSON *obj, bool with_host)
 		cJSON_AddStringToObject(obj, "host", u.nodename);
 }
 
-/* bubblewrap, where the bridge looks for it (runner/kforge_bridge.py,
- * find_bwrap): KFORGE_BWRAP alone when set, else the system's, else the
- * copy shipped in build/bin. */
-static char *find_bwrap(void)
-{
-	const char *k = getenv("KFORGE_BWRAP");
-	if (k)
-		return kf_is_executable(k) ? kf_xstrdup(k) : NULL;
-	if (kf_is_executable("/usr/bin/bwrap"))
-		return kf_xstrdup("/usr/bin/bwrap");
-	char *p = kf_path_join(kf_exe_dir(), "bin/bwrap");
-	if (kf_is_executable(p))
-		return p;
-	free(p);
-	return NULL;
-}
-
 /* Whether bubblewrap can build a runner's confinement here: the
  * namespaces and mounts the bridge asks of it (kforge_bridge.py,
  * confined_argv), around a shell that prints "ok". Returns "ok", or what
@@ -162,7 +145,7 @@ cJSON *kf_doctor(void)
 	cJSON_AddStringToObject(
 	    d, "sandbox",
 	    kf_sandbox_check(why, sizeof(why)) ? why : "ok");
-	char *bwrap = find_bwrap();
+	char *bwrap = kf_bwrap_path();
 	add_or_null(d, "bwrap", bwrap ? kf_xstrdup(bwrap) : NULL);
 	if (bwrap)
 		add_or_null(d, "bwrap_confines", bwrap_works(bwrap));
