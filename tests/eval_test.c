@@ -591,9 +591,9 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	cJSON *r = run("tasks/normalization/softmax",
 		       "tasks/normalization/softmax/candidates/fast.c", &o);
 	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
-	/* Seven dists of x, four dim sets: 28 trials, each dist at the
+	/* Seven dists of x, six dim sets: 42 trials, each dist at the
 	 * timing dims. */
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 28);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 42);
 	static const char *const kinds[] = {"normal", "uniform",  "heavy",
 					    "large",  "negative", "ties"};
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
