@@ -262,10 +262,12 @@ static void test_cli_redteam_compares_verdicts(void)
 }
 
 /* The whole host corpus of redteam/: every hack rejected for its reason,
- * every honest kernel accepted (docs/redteam.md). A few minutes. */
+ * every honest kernel accepted (docs/redteam.md). About 4 minutes on a quiet
+ * machine of two cores; with its cores loaded four times over it took more
+ * than 20: the limit is an hour. */
 static void test_cli_redteam_host_corpus_all_as_expected(void)
 {
-	run_timeout_ms = 1200000;
+	run_timeout_ms = 3600000;
 	struct outcome o = kforge("redteam", "--backend", "host", NULL, NULL);
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, "as expected, 0 not");
