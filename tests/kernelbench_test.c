@@ -567,7 +567,7 @@ static void test_kernelbench_corpus_all_as_expected(void)
 			 "redteam/kernelbench.json"};
 	const char *extra[3] = {NULL, NULL, NULL};
 	int code = 0;
-	char *out = run_kforge(argv, 4, extra, 1200000, &code);
+	char *out = run_kforge(argv, 4, extra, 3600000, &code);
 	CHECK_MSG(code == 0, "%s", out);
 	CHECK_CONTAINS(out, "as expected, 0 not");
 	CHECK(!strstr(out, "UNEXPECTED"));
