@@ -52,7 +52,7 @@ MUTANTS = [
      "ignore unwritten (still poisoned) output elements"),
     ("judge_skip_input_mutation", JUDGE,
      'if (strcmp(hexfield(o, "before"), hexfield(o, "after"))) {',
-     'if (0) {',
+     'if (0 && o) {',
      "ignore inputs-changed check"),
     ("judge_skip_trial_violation", JUDGE,
      'if (viol) {\n\t\tset(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s: %s",',
@@ -68,7 +68,7 @@ MUTANTS = [
      "skip the determinism (two calls identical) check"),
     ("judge_skip_complete", JUDGE,
      'if (!complete(t, frame)) {',
-     'if (0) {',
+     'if (0 && !complete(t, frame)) {',
      "accept an incomplete worker report"),
     ("judge_skip_timed_output", JUDGE,
      '} else if (kf_json_num(chk, "unwritten", 0) > 0 ||\n'
@@ -97,7 +97,7 @@ MUTANTS = [
      "accept any roofline fraction"),
     ("judge_skip_degenerate", JUDGE,
      'if (constant || independent) {',
-     'if (0) {',
+     'if ((constant || independent) && 0) {',
      "never flag a degenerate task"),
     # The host backend's compare.
     ("host_tol_10x", HOST,
@@ -332,13 +332,46 @@ def redteam_failure(line):
     return "redteam %s (expected %s, got %s)" % (name, want, got)
 
 
-def kill_suite(tree, env, timeout, log):
+def unmutated_row(line, env, log):
+    """Re-runs the red-team case of a failing row on the unmutated build
+    (ROOT/build) with the evaluation seed the row names; True when the row
+    is as expected there, None when the row names no seed."""
+    import re
+    name = line.split()[0]
+    m = re.search(r"trial (\d+) \(seed (\d+)", line)
+    if not m:
+        return None
+    seed = int(m.group(2)) - int(m.group(1))
+    cmd = [os.path.join(ROOT, "build", "kforge"), "redteam", "--backend",
+           "host", "--task", name, "--seed", str(seed)]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    log.write("$ %s  (unmutated)\n%s" % (" ".join(cmd), r.stdout))
+    rows = [l for l in r.stdout.splitlines() if l.split()[:1] == [name]]
+    return bool(rows) and "<-- UNEXPECTED" not in rows[0]
+
+
+def kill_suite(tree, env, timeout, log, flaky):
     deadline = time.time() + timeout
     st, why = run_step(TESTS_CMD, tree, env, deadline, log, test_failure)
     if st != "pass":
         return st, why, "tests"
-    st, why = run_step(REDTEAM_CMD, tree, env, deadline, log,
-                       redteam_failure)
+    # Red-team evaluations draw random seeds, and a row whose verdict
+    # depends on the seed can differ on the unmutated tree too: a failing
+    # row counts when the unmutated build passes it at the same seed;
+    # otherwise the red-team step runs again (three times at most).
+    for attempt in range(3):
+        last = []
+        st, why = run_step(REDTEAM_CMD, tree, env, deadline, log,
+                           lambda l: (last.append(l), redteam_failure(l))[1])
+        if st != "fail" or not last or "<-- UNEXPECTED" not in last[-1]:
+            break
+        ok = unmutated_row(last[-1], env, log)
+        if ok is not False:
+            break
+        flaky.append(last[-1].split()[0])
+        log.write("mutation.py: the unmutated build fails this row at the "
+                  "same seed too: running the red-team step again\n")
     if st != "pass":
         return st, why, "redteam"
     return "pass", "", ""
@@ -367,11 +400,14 @@ def run_mutant(m, src, work, timeout, env):
                            stderr=subprocess.STDOUT, text=True)
         log.write(b.stdout)
         if b.returncode != 0:
-            errs = [l for l in b.stdout.splitlines() if "error" in l]
+            errs = [l for l in b.stdout.splitlines() if "error:" in l]
             res.update(result="stillborn",
                        killed_by="compile: " + (errs[0] if errs else "make failed"))
         else:
-            st, why, step = kill_suite(tree, env, timeout, log)
+            flaky = []
+            st, why, step = kill_suite(tree, env, timeout, log, flaky)
+            if flaky:
+                res["flaky_rows"] = flaky
             if st == "pass":
                 res.update(result="survived", killed_by="")
             else:
@@ -416,6 +452,9 @@ def main():
                     help="private work directory (default /tmp/mut)")
     ap.add_argument("--timeout", type=float, default=900,
                     help="per-mutant timeout of the kill suite, seconds")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other mutants' results already in OUT "
+                    "(with --only: re-run some of them)")
     ap.add_argument("--baseline", action="store_true",
                     help="first run the kill suite on the unmutated tree")
     a = ap.parse_args()
@@ -444,6 +483,14 @@ def main():
            "kill_suite": [" ".join(TESTS_CMD), " ".join(REDTEAM_CMD)],
            "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "results": []}
+    if a.merge and a.json and os.path.exists(a.json):
+        with open(a.json) as f:
+            old = json.load(f)
+        out["results"] = old.get("results", [])
+        out["merged_from"] = old.get("command")
+        if "baseline" in old:
+            out["baseline"] = old["baseline"]
+    order = {m[0]: i for i, m in enumerate(MUTANTS)}
 
     def save():
         out["summary"] = summary(out["results"])
@@ -467,7 +514,9 @@ def main():
                      "tree")
     for i, m in enumerate(todo):
         r = run_mutant(m, ROOT, a.work, a.timeout, env)
+        out["results"] = [x for x in out["results"] if x["name"] != r["name"]]
         out["results"].append(r)
+        out["results"].sort(key=lambda x: order.get(x["name"], 1 << 30))
         save()
         print("[%d/%d] %-30s %-9s %6.0f s  %s" % (
             i + 1, len(todo), r["name"], r["result"], r["seconds"],
