@@ -1,11 +1,17 @@
 /*
  * judge_test.c: the judge's timing rules on measurements made up here, so
  * that each decision is checked against known inputs: honest noise and load
- * pass, a forged report is charged and rejected.
+ * pass, a forged report is charged and rejected. Also checks that no
+ * candidate reaches on the host: a timing frame with changed inputs, an
+ * incomplete trial frame, NaN and integer outputs in the host's compare,
+ * the link policy's libraries and the import reader's first symbol.
  */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include <kforge/backend.h>
+#include <kforge/compile.h>
 
 #include "../src/eval/eval_int.h"
 #include "harness.h"
@@ -136,6 +142,113 @@ static void test_judge_roofline_cap(void)
 	CHECK_CONTAINS(v.reason, "2.00 times faster than the roofline");
 }
 
+/* A timing batch whose inputs changed during the timed calls is rejected,
+ * even when every timed output matched; an intact one passes. */
+static void test_judge_timing_inputs_changed_is_rejected(void)
+{
+	struct verdict v = {0};
+	cJSON *f = cJSON_Parse("{\"check\": {\"inputs_intact\": false, "
+			       "\"mismatches\": 0, \"unwritten\": 0}}");
+	kf_judge_samples(NULL, f, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "input_mutation");
+	cJSON_Delete(f);
+	f = cJSON_Parse("{\"check\": {\"inputs_intact\": true, "
+			"\"mismatches\": 0, \"unwritten\": 0}}");
+	kf_judge_samples(NULL, f, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	cJSON_Delete(f);
+}
+
+/* The host's compare: a NaN where the reference has a number (or the other
+ * way round) is a mismatch, two NaNs are not; under a zero tolerance
+ * (integers) any difference is one. */
+static void test_judge_host_compare_nan_and_exact_integers(void)
+{
+	const struct kf_backend_ops *h = kf_backend_find("host");
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_cmp c;
+	struct kf_tolerance tol = {1e-4, 1e-4}, exact = {0, 0};
+	float got[5] = {1, NAN, 3, 4, NAN}, want[5] = {1, 2, NAN, 4, NAN};
+	CHECK(h != NULL);
+	CHECK(h->compare(NULL, got, want, KF_F32, 5, tol, &c, &err) == 0);
+	CHECK(c.mismatches == 2);
+	CHECK(c.nan_got == 2);
+	int32_t gi[4] = {5, 7, -3, 9}, wi[4] = {5, 8, -3, 9};
+	CHECK(h->compare(NULL, gi, wi, KF_I32, 4, exact, &c, &err) == 0);
+	CHECK(c.mismatches == 1);
+	CHECK(c.worst_index == 1);
+}
+
+/* The link policy: a library the task does not allow is forbidden, on
+ * either backend; cuda_libraries allow theirs on the cuda backend only. */
+static void test_judge_link_policy_forbids_libraries_not_allowed(void)
+{
+	struct kf_task t;
+	memset(&t, 0, sizeof(t));
+	char *imports[] = {"cublasSgemm_v2", "memcpy"};
+	char why[256];
+	CHECK(kf_policy_check(&t, "cuda", imports, 2, why, sizeof(why)) == 1);
+	CHECK_CONTAINS(why, "cublasSgemm_v2 (cuBLAS: the task does not allow "
+			    "cublas)");
+	char *libs[] = {"cublas"};
+	t.cuda_libraries = libs;
+	t.n_cuda_libraries = 1;
+	CHECK(kf_policy_check(&t, "cuda", imports, 2, why, sizeof(why)) == 0);
+	CHECK(kf_policy_check(&t, "host", imports, 2, why, sizeof(why)) == 1);
+}
+
+/* A trial frame that lacks a field the judge reads is the worker's fault,
+ * never a pass: here the output's comparison is missing. */
+static void test_judge_incomplete_trial_report_is_not_a_pass(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tests/fixtures/rowsum", &t, &err) == 0, "%s",
+		  err.msg);
+	struct trial_plan p;
+	memset(&p, 0, sizeof(p));
+	struct verdict v = {0};
+	cJSON *f =
+	    cJSON_Parse("{\"ref_rc\": 0, \"cand_rc\": 0, \"cand_rc_2\": 0, "
+			"\"outputs\": [{\"name\": \"y\"}], "
+			"\"inputs\": [{\"name\": \"x\", \"before\": \"00\", "
+			"\"after\": \"00\"}]}");
+	kf_judge_trial(t, &p, f, &v);
+	CHECK(v.status == KF_STATUS_INFRA_ERROR);
+	CHECK_STR(v.check, "protocol");
+	cJSON_Delete(f);
+	kf_task_free(t);
+}
+
+/* The import reader lists every undefined symbol of .dynsym, the first
+ * after the null entry included: an object linked without start files has
+ * its only import there. */
+static void test_judge_imports_list_the_first_dynamic_symbol(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *src = kf_path_join(kf_test_tmpdir(), "one.c");
+	char *so = kf_path_join(kf_test_tmpdir(), "one.so");
+	const char *text = "int puts(const char *);\n"
+			   "int f(void) { return puts(\"x\"); }\n";
+	CHECK(kf_file_write_atomic(src, text, strlen(text), &err) == 0);
+	char *cmd =
+	    kf_xasprintf("cc -shared -fPIC -nostdlib -o '%s' '%s'", so, src);
+	CHECK(system(cmd) == 0);
+	char **names = NULL;
+	int n = 0;
+	CHECK_MSG(kf_compile_imports(so, &names, &n, &err) == 0, "%s", err.msg);
+	CHECK(n == 1);
+	if (n == 1)
+		CHECK_STR(names[0], "puts");
+	for (int i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+	free(cmd);
+	free(so);
+	free(src);
+}
+
 KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),
@@ -143,5 +256,10 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_device_bursts_pass),
     KF_TEST(test_judge_unaccounted_device_forgery_is_rejected),
     KF_TEST(test_judge_roofline_cap),
+    KF_TEST(test_judge_timing_inputs_changed_is_rejected),
+    KF_TEST(test_judge_host_compare_nan_and_exact_integers),
+    KF_TEST(test_judge_link_policy_forbids_libraries_not_allowed),
+    KF_TEST(test_judge_incomplete_trial_report_is_not_a_pass),
+    KF_TEST(test_judge_imports_list_the_first_dynamic_symbol),
     KF_TESTS_END,
 };

@@ -1,0 +1,538 @@
+#!/usr/bin/env python3
+"""Mutation test of kforge's verifier.
+
+Each mutant is one small edit of a check in the verifier (the judge, the
+worker, the session, the evaluation, the host backend's compare, the import
+reader and the link policy). For each mutant the script copies the tree to
+WORK/tree (without build/ and .git), applies the edit, builds there, and runs
+the kill suite, stopping at its first failure:
+
+  (a) KFORGE_BUILD=build build/kforge-tests judge eval_ worker_
+  (b) build/kforge redteam --backend host
+
+A mutant is killed when the suite fails (a test fails, a red-team row is not
+as expected, or the suite runs past the per-mutant timeout), survived when
+it passes, stillborn when it does not compile (left out of the score).
+The source tree itself is never edited.
+
+  bench/mutation.py --list
+  bench/mutation.py --check              # every snippet occurs exactly once
+  bench/mutation.py [--only NAME[,NAME]] [--json OUT] [--baseline]
+"""
+
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+JUDGE = "src/eval/judge.c"
+WORKER = "src/worker/worker.c"
+SESSION = "src/eval/session.c"
+EVAL = "src/eval/eval.c"
+HOST = "src/backend/host.c"
+IMPORTS = "src/compile/imports.c"
+POLICY = "src/eval/policy.c"
+
+# name, file, original snippet (must occur exactly once), replacement,
+# description.
+MUTANTS = [
+    # The judge: trial verdicts.
+    ("judge_skip_mismatch", JUDGE,
+     'if (kf_json_num(o, "mismatches", 0) > 0) {',
+     'if (0) {',
+     "skip the output comparison"),
+    ("judge_skip_unwritten", JUDGE,
+     'if (unw > 0) {',
+     'if (0) {',
+     "ignore unwritten (still poisoned) output elements"),
+    ("judge_skip_input_mutation", JUDGE,
+     'if (strcmp(hexfield(o, "before"), hexfield(o, "after"))) {',
+     'if (0 && o) {',
+     "ignore inputs-changed check"),
+    ("judge_skip_trial_violation", JUDGE,
+     'if (viol) {\n\t\tset(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s: %s",',
+     'if (0) {\n\t\tset(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s: %s",',
+     "drop the violations the worker reports in trials (guards, state, tampering)"),
+    ("judge_skip_return_code", JUDGE,
+     'if (rc) {\n\t\tset(v, KF_STATUS_RUNTIME_ERROR, "return_code",\n\t\t    "%s: kf_entry returned',
+     'if (0) {\n\t\tset(v, KF_STATUS_RUNTIME_ERROR, "return_code",\n\t\t    "%s: kf_entry returned',
+     "ignore a nonzero return code of kf_entry"),
+    ("judge_skip_determinism", JUDGE,
+     'if (t->determinism_bitwise || m2 > 0) {',
+     'if (0) {',
+     "skip the determinism (two calls identical) check"),
+    ("judge_skip_complete", JUDGE,
+     'if (!complete(t, frame)) {',
+     'if (0 && !complete(t, frame)) {',
+     "accept an incomplete worker report"),
+    ("judge_skip_timed_output", JUDGE,
+     '} else if (kf_json_num(chk, "unwritten", 0) > 0 ||\n'
+     '\t\t   kf_json_num(chk, "mismatches", 0) > 0) {',
+     '} else if (0) {',
+     "skip timed output comparison"),
+    ("judge_skip_timed_inputs", JUDGE,
+     '} else if (!cJSON_IsTrue(cJSON_GetObjectItem(chk, "inputs_intact"))) {',
+     '} else if (0) {',
+     "ignore inputs changed during the timed calls"),
+    ("judge_skip_timed_precision", JUDGE,
+     '\t\tkf_judge_precision(t, j, &e, label, v);\n',
+     '\t\t(void)e;\n',
+     "skip the precision check of timed outputs"),
+    ("judge_never_unaccounted", JUDGE,
+     'double sure = host ? dd.ci_lo : stat;',
+     'double sure = -INFINITY;',
+     "never reject unaccounted_time"),
+    ("judge_unaccounted_floor_10x", JUDGE,
+     '#define KF_UNACCOUNTED_HOST_NS 20e3',
+     '#define KF_UNACCOUNTED_HOST_NS 200e3',
+     "widen the host unaccounted-time floor 10x (20 us to 200 us)"),
+    ("judge_accept_roofline", JUDGE,
+     'if (fraction > KF_PLAUSIBLE_FRACTION)',
+     'if (fraction > INFINITY)',
+     "accept any roofline fraction"),
+    ("judge_skip_degenerate", JUDGE,
+     'if (constant || independent) {',
+     'if ((constant || independent) && 0) {',
+     "never flag a degenerate task"),
+    # The host backend's compare.
+    ("host_tol_10x", HOST,
+     'double lim = tol.atol + tol.rtol * fabs(want);',
+     'double lim = 10 * (tol.atol + tol.rtol * fabs(want));',
+     "widen tolerance 10x"),
+    ("host_nan_match", HOST,
+     'return isnan(want) && isnan(got) ? 0 : INFINITY;',
+     'return 0;',
+     "treat NaN as match"),
+    ("host_no_unwritten", HOST,
+     'c->unwritten++;',
+     '(void)0;',
+     "never count unwritten (poisoned) elements"),
+    ("host_zero_tol_any", HOST,
+     'return d == 0 ? 0 : INFINITY;',
+     'return 0;',
+     "under a zero tolerance accept any difference"),
+    ("host_half_compare", HOST,
+     'for (int64_t i = 0; i < n; i++) {\n\t\tdouble g = kf_load_as_double(got, dt, i);',
+     'for (int64_t i = 0; i < n / 2; i++) {\n\t\tdouble g = kf_load_as_double(got, dt, i);',
+     "compare only the first half of each output"),
+    # The worker: what it measures and reports.
+    ("worker_skip_guards", WORKER,
+     'if (where[0]) {',
+     'if (0) {',
+     "drop the guard check (writes outside the buffers)"),
+    ("worker_skip_global_state", WORKER,
+     'if (strcmp(now, was)) {',
+     'if (0) {',
+     "ignore changed global state (fp environment)"),
+    ("worker_skip_ref_intact", WORKER,
+     'if (sum != s->in_sum[i] && !w->violation_check[0]) {',
+     'if (0) {',
+     "skip the check that the reference's inputs are intact"),
+    ("worker_skip_idle_cpu", WORKER,
+     'if (used > IDLE_CPU_NS && !w->violation_check[0]) {',
+     'if (0) {',
+     "allow CPU work after the call returned"),
+    ("worker_no_poison", WORKER,
+     'int rc = bare ? 0 : poison_outputs(w, outs, err);',
+     'int rc = 1 ? 0 : poison_outputs(w, outs, err);',
+     "do not poison outputs before each call"),
+    ("worker_checksum_2_first", WORKER,
+     'add_hex(o, "checksum_2", second);',
+     'add_hex(o, "checksum_2", first[j]);',
+     "report the first call's checksum as the second's (determinism blind)"),
+    ("worker_inputs_after_before", WORKER,
+     'add_hex(o, "after", after);',
+     'add_hex(o, "after", s.in_sum[i]);',
+     "report the inputs as unchanged after the trial"),
+    ("worker_skip_timed_check_pair", WORKER,
+     'rc = check_pair(w, s, p, &mism, &unwr, &err);',
+     'rc = 0;',
+     "skip the comparison of timed pairs in the worker"),
+    ("worker_no_fresh_window", WORKER,
+     'if (!rc)\n\t\t\trc = w->ops->fill(w->ctx, dst + (size_t)at * width,',
+     'if (0)\n\t\t\trc = w->ops->fill(w->ctx, dst + (size_t)at * width,',
+     "timing inputs: rotated only, no window of fresh values"),
+    # The evaluation.
+    ("eval_skip_hidden", EVAL,
+     'p->dimset = k % t->n_dimsets;',
+     'p->dimset = 0;',
+     "skip the hidden dims trials"),
+    ("eval_first_dist_only", EVAL,
+     'p->dists[i] = (k % t->n_dimsets + k / t->n_dimsets) %',
+     'p->dists[i] = 0 *',
+     "every trial draws inputs from the first distribution only"),
+    ("eval_trial_count_asked", EVAL,
+     'return need > asked ? need : asked;',
+     'return need > asked ? asked : asked;',
+     "run only the trials asked for, not enough to cover every dim set and dist"),
+    ("eval_skip_link_policy", EVAL,
+     'if (kf_session_link_policy(&s.core, cr.so_path, candidate_path))',
+     'if (0 && kf_session_link_policy(&s.core, cr.so_path, candidate_path))',
+     "skip the link policy / forbidden imports check"),
+    ("eval_ignore_kb_verdict", EVAL,
+     'kf_judge_samples_kb(rep, &v);\n\t\tif (v.status != KF_STATUS_OK)',
+     'kf_judge_samples_kb(rep, &v);\n\t\tif (0)',
+     "ignore the verdict on KernelBench-protocol timing"),
+    # The session.
+    ("session_ignore_timing_verdict", SESSION,
+     'kf_judge_samples(s->task, rep, &v);\n\tif (v.status != KF_STATUS_OK) {',
+     'kf_judge_samples(s->task, rep, &v);\n\tif (0) {',
+     "ignore the judge's verdict on timed batches"),
+    ("session_unaccounted_ignored", SESSION,
+     'if (v.status == KF_STATUS_OK)\n\t\treturn false;',
+     'if (1)\n\t\treturn false;',
+     "the session drops the unaccounted_time rejection"),
+    ("session_sigsys_as_crash", SESSION,
+     '} else if (sig == SIGSYS && s->child->sandboxed) {',
+     '} else if (0) {',
+     "a sandbox kill is reported as a crash, not a rejection"),
+    ("session_trial_fail_continues", SESSION,
+     'if (v->status != KF_STATUS_OK)\n\t\tkf_session_finish(s, v->status, v->check, v->reason);',
+     'if (0)\n\t\tkf_session_finish(s, v->status, v->check, v->reason);',
+     "a failed trial does not end the evaluation"),
+    # The link policy and the import reader.
+    ("policy_drop_fopen", POLICY,
+     'NAMES("fopen", "fopen64",',
+     'NAMES("fopen64",',
+     "fopen is no longer forbidden"),
+    ("policy_drop_clock_gettime", POLICY,
+     'NAMES("clock_gettime", "gettimeofday",',
+     'NAMES("gettimeofday",',
+     "clock_gettime is no longer forbidden"),
+    ("policy_any_library", POLICY,
+     'library_allowed(t, backend, r->library))',
+     '(library_allowed(t, backend, r->library) || 1))',
+     "every library counts as allowed by the task"),
+    ("policy_never_count", POLICY,
+     'bad++;',
+     '(void)0;',
+     "a forbidden import is named but never counted"),
+    ("imports_defined", IMPORTS,
+     'if (sym[k].st_shndx != SHN_UNDEF ||',
+     'if (sym[k].st_shndx == SHN_UNDEF ||',
+     "read the defined symbols instead of the imports"),
+    ("imports_skip_first", IMPORTS,
+     'for (size_t k = 1; k < count; k++) {',
+     'for (size_t k = 2; k < count; k++) {',
+     "skip the first symbol of .dynsym after the null entry"),
+]
+
+TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_"]
+REDTEAM_CMD = ["build/kforge", "redteam", "--backend", "host"]
+
+
+def check_snippets(src):
+    """Fails loudly, naming the mutant, when a snippet does not occur
+    exactly once."""
+    names = set()
+    bad = []
+    for name, path, old, new, _desc in MUTANTS:
+        if name in names:
+            bad.append("%s: duplicate mutant name" % name)
+        names.add(name)
+        with open(os.path.join(src, path)) as f:
+            text = f.read()
+        n = text.count(old)
+        if n != 1:
+            bad.append("%s: the snippet occurs %d times in %s (must be once)"
+                       % (name, n, path))
+        if old == new:
+            bad.append("%s: the replacement is the original" % name)
+    if bad:
+        for b in bad:
+            print("mutation.py: mutant " + b, file=sys.stderr)
+        sys.exit(2)
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, check=True, **kw)
+
+
+def copy_tree(src, tree):
+    os.makedirs(tree, exist_ok=True)
+    sh(["rsync", "-a", "--delete", "--exclude", "/build/",
+        "--exclude", ".git", src + "/", tree + "/"])
+    # A clean build for every mutant: no object of the last one survives.
+    sh(["rm", "-rf", os.path.join(tree, "build")])
+
+
+def stop(p):
+    """Ends the process group this script started for p."""
+    try:
+        os.killpg(p.pid, signal.SIGTERM)
+    except ProcessLookupError:
+        return
+    try:
+        p.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        p.wait()
+
+
+def run_step(cmd, tree, env, deadline, log, first_failure):
+    """Runs one step of the kill suite, streaming its output to log; stops
+    it at the first failing line. Returns (status, detail): "pass",
+    "fail" or "timeout"."""
+    log.write("$ %s\n" % " ".join(cmd))
+    log.flush()
+    p = subprocess.Popen(cmd, cwd=tree, env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True, bufsize=1,
+                         start_new_session=True)
+    import selectors
+    sel = selectors.DefaultSelector()
+    sel.register(p.stdout, selectors.EVENT_READ)
+    buf = ""
+    tail = []
+    while True:
+        left = deadline - time.time()
+        if left <= 0:
+            stop(p)
+            return "timeout", "%s: past the per-mutant timeout" % cmd[0]
+        if not sel.select(timeout=min(left, 5)):
+            continue
+        chunk = p.stdout.readline()
+        if chunk == "":
+            break
+        log.write(chunk)
+        log.flush()
+        line = chunk.rstrip("\n")
+        tail = (tail + [line])[-5:]
+        why = first_failure(line)
+        if why:
+            stop(p)
+            return "fail", why
+    p.wait()
+    if p.returncode != 0:
+        return "fail", "%s exited %d: %s" % (cmd[0], p.returncode,
+                                             " | ".join(tail[-2:]))
+    return "pass", ""
+
+
+def test_failure(line):
+    if line.startswith("FAIL "):
+        return "test " + line.split()[1]
+    return None
+
+
+def redteam_failure(line):
+    if "<-- UNEXPECTED" not in line:
+        return None
+    name = line.split()[0]
+    o = max(len(name), 24) + 1 + 46 + 1
+    want = line[o:o + 30].strip()
+    got = line[o + 31:o + 61].strip()
+    return "redteam %s (expected %s, got %s)" % (name, want, got)
+
+
+def unmutated_row(line, env, log):
+    """Re-runs the red-team case of a failing row on the unmutated build
+    (ROOT/build) with the evaluation seed the row names; True when the row
+    is as expected there, None when the row names no seed."""
+    import re
+    name = line.split()[0]
+    m = re.search(r"trial (\d+) \(seed (\d+)", line)
+    if not m:
+        return None
+    seed = int(m.group(2)) - int(m.group(1))
+    cmd = [os.path.join(ROOT, "build", "kforge"), "redteam", "--backend",
+           "host", "--task", name, "--seed", str(seed)]
+    r = subprocess.run(cmd, cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=600)
+    log.write("$ %s  (unmutated)\n%s" % (" ".join(cmd), r.stdout))
+    rows = [l for l in r.stdout.splitlines() if l.split()[:1] == [name]]
+    return bool(rows) and "<-- UNEXPECTED" not in rows[0]
+
+
+def kill_suite(tree, env, timeout, log, flaky):
+    deadline = time.time() + timeout
+    st, why = run_step(TESTS_CMD, tree, env, deadline, log, test_failure)
+    if st != "pass":
+        return st, why, "tests"
+    # Red-team evaluations draw random seeds, and a row whose verdict
+    # depends on the seed can differ on the unmutated tree too: a failing
+    # row counts when the unmutated build passes it at the same seed;
+    # otherwise the red-team step runs again (three times at most).
+    for attempt in range(3):
+        last = []
+        st, why = run_step(REDTEAM_CMD, tree, env, deadline, log,
+                           lambda l: (last.append(l), redteam_failure(l))[1])
+        if st != "fail" or not last or "<-- UNEXPECTED" not in last[-1]:
+            break
+        ok = unmutated_row(last[-1], env, log)
+        if ok is not False:
+            break
+        flaky.append(last[-1].split()[0])
+        log.write("mutation.py: the unmutated build fails this row at the "
+                  "same seed too: running the red-team step again\n")
+    if st != "pass":
+        return st, why, "redteam"
+    return "pass", "", ""
+
+
+def run_mutant(m, src, work, timeout, env):
+    name, path, old, new, desc = m
+    tree = os.path.join(work, "tree")
+    logdir = os.path.join(work, "logs")
+    os.makedirs(logdir, exist_ok=True)
+    t0 = time.time()
+    copy_tree(src, tree)
+    target = os.path.join(tree, path)
+    with open(target) as f:
+        original = f.read()
+    if name != "baseline":
+        if original.count(old) != 1:
+            sys.exit("mutation.py: mutant %s: snippet not found once in %s"
+                     % (name, path))
+        with open(target, "w") as f:
+            f.write(original.replace(old, new, 1))
+    res = {"name": name, "file": path, "description": desc}
+    with open(os.path.join(logdir, name + ".log"), "w") as log:
+        b = subprocess.run(["make", "-j2", "all", "build/kforge-tests"],
+                           cwd=tree, env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.STDOUT, text=True)
+        log.write(b.stdout)
+        if b.returncode != 0:
+            errs = [l for l in b.stdout.splitlines() if "error:" in l]
+            res.update(result="stillborn",
+                       killed_by="compile: " + (errs[0] if errs else "make failed"))
+        else:
+            flaky = []
+            st, why, step = kill_suite(tree, env, timeout, log, flaky)
+            if flaky:
+                res["flaky_rows"] = flaky
+            if st == "pass":
+                res.update(result="survived", killed_by="")
+            else:
+                res.update(result="killed", killed_by=why, step=step,
+                           timeout=st == "timeout")
+    # Restore the copy (the next mutant copies the tree afresh anyway).
+    with open(target, "w") as f:
+        f.write(original)
+    res["seconds"] = round(time.time() - t0, 1)
+    return res
+
+
+def table(results):
+    rows = [("mutant", "file", "description", "result", "killed by")]
+    for r in results:
+        rows.append((r["name"], os.path.basename(r["file"]),
+                     r["description"], r["result"], r.get("killed_by", "")))
+    w = [max(len(row[i]) for row in rows) for i in range(4)]
+    for row in rows:
+        print("  ".join(row[i].ljust(w[i]) for i in range(4)) + "  " + row[4])
+
+
+def summary(results):
+    k = sum(r["result"] == "killed" for r in results)
+    s = sum(r["result"] == "survived" for r in results)
+    sb = sum(r["result"] == "stillborn" for r in results)
+    score = k / (k + s) if k + s else 0.0
+    return {"mutants": len(results), "killed": k, "survived": s,
+            "stillborn": sb, "score": round(score, 4),
+            "survivors": [r["name"] for r in results
+                          if r["result"] == "survived"]}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--list", action="store_true", help="list the mutants")
+    ap.add_argument("--check", action="store_true",
+                    help="check that every snippet occurs exactly once")
+    ap.add_argument("--only", help="run only these mutants (comma-separated)")
+    ap.add_argument("--json", metavar="OUT", help="write results to OUT")
+    ap.add_argument("--work", default="/tmp/mut",
+                    help="private work directory (default /tmp/mut)")
+    ap.add_argument("--timeout", type=float, default=900,
+                    help="per-mutant timeout of the kill suite, seconds")
+    ap.add_argument("--merge", action="store_true",
+                    help="keep the other mutants' results already in OUT "
+                    "(with --only: re-run some of them)")
+    ap.add_argument("--baseline", action="store_true",
+                    help="first run the kill suite on the unmutated tree")
+    a = ap.parse_args()
+    check_snippets(ROOT)
+    if a.list:
+        for name, path, _o, _n, desc in MUTANTS:
+            print("%-30s %-24s %s" % (name, path, desc))
+        return 0
+    if a.check:
+        print("mutation.py: %d mutants, every snippet occurs once"
+              % len(MUTANTS))
+        return 0
+    todo = MUTANTS
+    if a.only:
+        want = a.only.split(",")
+        unknown = [n for n in want if n not in {m[0] for m in MUTANTS}]
+        if unknown:
+            sys.exit("mutation.py: unknown mutant(s): " + ", ".join(unknown))
+        todo = [m for m in MUTANTS if m[0] in want]
+    env = dict(os.environ)
+    env["KFORGE_BUILD"] = "build"
+    env["KFORGE_CACHE"] = os.path.join(a.work, "cache")
+    os.makedirs(env["KFORGE_CACHE"], exist_ok=True)
+    started = time.time()
+    out = {"command": " ".join(["bench/mutation.py"] + sys.argv[1:]),
+           "kill_suite": [" ".join(TESTS_CMD), " ".join(REDTEAM_CMD)],
+           "started_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+           "results": []}
+    if a.merge and a.json and os.path.exists(a.json):
+        with open(a.json) as f:
+            old = json.load(f)
+        out["results"] = old.get("results", [])
+        out["merged_from"] = old.get("command")
+        if "baseline" in old:
+            out["baseline"] = old["baseline"]
+    order = {m[0]: i for i, m in enumerate(MUTANTS)}
+
+    def save():
+        out["summary"] = summary(out["results"])
+        out["seconds"] = round(time.time() - started, 1)
+        if a.json:
+            tmp = a.json + ".tmp"
+            with open(tmp, "w") as f:
+                json.dump(out, f, indent=1)
+            os.replace(tmp, a.json)
+
+    if a.baseline:
+        r = run_mutant(("baseline", JUDGE, "", "", "the unmutated tree"),
+                       ROOT, a.work, a.timeout, env)
+        out["baseline"] = r
+        print("baseline: %s %s (%.0f s)" % (
+            "passes" if r["result"] == "survived" else "FAILS",
+            r.get("killed_by", ""), r["seconds"]), flush=True)
+        if r["result"] != "survived":
+            save()
+            sys.exit("mutation.py: the kill suite fails on the unmutated "
+                     "tree")
+    for i, m in enumerate(todo):
+        r = run_mutant(m, ROOT, a.work, a.timeout, env)
+        out["results"] = [x for x in out["results"] if x["name"] != r["name"]]
+        out["results"].append(r)
+        out["results"].sort(key=lambda x: order.get(x["name"], 1 << 30))
+        save()
+        print("[%d/%d] %-30s %-9s %6.0f s  %s" % (
+            i + 1, len(todo), r["name"], r["result"], r["seconds"],
+            r.get("killed_by", "")), flush=True)
+    save()
+    print()
+    table(out["results"])
+    s = out["summary"]
+    print("\nmutants %d, killed %d, survived %d, stillborn %d, score %.1f%% "
+          "(killed / (killed + survived)), %.0f s"
+          % (s["mutants"], s["killed"], s["survived"], s["stillborn"],
+             100 * s["score"], out["seconds"]))
+    if s["survivors"]:
+        print("survivors: " + ", ".join(s["survivors"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
