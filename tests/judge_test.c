@@ -249,7 +249,61 @@ static void test_judge_imports_list_the_first_dynamic_symbol(void)
 	free(src);
 }
 
+/* The rules over what the worker sees during a candidate's calls: each
+ * rejects past its line and lets an honest observation through. */
+static void test_judge_worker_observations(void)
+{
+	struct verdict v = {0};
+	kf_judge_guards("", &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_guards("after output 'y' (+4096)", &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "out_of_bounds");
+	CHECK_CONTAINS(v.reason, "after output 'y' (+4096)");
+
+	memset(&v, 0, sizeof(v));
+	kf_judge_global_state("rounding 0", "rounding 0", &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_global_state("mxcsr 0x9fc0", "mxcsr 0x1f80", &v);
+	CHECK_STR(v.check, "global_state");
+	CHECK_CONTAINS(v.reason, "mxcsr 0x9fc0, was mxcsr 0x1f80");
+
+	memset(&v, 0, sizeof(v));
+	kf_judge_idle_cpu(KF_IDLE_CPU_NS, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_idle_cpu(KF_IDLE_CPU_NS + 1000000, &v);
+	CHECK_STR(v.check, "after_return");
+	CHECK_CONTAINS(v.reason, "3.000 ms of CPU time after its call");
+
+	/* A host report: honest when near the CPU time used less the
+	 * runner's own cost; forged far below half of it. */
+	memset(&v, 0, sizeof(v));
+	kf_judge_reply_cpu(9.9e6, 10.05e6, 0.05e6, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &v);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "reported 0.001 ms for a call that used "
+				 "10.050 ms");
+
+	memset(&v, 0, sizeof(v));
+	kf_judge_flush(0x1234, 0x1234, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_flush(0xdead, 0x1234, &v);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "0x0000dead where this call's flush writes "
+				 "0x00001234");
+
+	memset(&v, 0, sizeof(v));
+	kf_judge_reference_input("x", &v);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "input 'x' changed");
+	memset(&v, 0, sizeof(v));
+	kf_judge_out_of_turn("reply 7 to request 5", &v);
+	CHECK_STR(v.check, "tampering");
+}
+
 KF_TESTS(judge) = {
+    KF_TEST(test_judge_worker_observations),
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),
     KF_TEST(test_judge_unaccounted_host_small_forgery_is_charged),
