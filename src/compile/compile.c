@@ -483,9 +483,9 @@ static int build_command(struct command *c, const char *backend,
 	cmd_add(c, kf_xstrdup(compiler));
 	if (is_host(backend)) {
 		/* Full RELRO and BIND_NOW, as the runner's own binary. */
-		const char *flags[] = {"-std=gnu11", "-O3",
+		const char *flags[] = {"-std=gnu11",	"-O3",
 				       "-march=native", "-fPIC",
-				       "-shared", "-Wl,-z,relro,-z,now"};
+				       "-shared",	"-Wl,-z,relro,-z,now"};
 		for (size_t i = 0; i < sizeof(flags) / sizeof(flags[0]); i++)
 			cmd_add(c, kf_xstrdup(flags[i]));
 	} else {
@@ -567,9 +567,8 @@ static void key_add(struct kf_sha256 *s, const char *tag, const void *data,
 typedef void (*include_fn)(const char *inc_path, const char *name,
 			   size_t name_len, const char *text, size_t n,
 			   void *ctx);
-static void walk_local_includes(const char *path, const char *src,
-				size_t bytes, int depth, include_fn fn,
-				void *ctx)
+static void walk_local_includes(const char *path, const char *src, size_t bytes,
+				int depth, include_fn fn, void *ctx)
 {
 	if (depth > 4)
 		return;
@@ -765,13 +764,15 @@ static void av_free(struct argvec *a)
 
 /* Whether path lies in the system's directories, which every compile
  * sees already (/usr, read-only, and the links to it). */
+static const char *const system_dirs[] = {"/usr",    "/lib", "/lib64", "/lib32",
+					  "/libx32", "/bin", "/sbin"};
+#define N_SYSTEM_DIRS (sizeof(system_dirs) / sizeof(system_dirs[0]))
+
 static bool in_system(const char *path)
 {
-	static const char *const sys[] = {"/usr", "/lib", "/lib64", "/lib32",
-					  "/libx32", "/bin", "/sbin"};
-	for (size_t i = 0; i < sizeof(sys) / sizeof(sys[0]); i++) {
-		size_t n = strlen(sys[i]);
-		if (!strncmp(path, sys[i], n) &&
+	for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
+		size_t n = strlen(system_dirs[i]);
+		if (!strncmp(path, system_dirs[i], n) &&
 		    (path[n] == '/' || path[n] == '\0'))
 			return true;
 	}
@@ -826,31 +827,29 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 		      const char *src, size_t src_bytes, struct argvec *a)
 {
 	static const char *const flags[] = {
-	    "--unshare-all", "--die-with-parent", "--new-session",
-	    "--cap-drop",    "ALL",		  NULL};
+	    "--unshare-all", "--die-with-parent",
+	    "--new-session", "--cap-drop",
+	    "ALL",	     NULL};
 	av_add(a, bwrap);
 	for (int i = 0; flags[i]; i++)
 		av_add(a, flags[i]);
-	static const char *const tops[] = {"/lib", "/lib64", "/lib32",
-					   "/libx32", "/bin", "/sbin"};
-	for (size_t i = 0; i < sizeof(tops) / sizeof(tops[0]); i++) {
+	/* The system's directories, or the links to them (merged /usr). */
+	for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
+		const char *top = system_dirs[i];
 		char link[PATH_MAX];
-		ssize_t k = readlink(tops[i], link, sizeof(link) - 1);
+		ssize_t k = readlink(top, link, sizeof(link) - 1);
 		struct stat st;
 		if (k > 0) {
 			link[k] = '\0';
 			av_add(a, "--symlink");
 			av_add(a, link);
-			av_add(a, tops[i]);
-		} else if (stat(tops[i], &st) == 0 && S_ISDIR(st.st_mode)) {
+			av_add(a, top);
+		} else if (stat(top, &st) == 0 && S_ISDIR(st.st_mode)) {
 			av_add(a, "--ro-bind");
-			av_add(a, tops[i]);
-			av_add(a, tops[i]);
+			av_add(a, top);
+			av_add(a, top);
 		}
 	}
-	av_add(a, "--ro-bind");
-	av_add(a, "/usr");
-	av_add(a, "/usr");
 	static const char *const etc[] = {"/etc/ld.so.cache",
 					  "/etc/alternatives"};
 	for (size_t i = 0; i < sizeof(etc) / sizeof(etc[0]); i++) {
@@ -884,8 +883,8 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 	av_ro(a, argv[0]);
 	for (int i = 1; cmd.v[i]; i++) {
 		char *x = cmd.v[i], real[PATH_MAX];
-		bool joined = (!strncmp(x, "-I", 2) || !strncmp(x, "-L", 2)) &&
-			      x[2];
+		bool joined =
+		    (!strncmp(x, "-I", 2) || !strncmp(x, "-L", 2)) && x[2];
 		bool next = (!strcmp(x, "-I") || !strcmp(x, "-isystem") ||
 			     !strcmp(x, "-L")) &&
 			    cmd.v[i + 1];

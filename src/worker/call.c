@@ -140,18 +140,24 @@ static void run_tensor(struct worker *w, int side, const struct tensor *t,
 	memcpy(rt->shape, t->shape, sizeof(rt->shape));
 }
 
+/* The next of the flush's random numbers (splitmix64 over flush_state,
+ * which the runners cannot read). */
+static uint64_t flush_random(struct worker *w)
+{
+	uint64_t z = w->flush_state += 0x9E3779B97F4A7C15ull;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
 /* The value a device flush writes before a call: fresh for every call,
  * never 0 (0 asks for none), never the last one (already there). */
 static uint32_t flush_key(struct worker *w)
 {
 	uint32_t k;
-	do {
-		w->flush_state += 0x9E3779B97F4A7C15ull;
-		uint64_t z = w->flush_state;
-		z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-		z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-		k = (uint32_t)(z ^ (z >> 31));
-	} while (!k || k == w->flush_last);
+	do
+		k = (uint32_t)flush_random(w);
+	while (!k || k == w->flush_last);
 	w->flush_last = k;
 	return k;
 }
@@ -170,10 +176,7 @@ static int wk_flush_verify(struct worker *w, int side, uint32_t key,
 	enum { CHUNKS = 8, WORDS = 16 };
 	for (int c = 0; c < CHUNKS; c++) {
 		uint32_t buf[WORDS];
-		w->flush_state += 0x9E3779B97F4A7C15ull;
-		uint64_t z = w->flush_state * 0xbf58476d1ce4e5b9ull;
-		z ^= z >> 29;
-		size_t at = (size_t)(z % (words - WORDS + 1));
+		size_t at = (size_t)(flush_random(w) % (words - WORDS + 1));
 		int rc = w->ops->read(
 		    w->ctx, buf, (const char *)p->base + p->flush_off + at * 4,
 		    sizeof(buf), err);
