@@ -29,7 +29,7 @@ endif
 
 # python3-torch (CPU) runs the tests of KernelBench-format tasks
 # (docs/kernelbench.md); about two minutes to install.
-DEB_PKGS = gcc make libcjson-dev libdlpack-dev libcurl4-openssl-dev \
+DEB_PKGS = gcc make python3-venv libcjson-dev libdlpack-dev libcurl4-openssl-dev \
 	   libsqlite3-dev libmicrohttpd-dev python3-torch bubblewrap
 
 # The runners of KernelBench-format tasks run under bubblewrap; the build

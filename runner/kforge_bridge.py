@@ -1190,16 +1190,23 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd):
             a += ["--symlink", os.readlink(top), top]
         elif os.path.isdir(top):
             a += ["--ro-bind", top, top]
-    for d in ro_dirs():
-        a += ["--ro-bind", d, d]
+    # /tmp first: a directory below it bound next (a virtual
+    # environment's) stays visible over the empty one.
     a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    dirs = ro_dirs()
+    for d in dirs:
+        a += ["--ro-bind", d, d]
     if cuda:
         for n in sorted(os.listdir("/dev")):
             if n.startswith("nvidia"):
                 a += ["--dev-bind", "/dev/" + n, "/dev/" + n]
     for f in [script, python] + list(files):
         f = os.path.abspath(f)
-        a += ["--ro-bind", f, f]
+        # A file inside a directory bound above is there already; binding
+        # it again fails where it is a link (a virtual environment's
+        # bin/python3 -> /usr/bin/python3: bwrap cannot create the file).
+        if not any(f.startswith(d.rstrip("/") + "/") for d in dirs):
+            a += ["--ro-bind", f, f]
     env = {k: os.environ[k] for k in ENV_KEPT if k in os.environ}
     if writable:
         # At a path of its own, so that no directory of the machine's

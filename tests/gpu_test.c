@@ -409,7 +409,7 @@ static void test_gpu_write_past_the_end_is_rejected(void)
 {
 	gpu();
 	expect(CU("past_end"), "rejected", "out_of_bounds",
-	       "output 'y' (after it)");
+	       "after output 'y' (the first at byte ");
 }
 
 KF_TESTS(gpu) = {

@@ -159,6 +159,32 @@ static void test_kernelbench_modelnew_passes_on_cpu(void)
 	release(&o);
 }
 
+/* A Python in a virtual environment: its bin/python3 is a link to the
+ * system's, and the environment lies under /tmp, which the runner's own
+ * /tmp would hide. */
+static void test_kernelbench_python_of_a_virtual_environment(void)
+{
+	need_torch();
+	char *venv = kf_path_join(kf_test_tmpdir(), "venv");
+	char *argv[] = {"/usr/bin/python3", "-m", "venv",
+			"--system-site-packages", "--without-pip", venv, NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = 0;
+	if (kf_proc_run(argv, 120000, 1 << 16, &out, &status, NULL) ||
+	    !WIFEXITED(status) || WEXITSTATUS(status))
+		SKIP("python3 -m venv failed (apt-get install python3-venv): "
+		     "%s",
+		     kf_strbuf_str(&out));
+	kf_strbuf_release(&out);
+	char *py = kf_path_join(venv, "bin/python3");
+	struct outcome o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing",
+				"--python", py);
+	expect(&o, "ok", NULL);
+	release(&o);
+	free(py);
+	free(venv);
+}
+
 static void test_kernelbench_wrong_values_are_wrong_answer(void)
 {
 	need_torch();
@@ -806,6 +832,7 @@ static void test_kernelbench_bench_baseline_is_cached(void)
 
 KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
+    KF_TEST(test_kernelbench_python_of_a_virtual_environment),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
     KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
     KF_TEST(test_kernelbench_cached_tensor_is_wrong_on_new_inputs),

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kforge/eval.h>
 
+#include "../src/worker/worker_int.h"
 #include "harness.h"
 
 #define ROWSUM "tasks/reduction/row_sum"
@@ -168,6 +170,52 @@ static void test_worker_nested_library_paths_keep_the_root_buildable(void)
 	free(lib);
 }
 
+/* A cuda runner's root holds the engine's cubin cache at a path of its own:
+ * with the cache under /tmp (KFORGE_CACHE=/tmp/kfc on an H200), /tmp was
+ * in the root and a constructor's open("/tmp") succeeded. */
+static void test_worker_cuda_root_shows_no_machine_directory(void)
+{
+	char *cache = kf_path_join(kf_test_tmpdir(), "engine-cache");
+	char *cuda = kf_path_join(cache, "cuda");
+	char *cubin = kf_path_join(cuda, "engine-test.cubin");
+	CHECK(!kf_mkdir_p(cuda, NULL));
+	CHECK(!kf_file_write_atomic(cubin, "cubin", 5, NULL));
+	pid_t pid = fork();
+	if (pid == 0) {
+		struct kf_err err = KF_ERR_INIT;
+		kf_cache_dir_set(cache);
+		if (kf_sandbox_confine("cuda", NULL, &err))
+			_exit(10);
+		int bad = 0;
+		struct stat st;
+		/* The test's own directory lies under /tmp. */
+		if (stat("/tmp", &st) == 0 || stat(cache, &st) == 0)
+			bad |= 1;
+		if (strcmp(kf_cache_dir(), "/kforge/engine-cache"))
+			bad |= 2;
+		char *in_root =
+		    kf_path_join(kf_cache_dir(), "cuda/engine-test.cubin");
+		char *data = NULL;
+		size_t n = 0;
+		if (kf_file_read(in_root, 64, &data, &n, NULL) || n != 5 ||
+		    memcmp(data, "cubin", 5))
+			bad |= 4;
+		if (stat("/etc/passwd", &st) == 0)
+			bad |= 8;
+		_exit(bad);
+	}
+	int status = 0;
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0,
+		  "confined child: exit %d (10: not confined; bits: 1 /tmp or "
+		  "the cache's own path in the root, 2 kf_cache_dir, 4 the "
+		  "cubin unreadable, 8 /etc/passwd)",
+		  WIFEXITED(status) ? WEXITSTATUS(status) : -1);
+	free(cubin);
+	free(cuda);
+	free(cache);
+}
+
 /* kforge doctor says whether every mechanism is there. */
 static void test_worker_doctor_reports_the_sandbox(void)
 {
@@ -186,5 +234,6 @@ KF_TESTS(worker) = {
     KF_TEST(test_worker_escapes_are_sandbox_rejections),
     KF_TEST(test_worker_full_relro_and_honest_constructor_passes),
     KF_TEST(test_worker_nested_library_paths_keep_the_root_buildable),
+    KF_TEST(test_worker_cuda_root_shows_no_machine_directory),
     KF_TEST(test_worker_doctor_reports_the_sandbox),
     KF_TESTS_END};

@@ -119,6 +119,9 @@ int kf_file_exists(const char *path);
 /* The cache directory: $KFORGE_CACHE, else $XDG_CACHE_HOME/kforge, else
  * $HOME/.cache/kforge, else /tmp/kforge-cache. Returned string is static. */
 const char *kf_cache_dir(void);
+/* Makes kf_cache_dir() answer dir from now on (a confined runner, whose
+ * root holds the engine's cache at a path of its own). */
+void kf_cache_dir_set(const char *dir);
 /* Joins two path parts with one '/'; caller frees. */
 char *kf_path_join(const char *a, const char *b);
 /* The directory of the running executable; static storage. */

@@ -1,7 +1,8 @@
 /* In a constructor, opens the machine's files read-only by raw syscall (the
  * cuda filter lets the driver open files): /etc, the task, /home, /tmp,
  * other processes' /proc entries (process 1 only when it is another one;
- * the engine's cubin cache is there, read-only, at its own path). Wins
+ * the engine's cubin cache is there, read-only, at /kforge/engine-cache,
+ * whatever the machine's cache path: under /tmp it once showed /tmp). Wins
  * (sums honestly) if any opens; its runner's root holds none of them:
  * zeros, wrong_answer/mismatch. */
 #include <cuda_runtime.h>

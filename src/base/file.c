@@ -129,22 +129,29 @@ int kf_file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+static char cache_dir[PATH_MAX];
+
+void kf_cache_dir_set(const char *dir)
+{
+	snprintf(cache_dir, sizeof(cache_dir), "%s", dir);
+}
+
 const char *kf_cache_dir(void)
 {
-	static char dir[PATH_MAX];
+	char *dir = cache_dir;
 	if (dir[0])
 		return dir;
 	const char *k = getenv("KFORGE_CACHE");
 	const char *x = getenv("XDG_CACHE_HOME");
 	const char *h = getenv("HOME");
 	if (k && *k)
-		snprintf(dir, sizeof(dir), "%s", k);
+		snprintf(dir, sizeof(cache_dir), "%s", k);
 	else if (x && *x)
-		snprintf(dir, sizeof(dir), "%s/kforge", x);
+		snprintf(dir, sizeof(cache_dir), "%s/kforge", x);
 	else if (h && *h)
-		snprintf(dir, sizeof(dir), "%s/.cache/kforge", h);
+		snprintf(dir, sizeof(cache_dir), "%s/.cache/kforge", h);
 	else
-		snprintf(dir, sizeof(dir), "/tmp/kforge-cache");
+		snprintf(dir, sizeof(cache_dir), "/tmp/kforge-cache");
 	return dir;
 }
 

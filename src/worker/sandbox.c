@@ -274,6 +274,8 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
  * mount namespace (its sources are opened first, so that one under /tmp
  * is still found). */
 #define NEW_ROOT "/tmp"
+/* kf_cache_dir() inside the root. */
+#define SANDBOX_CACHE "/kforge/engine-cache"
 #define MAX_BINDS 64
 
 struct bind {
@@ -477,9 +479,12 @@ static void plan_root(struct root_plan *p, const char *backend,
 	}
 	if (strcmp(backend, "host")) {
 		/* The engine's own kernels, built once per device (cuda.c):
-		 * read-only, so that the runner need not build them again. */
+		 * read-only, so that the runner need not build them again;
+		 * at a path of the root's own, so that the root shows no
+		 * directory of the machine's (a cache under /tmp or a home
+		 * showed /tmp or /root to a constructor's open). */
 		char *cubins = kf_path_join(kf_cache_dir(), "cuda");
-		plan_add(p, cubins, cubins);
+		plan_add(p, cubins, SANDBOX_CACHE "/cuda");
 		free(cubins);
 		DIR *dev = opendir("/dev");
 		struct dirent *e;
@@ -591,6 +596,7 @@ int kf_sandbox_confine(const char *backend, const char *object,
 				strerror(errno));
 		goto out;
 	}
+	kf_cache_dir_set(SANDBOX_CACHE);
 out:
 	for (int i = 0; i < plan.n; i++)
 		if (plan.b[i].fd >= 0)
