@@ -964,9 +964,10 @@ class Runner:
 
     def watched(self, ins):
         """A call, and on CUDA a look at the outputs once the engine's
-        stream has caught up with it: if they still change after that, the
-        candidate left work on another stream, which the engine never
-        waits for. Returns (result, ns, wall ns, violation)."""
+        stream has caught up with it: how long the device's join took
+        after the stream's, and the first output that still changed after
+        it (-1: none), raw for the judge (judge.c: work left on another
+        stream escapes the engine). Returns (result, ns, wall ns, watch)."""
         torch = self.tt.torch
         t0 = time.perf_counter_ns()
         with torch.no_grad():
@@ -982,27 +983,16 @@ class Runner:
         torch.cuda.synchronize()
         join_ns = time.perf_counter_ns() - j0
         ns = time.perf_counter_ns() - t0
-        # With nothing left on other streams the join returns at once;
-        # a join that takes milliseconds waited for the candidate's work.
-        if join_ns > max(2e6, 0.5 * ns):
-            return r, ns, ns, {
-                "check": "side_stream",
-                "detail": "the device was still busy %.2f ms after the "
-                "engine's stream had finished the call: the candidate "
-                "works on another stream without joining it, so its time "
-                "and results escape the engine" % (join_ns / 1e6)}
+        late = -1
         for j, (a, b) in enumerate(zip(early, outs)):
             if not torch.equal(a, b) and not (
                     a.is_floating_point() and
                     torch.equal(torch.isnan(a), torch.isnan(b)) and
                     torch.equal(torch.nan_to_num(a), torch.nan_to_num(b))):
-                return r, ns, ns, {
-                    "check": "side_stream",
-                    "detail": "output %d was still being written after "
-                    "the engine's stream had finished the call: the "
-                    "candidate works on another stream without joining "
-                    "it, so its time and results escape the engine" % j}
-        return r, ns, ns, None
+                late = j
+                break
+        return r, ns, ns, {"join_ns": join_ns, "ns": ns,
+                           "late_output": late}
 
     def stage(self, req=None):
         """Copies the arena's inputs to the device's copies."""
@@ -1028,9 +1018,9 @@ class Runner:
             ins = self.inputs()
             if req.get("flush"):
                 tt.flush(wait=kb or not tt.cuda)
-            viol = None
+            watch = None
             if req.get("watch") and tt.cuda:
-                r, ns, wall, viol = self.watched(ins)
+                r, ns, wall, watch = self.watched(ins)
             else:
                 r, ns, wall = self.timed(ins, kb)
             outs, bad = plain_outputs(torch, r, tt.dev)
@@ -1043,8 +1033,8 @@ class Runner:
         rep["ns"] = ns
         rep["wall_ns"] = wall
         rep.update(self.facts())
-        if viol:
-            rep["violation"] = viol
+        if watch:
+            rep["watch"] = watch
         if bad:
             rep["bad_outputs"] = bad
             return rep
@@ -1601,91 +1591,75 @@ class Judge:
 
     # -- the checks of a candidate's call --------------------------------
 
-    def thread_violation(self, facts, when):
-        """The candidate's process must keep the thread and core budget
-        of the reference's: torch's intra-op threads (as its runner
-        reports them), its affinity and its number of threads (as seen
-        from here)."""
-        if self.baseline:
-            return None
-        procs = facts.get("processes") or []
-        if procs:
-            return {"check": "processes",
-                    "detail": "the candidate's runner left %d other "
-                    "process%s running in its namespace %s (pids %s): work "
-                    "in another process is outside the engine's view of its "
-                    "calls" % (len(procs), "" if len(procs) == 1 else "es",
-                               when, " ".join(str(p) for p in procs[:8]))}
-        n = facts.get("threads", THREADS)
-        if n != THREADS:
-            return {"check": "threads",
-                    "detail": "the candidate set torch's intra-op threads "
-                    "to %s %s; both sides get %d" % (n, when, THREADS)}
-        if self.tt.cuda:
-            return None
+    def call_facts(self, c, r, kb):
+        """What the judge's checks of the candidate's process look at
+        (judge.c, kf_judge_bridge_facts), raw: nothing is decided here.
+        c: the reply to a candidate's call (None: the process as loaded),
+        r: the reference's reply on the same inputs (None where it did
+        not run); kb: the call ran under KernelBench's protocol. The thread and core
+        budget (torch's intra-op threads as the runner reports them, its
+        affinity and its threads as seen from here), the processes left in
+        its namespace, the global flags against those it was loaded with,
+        outputs sharing memory with an input where the reference's do
+        not, the outputs' types and shapes, and the watch of a CUDA
+        call."""
+        src = self.load_facts if c is None else c
+        f = {"when": "when loaded" if c is None else "during its calls",
+             "kb": bool(kb), "baseline": self.baseline,
+             "cuda": bool(self.tt.cuda), "threads_budget": THREADS,
+             "threads": src.get("threads", THREADS),
+             "processes": src.get("processes") or []}
         try:
-            ac = os.sched_getaffinity(self.cand.pid)
-            ar = os.sched_getaffinity(self.ref.pid)
+            f["cpus"] = sorted(os.sched_getaffinity(self.cand.pid))
+            f["cpus_ref"] = sorted(os.sched_getaffinity(self.ref.pid))
         except OSError:
-            ac = ar = None
-        if ac != ar:
-            return {"check": "threads",
-                    "detail": "the candidate's process runs on CPUs %s %s, "
-                    "the reference's on %s: both sides get the same cores"
-                    % (sorted(ac) if ac else "?", when,
-                       sorted(ar) if ar else "?")}
-        nc, nr = os_threads(self.cand.pid), os_threads(self.ref.pid)
-        if nc > nr > 0:
-            return {"check": "threads",
-                    "detail": "the candidate's process has %d threads %s, "
-                    "the reference's %d: both sides get one thread "
-                    "of computation" % (nc, when, nr)}
-        return None
-
-    def violations(self, c, r, kb):
-        """The judge's checks of a candidate call's reply c, beside the
-        reference's reply r on the same inputs (None where the reference
-        did not run). Under KernelBench's protocol (kb) only the outputs'
-        types and the thread budget are held."""
-        for b in c.get("bad_outputs") or []:
-            return {"check": "output_type",
-                    "detail": "output %s is %s, not a plain dense "
-                    "torch.Tensor (type(x) is torch.Tensor, strided, on "
-                    "the task's device): a subclass or any other object "
-                    "could defer its work past the timed call" % (
-                        b.get("index", "?"), b.get("type", "?"))}
-        if c.get("violation"):
-            return c["violation"]
-        v = self.thread_violation(c, "during its calls")
-        if v or kb:
-            return v
-        if not self.baseline and self.state0 is not None and \
-                c.get("state") != self.state0:
-            now, was = c.get("state") or [], self.state0
-            diff = [(a, b) for a, b in zip(now, was) if a != b]
-            return {"check": "global_state",
-                    "detail": "the candidate changed global state: %s, "
-                    "was %s" % (
-                        " ".join("%s=%s" % tuple(a) for a, _ in diff),
-                        " ".join("%s=%s" % tuple(b) for _, b in diff))}
+            pass
+        f["os_threads"] = os_threads(self.cand.pid)
+        f["os_threads_ref"] = os_threads(self.ref.pid)
+        if c is None:
+            return f
+        if c.get("bad_outputs"):
+            f["bad_outputs"] = c["bad_outputs"]
+        if c.get("watch"):
+            f["watch"] = c["watch"]
+        if self.state0 is not None and "state" in c:
+            f["state"], f["state0"] = c["state"], self.state0
         ins = c.get("in_storage") or []
-        rins = (r or {}).get("in_storage") or []
+        r = r or {}
+        rins = r.get("in_storage") or []
+        alias = []
         for j, y in enumerate(c.get("out_storage") or []):
             for i, x in enumerate(ins):
                 if not overlaps(y, x):
                     continue
-                ry = ((r or {}).get("out_storage") or [])
-                if j < len(ry) and i < len(rins) and overlaps(ry[j],
-                                                              rins[i]):
-                    continue
-                return {"check": "output_alias",
-                        "detail": "output '%s' shares memory with input "
-                        "'%s', which the reference's does not: an output "
-                        "must be a tensor of its own" % (
-                            self.out_names[j] if j < len(self.out_names)
-                            else j, self.in_names[i]
-                            if i < len(self.in_names) else i)}
-        return None
+                ry = r.get("out_storage") or []
+                ref_too = j < len(ry) and i < len(rins) and \
+                    overlaps(ry[j], rins[i])
+                alias.append({
+                    "output": self.out_names[j] if j < len(self.out_names)
+                    else str(j),
+                    "input": self.in_names[i] if i < len(self.in_names)
+                    else str(i), "reference_too": ref_too})
+        if alias:
+            f["aliases"] = alias
+        if c.get("shapes") is not None:
+            f["shapes"] = c["shapes"]
+            f["shapes_want"] = [list(w) for w in self.out_shapes]
+            f["output_names"] = list(self.out_names)
+        return f
+
+    def add_facts(self, rep, f):
+        """Appends f to rep's facts unless it equals the last one there
+        (the judge reads each distinct one)."""
+        fl = rep.setdefault("facts", [])
+        if not fl or fl[-1] != f:
+            fl.append(f)
+
+    @staticmethod
+    def nothing_to_compare(c):
+        """A reply with no outputs to compare: not plain tensors, or not
+        of the reference's shapes (the runner then copies none)."""
+        return bool(c.get("bad_outputs")) or c.get("shapes") is not None
 
     # -- comparisons -----------------------------------------------------
 
@@ -1760,24 +1734,6 @@ class Judge:
         w = want.contiguous().view(it).reshape(-1) == v
         return int((g & ~w).sum().item())
 
-    def shape_violation(self, rep):
-        """The violation of a call whose outputs do not have the
-        reference's shapes (the runner then copies none of them)."""
-        shapes = rep.get("shapes")
-        if shapes is None:
-            return None
-        want = self.out_shapes
-        if len(shapes) != len(want):
-            return {"check": "output_shape",
-                    "detail": "the candidate returned %d outputs, the "
-                    "reference %d" % (len(shapes), len(want))}
-        for j, (g, w) in enumerate(zip(shapes, want)):
-            if g != w:
-                return {"check": "output_shape",
-                        "detail": "output '%s' has shape %s, the "
-                        "reference's %s" % (self.out_names[j], g, w)}
-        return None
-
     # -- trials ----------------------------------------------------------
 
     def fault(self, rep):
@@ -1831,16 +1787,10 @@ class Judge:
         if c.get("error"):
             rep["cand_error"] = c["error"]
             return rep
-        viol = None
         if index == 0:
-            viol = self.thread_violation(self.load_facts, "when loaded")
-        viol = viol or self.violations(c, r, kb)
-        if viol:
-            rep["violation"] = viol
-            return rep
-        shape = self.shape_violation(c)
-        if shape:
-            rep["violation"] = shape
+            self.add_facts(rep, self.call_facts(None, None, kb))
+        self.add_facts(rep, self.call_facts(c, r, kb))
+        if self.nothing_to_compare(c):
             return rep
         got, want = self.cand.got, self.ref.got
         outs = []
@@ -1870,9 +1820,8 @@ class Judge:
         if c2.get("error"):
             rep["cand_error"] = c2["error"]
             return rep
-        viol = self.violations(c2, r, False)
-        if viol:
-            rep["violation"] = viol
+        self.add_facts(rep, self.call_facts(c2, r, False))
+        if c2.get("bad_outputs"):
             return rep
         if c2.get("shapes") is not None:
             for o in outs:
@@ -1937,13 +1886,8 @@ class Judge:
             rep["cand_rc_nonzero"] += 1
             chk["first_bad_pair"] = p
             return False
-        viol = self.violations(c, r, kb) or self.shape_violation(c)
-        if viol and viol["check"] == "output_shape" and kb:
-            chk["mismatches"] += 1
-            chk["first_bad_pair"] = p
-            return False
-        if viol:
-            rep["violation"] = viol
+        self.add_facts(rep, self.call_facts(c, r, kb))
+        if self.nothing_to_compare(c):
             chk["first_bad_pair"] = p
             return False
         bad = unw = 0

@@ -245,7 +245,9 @@ static void test_gpu_compare_counts_like_the_host(void)
 static void test_gpu_engine_kernels_compile_with_nvrtc(void)
 {
 	static const char *const names[] = {
-	    "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so",
+	    "libnvrtc.so.13",
+	    "libnvrtc.so.12",
+	    "libnvrtc.so",
 	    "/usr/local/cuda/lib64/libnvrtc.so.13",
 	    "/usr/local/cuda/lib64/libnvrtc.so.12",
 	    "/usr/local/cuda/lib64/libnvrtc.so"};

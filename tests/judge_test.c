@@ -302,7 +302,113 @@ static void test_judge_worker_observations(void)
 	CHECK_STR(v.check, "tampering");
 }
 
+/* The verdict over one set of the bridge's facts, given as JSON. */
+static struct verdict facts_verdict(const char *json)
+{
+	char *arr = kf_xasprintf("[%s]", json);
+	cJSON *f = cJSON_Parse(arr);
+	CHECK_MSG(f != NULL, "bad JSON in the test: %s", json);
+	struct verdict v = {0};
+	v.status = KF_STATUS_OK;
+	kf_judge_bridge_facts(f, &v);
+	cJSON_Delete(f);
+	free(arr);
+	return v;
+}
+
+#define CLEAN                                                                  \
+	"\"when\": \"during its calls\", \"threads_budget\": 1, "              \
+	"\"threads\": 1, \"processes\": [], \"cpus\": [0], \"cpus_ref\": "     \
+	"[0], \"os_threads\": 3, \"os_threads_ref\": 3"
+
+/* The bridge reports raw facts; each check decides here, with an honest
+ * set of facts that passes every one. */
+static void test_judge_bridge_facts(void)
+{
+	struct verdict v = facts_verdict(
+	    "{" CLEAN
+	    ", \"state\": [[\"f\", false]], \"state0\": [[\"f\", false]]}");
+	CHECK(v.status == KF_STATUS_OK);
+	/* A device join of 1 ms after a 10 ms call is a join, not work. */
+	v = facts_verdict("{" CLEAN
+			  ", \"cuda\": true, \"watch\": {\"join_ns\": "
+			  "1e6, \"ns\": 1e7, \"late_output\": -1}}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{" CLEAN
+			  ", \"cuda\": true, \"watch\": {\"join_ns\": "
+			  "5e6, \"ns\": 6e6, \"late_output\": -1}}");
+	CHECK_STR(v.check, "side_stream");
+	CHECK_CONTAINS(v.reason, "still busy 5.00 ms");
+	v = facts_verdict("{" CLEAN
+			  ", \"cuda\": true, \"watch\": {\"join_ns\": "
+			  "1e3, \"ns\": 6e6, \"late_output\": 1}}");
+	CHECK_STR(v.check, "side_stream");
+	CHECK_CONTAINS(v.reason, "output 1 was still being written");
+	v = facts_verdict("{" CLEAN ", \"bad_outputs\": [{\"index\": 0, "
+			  "\"type\": \"m.Lazy\"}]}");
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "output_type");
+	CHECK_CONTAINS(v.reason, "output 0 is m.Lazy, not a plain dense");
+	v = facts_verdict("{\"when\": \"when loaded\", \"threads_budget\": 1, "
+			  "\"threads\": 1, \"processes\": [41, 42]}");
+	CHECK_STR(v.check, "processes");
+	CHECK_CONTAINS(v.reason, "left 2 other processes running in its "
+				 "namespace when loaded (pids 41 42)");
+	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 16}");
+	CHECK_STR(v.check, "threads");
+	CHECK_CONTAINS(v.reason, "intra-op threads to 16 during its calls");
+	/* Cores and OS threads count on the host, not on a device. */
+	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 1, \"cpus\": "
+			  "[0, 1], \"cpus_ref\": [0]}");
+	CHECK_STR(v.check, "threads");
+	CHECK_CONTAINS(v.reason, "runs on CPUs [0, 1] during its calls, the "
+				 "reference's on [0]");
+	v = facts_verdict(
+	    "{\"cuda\": true, \"threads_budget\": 1, "
+	    "\"threads\": 1, \"cpus\": [0, 1], \"cpus_ref\": [0], "
+	    "\"os_threads\": 9, \"os_threads_ref\": 3}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 1, "
+			  "\"os_threads\": 9, \"os_threads_ref\": 3}");
+	CHECK_STR(v.check, "threads");
+	/* A baseline (the task's own Model, compiled) keeps its workers. */
+	v = facts_verdict("{\"baseline\": true, \"threads_budget\": 1, "
+			  "\"threads\": 4, \"processes\": [7]}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{" CLEAN ", \"state\": [[\"torch.x\", true]], "
+			  "\"state0\": [[\"torch.x\", false]]}");
+	CHECK_STR(v.check, "global_state");
+	CHECK_CONTAINS(v.reason, "torch.x=True, was torch.x=False");
+	v = facts_verdict("{" CLEAN ", \"aliases\": [{\"output\": \"out\", "
+			  "\"input\": \"x\", \"reference_too\": true}]}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{" CLEAN ", \"aliases\": [{\"output\": \"out\", "
+			  "\"input\": \"x\", \"reference_too\": false}]}");
+	CHECK_STR(v.check, "output_alias");
+	/* KernelBench's protocol holds neither flags nor aliasing. */
+	v = facts_verdict("{" CLEAN ", \"kb\": true, \"state\": [[\"f\", "
+			  "true]], \"state0\": [[\"f\", false]], \"aliases\": "
+			  "[{\"output\": \"out\", "
+			  "\"input\": \"x\"}]}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{" CLEAN
+			  ", \"shapes\": [[16, 64]], \"shapes_want\": "
+			  "[[16, 32]], \"output_names\": [\"out\"]}");
+	CHECK_STR(v.check, "output_shape");
+	CHECK_CONTAINS(v.reason, "output 'out' has shape [16, 64], the "
+				 "reference's [16, 32]");
+	/* Timed under KernelBench's protocol, another shape is wrong. */
+	cJSON *fr = cJSON_Parse("{\"facts\": [{" CLEAN ", \"kb\": true, "
+				"\"shapes\": [[2]], \"shapes_want\": [[3]]}]}");
+	v = (struct verdict){0};
+	kf_judge_samples_kb(fr, &v);
+	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
+	CHECK_STR(v.check, "timed_output");
+	cJSON_Delete(fr);
+}
+
 KF_TESTS(judge) = {
+    KF_TEST(test_judge_bridge_facts),
     KF_TEST(test_judge_worker_observations),
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),

@@ -166,8 +166,9 @@ static void test_kernelbench_python_of_a_virtual_environment(void)
 {
 	need_torch();
 	char *venv = kf_path_join(kf_test_tmpdir(), "venv");
-	char *argv[] = {"/usr/bin/python3", "-m", "venv",
-			"--system-site-packages", "--without-pip", venv, NULL};
+	char *argv[] = {
+	    "/usr/bin/python3", "-m", "venv", "--system-site-packages",
+	    "--without-pip",	venv, NULL};
 	struct kf_strbuf out = KF_STRBUF_INIT;
 	int status = 0;
 	if (kf_proc_run(argv, 120000, 1 << 16, &out, &status, NULL) ||
@@ -177,8 +178,8 @@ static void test_kernelbench_python_of_a_virtual_environment(void)
 		     kf_strbuf_str(&out));
 	kf_strbuf_release(&out);
 	char *py = kf_path_join(venv, "bin/python3");
-	struct outcome o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing",
-				"--python", py);
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", "--python", py);
 	expect(&o, "ok", NULL);
 	release(&o);
 	free(py);
@@ -606,8 +607,8 @@ static void test_kernelbench_corpus_all_as_expected(void)
 static void test_kernelbench_candidate_crash_is_reported(void)
 {
 	need_torch();
-	struct outcome o = eval(RELU, CAND "1_ReLU/segfault.py", "--no-timing",
-				NULL, NULL);
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/segfault.py", "--no-timing", NULL, NULL);
 	expect(&o, "runtime_error", "crash");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SIGSEGV");
 	release(&o);
@@ -620,8 +621,8 @@ static void test_kernelbench_candidate_crash_is_reported(void)
 static void test_kernelbench_candidate_runner_is_confined(void)
 {
 	need_torch();
-	struct outcome o = eval(RELU, CAND "1_ReLU/escape.py", "--no-timing",
-				NULL, NULL);
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/escape.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
 	CHECK_CONTAINS(o.out, "escape: []");
 	release(&o);
@@ -633,8 +634,8 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 {
 	need_torch();
 	setenv("KFORGE_BWRAP", "/nonexistent/bwrap", 1);
-	struct outcome o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing",
-				NULL, NULL);
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
 	CHECK_STR(str_at(o.json, "status", NULL), "infra_error");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "bubblewrap");
 	release(&o);

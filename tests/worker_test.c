@@ -136,8 +136,8 @@ static void test_worker_full_relro_and_honest_constructor_passes(void)
 	cJSON *r = run(RT("honest_ctor_table"));
 	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "status %s (%s)",
 		  kf_json_str(r, "status"), kf_json_str(r, "reason"));
-	const cJSON *c = cJSON_GetObjectItem(
-	    cJSON_GetObjectItem(r, "compile"), "candidate");
+	const cJSON *c =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "compile"), "candidate");
 	const char *cmd = kf_json_str(c, "command");
 	CHECK_CONTAINS(cmd, "-Wl,-z,relro,-z,now");
 	const char *o = strstr(cmd, " -o ");
@@ -158,8 +158,8 @@ static void test_worker_nested_library_paths_keep_the_root_buildable(void)
 	char *lib = kf_path_join(kf_test_tmpdir(), "lib");
 	char *link = kf_path_join(kf_test_tmpdir(), "lib64");
 	CHECK(mkdir(lib, 0755) == 0 && symlink("lib", link) == 0);
-	char *llp = kf_xasprintf("/usr/lib:/usr/lib/x86_64-linux-gnu:%s:%s",
-				 lib, link);
+	char *llp =
+	    kf_xasprintf("/usr/lib:/usr/lib/x86_64-linux-gnu:%s:%s", lib, link);
 	setenv("LD_LIBRARY_PATH", llp, 1);
 	cJSON *r = run("tasks/reduction/row_sum/candidates/fast.c");
 	CHECK_MSG(!strcmp(kf_json_str(r, "status"), "ok"), "status %s (%s)",

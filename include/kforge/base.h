@@ -147,7 +147,7 @@ void kf_sha256_final_hex(struct kf_sha256 *s, char hex[65]);
 uint64_t kf_fnv1a64(const void *data, size_t bytes, uint64_t seed);
 
 /* Clocks. */
-uint64_t kf_now_ns(void);   /* CLOCK_MONOTONIC */
+uint64_t kf_now_ns(void); /* CLOCK_MONOTONIC */
 /* CPU time the calling thread has used (CLOCK_THREAD_CPUTIME_ID): time
  * that other load on the machine does not lengthen. */
 uint64_t kf_thread_cpu_ns(void);

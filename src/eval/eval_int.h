@@ -41,6 +41,11 @@ struct kf_l1 {
  */
 bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 			const char *label, struct verdict *v);
+/* The checks of the PyTorch bridge's facts about the candidate's process
+ * (a frame's "facts": outputs' types and shapes, thread and core budget,
+ * processes, global flags, aliasing, the watch of a CUDA call); true, and
+ * v rejected with the check and its detail, when one fails. */
+bool kf_judge_bridge_facts(const cJSON *facts, struct verdict *v);
 /* Judges a "trial" frame. */
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v);

@@ -201,6 +201,10 @@ double kf_strict_l1(enum kf_dtype dt)
 /* An output's error carried by fewer than this fraction of the elements
  * its values are spread over is a few wrong values, not arithmetic. */
 #define KF_CONCENTRATED 16.0
+/* A CUDA call's device join after the engine's stream has caught up that
+ * takes longer than this (and half the call) waited for work left on
+ * another stream. */
+#define BRIDGE_JOIN_NS 2e6
 /* Errors that average under this share of atol never fail the precision
  * check. */
 #define KF_NOISE_SHARE 0.01
@@ -215,16 +219,16 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	 * atol are noise whatever the output's norm, so that an output of
 	 * float noise around zero (|want| far below atol, where any change
 	 * of order changes every bit) is not called imprecise. */
-	double norm = bound > 0 ? fmax(e->l1_want,
-				       e->n * atol * KF_NOISE_SHARE / bound)
-				: 0;
+	double norm =
+	    bound > 0 ? fmax(e->l1_want, e->n * atol * KF_NOISE_SHARE / bound)
+		      : 0;
 	double l1 = norm > 0 ? e->l1_err / norm : 0;
 	if (!(bound > 0 && l1 > bound))
 		return false;
 	/* How many elements carry the error, and how many the values. */
 	double err_count = e->max_abs > 0 ? e->l1_err / e->max_abs : 0;
-	double want_count = e->want_absmax > 0 ? e->l1_want / e->want_absmax
-					       : 0;
+	double want_count =
+	    e->want_absmax > 0 ? e->l1_want / e->want_absmax : 0;
 	if (e->varies) {
 		set(v, KF_STATUS_REJECTED, "nondeterministic",
 		    "%s: output '%s' differs between two calls on the same "
@@ -256,6 +260,263 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	    "the task demands (fp16, bf16 or tf32 arithmetic)",
 	    label, s->name, l1, bound, kf_dtype_name(s->dtype));
 	return true;
+}
+
+/* ---- the bridge's facts about the candidate's process ----
+ *
+ * The PyTorch bridge (runner/kforge_bridge.py, call_facts) reports, raw,
+ * what its judge process sees of the candidate's: the outputs' types and
+ * shapes, the thread and core budget, the processes left in its namespace,
+ * the global flags, outputs sharing memory with inputs, and the watch of a
+ * CUDA call. The verdicts over them are decided here. */
+
+/* A JSON value as Python prints it in the flags it came from: strings
+ * bare, booleans True/False, numbers shortest. */
+static void py_text(const cJSON *x, char *buf, size_t cap)
+{
+	if (cJSON_IsString(x))
+		snprintf(buf, cap, "%s", x->valuestring);
+	else if (cJSON_IsBool(x))
+		snprintf(buf, cap, "%s", cJSON_IsTrue(x) ? "True" : "False");
+	else if (cJSON_IsNumber(x) &&
+		 x->valuedouble == (double)(long long)x->valuedouble)
+		snprintf(buf, cap, "%lld", (long long)x->valuedouble);
+	else if (cJSON_IsNumber(x))
+		snprintf(buf, cap, "%g", x->valuedouble);
+	else if (cJSON_IsNull(x))
+		snprintf(buf, cap, "None");
+	else {
+		char *u = cJSON_PrintUnformatted(x);
+		snprintf(buf, cap, "%s", u ? u : "?");
+		free(u);
+	}
+}
+
+/* A list of numbers as "[a, b, c]" (at most max of them, then "..."). */
+static void list_text(const cJSON *a, int max, const char *sep, bool brackets,
+		      char *buf, size_t cap)
+{
+	size_t n = 0;
+	int k = 0;
+	const cJSON *x;
+	buf[0] = '\0';
+	if (brackets)
+		n += snprintf(buf + n, cap - n, "[");
+	cJSON_ArrayForEach(x, a)
+	{
+		char one[64];
+		if (n >= cap)
+			break;
+		if (k == max) {
+			n += snprintf(buf + n, cap - n, "%s...", sep);
+			break;
+		}
+		py_text(x, one, sizeof(one));
+		n += snprintf(buf + n, cap - n, "%s%s", k ? sep : "", one);
+		k++;
+	}
+	if (brackets && n < cap)
+		snprintf(buf + n, cap - n, "]");
+}
+
+static bool same_json(const cJSON *a, const cJSON *b)
+{
+	return cJSON_Compare(a, b, true);
+}
+
+/* The judge's checks of one set of facts; true (and v rejected with a
+ * check and its detail) when one fails. */
+static bool bridge_facts_one(const cJSON *f, struct verdict *v)
+{
+	const char *when = kf_json_str(f, "when");
+	bool kb = cJSON_IsTrue(cJSON_GetObjectItem(f, "kb"));
+	bool baseline = cJSON_IsTrue(cJSON_GetObjectItem(f, "baseline"));
+	bool cuda = cJSON_IsTrue(cJSON_GetObjectItem(f, "cuda"));
+	char a[512], b[512];
+	when = when ? when : "during its calls";
+	const cJSON *bad =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(f, "bad_outputs"), 0);
+	if (bad) {
+		const char *type = kf_json_str(bad, "type");
+		py_text(cJSON_GetObjectItem(bad, "index"), a, sizeof(a));
+		set(v, KF_STATUS_REJECTED, "output_type",
+		    "output %s is %s, not a plain dense torch.Tensor "
+		    "(type(x) is torch.Tensor, strided, on the task's device): "
+		    "a subclass or any other object could defer its work past "
+		    "the timed call",
+		    a, type ? type : "?");
+		return true;
+	}
+	const cJSON *w = cJSON_GetObjectItem(f, "watch");
+	if (w) {
+		/* With nothing left on other streams the device's join returns
+		 * at once; one that takes milliseconds waited for the
+		 * candidate's work. */
+		double join = kf_json_num(w, "join_ns", 0);
+		double ns = kf_json_num(w, "ns", 0);
+		int late = (int)kf_json_num(w, "late_output", -1);
+		if (join > fmax(BRIDGE_JOIN_NS, 0.5 * ns)) {
+			set(v, KF_STATUS_REJECTED, "side_stream",
+			    "the device was still busy %.2f ms after the "
+			    "engine's stream had finished the call: the "
+			    "candidate works on another stream without joining "
+			    "it, so its time and results escape the engine",
+			    join / 1e6);
+			return true;
+		}
+		if (late >= 0) {
+			set(v, KF_STATUS_REJECTED, "side_stream",
+			    "output %d was still being written after the "
+			    "engine's stream had finished the call: the "
+			    "candidate works on another stream without joining "
+			    "it, so its time and results escape the engine",
+			    late);
+			return true;
+		}
+	}
+	if (!baseline) {
+		const cJSON *procs = cJSON_GetObjectItem(f, "processes");
+		int np = cJSON_GetArraySize(procs);
+		if (np > 0) {
+			list_text(procs, 8, " ", false, a, sizeof(a));
+			set(v, KF_STATUS_REJECTED, "processes",
+			    "the candidate's runner left %d other process%s "
+			    "running in its namespace %s (pids %s): work in "
+			    "another process is outside the engine's view of "
+			    "its calls",
+			    np, np == 1 ? "" : "es", when, a);
+			return true;
+		}
+		double budget = kf_json_num(f, "threads_budget", 1);
+		const cJSON *th = cJSON_GetObjectItem(f, "threads");
+		if (th && !(cJSON_IsNumber(th) && th->valuedouble == budget)) {
+			py_text(th, a, sizeof(a));
+			set(v, KF_STATUS_REJECTED, "threads",
+			    "the candidate set torch's intra-op threads to %s "
+			    "%s; both sides get %.0f",
+			    a, when, budget);
+			return true;
+		}
+		const cJSON *cc = cJSON_GetObjectItem(f, "cpus");
+		const cJSON *cr = cJSON_GetObjectItem(f, "cpus_ref");
+		if (!cuda && cc && cr && !same_json(cc, cr)) {
+			list_text(cc, 64, ", ", true, a, sizeof(a));
+			list_text(cr, 64, ", ", true, b, sizeof(b));
+			set(v, KF_STATUS_REJECTED, "threads",
+			    "the candidate's process runs on CPUs %s %s, the "
+			    "reference's on %s: both sides get the same cores",
+			    a, when, b);
+			return true;
+		}
+		double nc = kf_json_num(f, "os_threads", -1);
+		double nr = kf_json_num(f, "os_threads_ref", -1);
+		if (!cuda && nc > nr && nr > 0) {
+			set(v, KF_STATUS_REJECTED, "threads",
+			    "the candidate's process has %.0f threads %s, the "
+			    "reference's %.0f: both sides get one thread of "
+			    "computation",
+			    nc, when, nr);
+			return true;
+		}
+	}
+	/* KernelBench's protocol holds only the outputs' types, the thread
+	 * budget and their shapes. */
+	const cJSON *now = cJSON_GetObjectItem(f, "state");
+	const cJSON *was = cJSON_GetObjectItem(f, "state0");
+	if (!kb && !baseline && now && was && !same_json(now, was)) {
+		size_t na = 0, nb = 0;
+		a[0] = b[0] = '\0';
+		for (int i = 0;
+		     i < cJSON_GetArraySize(now) && i < cJSON_GetArraySize(was);
+		     i++) {
+			const cJSON *x = cJSON_GetArrayItem(now, i);
+			const cJSON *y = cJSON_GetArrayItem(was, i);
+			if (same_json(x, y))
+				continue;
+			char xn[160], xv[64], yv[64];
+			py_text(cJSON_GetArrayItem(x, 0), xn, sizeof(xn));
+			py_text(cJSON_GetArrayItem(x, 1), xv, sizeof(xv));
+			py_text(cJSON_GetArrayItem(y, 1), yv, sizeof(yv));
+			if (na < sizeof(a))
+				na +=
+				    snprintf(a + na, sizeof(a) - na, "%s%s=%s",
+					     na ? " " : "", xn, xv);
+			if (nb < sizeof(b))
+				nb +=
+				    snprintf(b + nb, sizeof(b) - nb, "%s%s=%s",
+					     nb ? " " : "", xn, yv);
+		}
+		set(v, KF_STATUS_REJECTED, "global_state",
+		    "the candidate changed global state: %s, was %s", a, b);
+		return true;
+	}
+	const cJSON *al,
+	    *aliases = kb ? NULL : cJSON_GetObjectItem(f, "aliases");
+	cJSON_ArrayForEach(al, aliases)
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(al, "reference_too")))
+			continue;
+		set(v, KF_STATUS_REJECTED, "output_alias",
+		    "output '%s' shares memory with input '%s', which the "
+		    "reference's does not: an output must be a tensor of its "
+		    "own",
+		    kf_json_str(al, "output"), kf_json_str(al, "input"));
+		return true;
+	}
+	const cJSON *got = cJSON_GetObjectItem(f, "shapes");
+	const cJSON *want = cJSON_GetObjectItem(f, "shapes_want");
+	if (got) {
+		int ng = cJSON_GetArraySize(got), nw = cJSON_GetArraySize(want);
+		if (ng != nw) {
+			set(v, KF_STATUS_REJECTED, "output_shape",
+			    "the candidate returned %d outputs, the reference "
+			    "%d",
+			    ng, nw);
+			return true;
+		}
+		const cJSON *names = cJSON_GetObjectItem(f, "output_names");
+		for (int j = 0; j < ng; j++) {
+			const cJSON *g = cJSON_GetArrayItem(got, j);
+			const cJSON *x = cJSON_GetArrayItem(want, j);
+			if (same_json(g, x))
+				continue;
+			char name[128];
+			py_text(cJSON_GetArrayItem(names, j), name,
+				sizeof(name));
+			list_text(g, 16, ", ", true, a, sizeof(a));
+			list_text(x, 16, ", ", true, b, sizeof(b));
+			set(v, KF_STATUS_REJECTED, "output_shape",
+			    "output '%s' has shape %s, the reference's %s",
+			    name, a, b);
+			return true;
+		}
+	}
+	return false;
+}
+
+bool kf_judge_bridge_facts(const cJSON *facts, struct verdict *v)
+{
+	const cJSON *f;
+	cJSON_ArrayForEach(f, facts)
+	{
+		if (bridge_facts_one(f, v))
+			return true;
+	}
+	return false;
+}
+
+/* A check's verdict from a frame: the worker's decided violation, or a
+ * failed check over the bridge's facts. */
+static bool frame_violation(const cJSON *frame, struct verdict *fv)
+{
+	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
+	memset(fv, 0, sizeof(*fv));
+	if (viol) {
+		set(fv, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s",
+		    kf_json_str(viol, "detail"));
+		return true;
+	}
+	return kf_judge_bridge_facts(cJSON_GetObjectItem(frame, "facts"), fv);
 }
 
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
@@ -290,10 +551,9 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    "%s: kf_entry returned %d (0 means success)", label, rc);
 		goto out;
 	}
-	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
-	if (viol) {
-		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"), "%s: %s",
-		    label, kf_json_str(viol, "detail"));
+	struct verdict fv;
+	if (frame_violation(frame, &fv)) {
+		set(v, fv.status, fv.check, "%s: %s", label, fv.reason);
 		goto out;
 	}
 	if (!complete(t, frame)) {
@@ -361,15 +621,14 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 	}
 	for (int j = 0; j < t->n_outputs; j++) {
 		const cJSON *o = cJSON_GetArrayItem(outs, j);
-		struct kf_l1 e = {
-		    kf_json_num(o, "l1_err", 0),
-		    kf_json_num(o, "l1_want", 0),
-		    kf_json_num(o, "n", 0),
-		    kf_json_num(o, "max_abs", 0),
-		    fmax(fabs(kf_json_num(o, "want_min", 0)),
-			 fabs(kf_json_num(o, "want_max", 0))),
-		    strcmp(hexfield(o, "checksum_1"),
-			   hexfield(o, "checksum_2")) != 0};
+		struct kf_l1 e = {kf_json_num(o, "l1_err", 0),
+				  kf_json_num(o, "l1_want", 0),
+				  kf_json_num(o, "n", 0),
+				  kf_json_num(o, "max_abs", 0),
+				  fmax(fabs(kf_json_num(o, "want_min", 0)),
+				       fabs(kf_json_num(o, "want_max", 0))),
+				  strcmp(hexfield(o, "checksum_1"),
+					 hexfield(o, "checksum_2")) != 0};
 		if (kf_judge_precision(t, j, &e, label, v))
 			goto out;
 	}
@@ -381,7 +640,8 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		      struct verdict *v)
 {
 	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
-	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
+	struct verdict fv;
+	bool viol = frame_violation(frame, &fv);
 	v->status = KF_STATUS_OK;
 	if (kf_json_num(frame, "cand_cuda_errors", 0) > 0) {
 		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
@@ -394,8 +654,7 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		    "timing",
 		    kf_json_num(frame, "cand_rc_nonzero", 0));
 	} else if (viol) {
-		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"),
-		    "timing: %s", kf_json_str(viol, "detail"));
+		set(v, fv.status, fv.check, "timing: %s", fv.reason);
 	} else if (!cJSON_IsTrue(cJSON_GetObjectItem(chk, "inputs_intact"))) {
 		set(v, KF_STATUS_REJECTED, "input_mutation",
 		    "timing: the inputs changed during the timed calls");
@@ -424,7 +683,8 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 				  kf_json_num(o, "l1_want", 0),
 				  kf_json_num(o, "n", 0),
 				  kf_json_num(o, "max_abs", 0),
-				  kf_json_num(o, "want_absmax", 0), false};
+				  kf_json_num(o, "want_absmax", 0),
+				  false};
 		char label[64];
 		snprintf(label, sizeof(label), "timing: pair %.0f",
 			 kf_json_num(o, "pair", 0));
@@ -434,21 +694,24 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 
 void kf_judge_samples_kb(const cJSON *frame, struct verdict *v)
 {
-	const cJSON *viol = cJSON_GetObjectItem(frame, "violation");
+	struct verdict fv;
+	bool viol = frame_violation(frame, &fv);
 	const cJSON *chk = cJSON_GetObjectItem(frame, "check");
 	v->status = KF_STATUS_OK;
+	/* KernelBench counts outputs of other shapes as wrong. */
+	bool shape = viol && !strcmp(fv.check, "output_shape");
 	if (kf_json_num(frame, "cuda_errors", 0) > 0)
 		set(v, KF_STATUS_RUNTIME_ERROR, "cuda_error",
 		    "timing (kernelbench): the candidate left a CUDA error");
 	else if (kf_json_num(frame, "rc_nonzero", 0) > 0)
 		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
 		    "timing (kernelbench): kf_entry returned nonzero");
-	else if (viol)
-		set(v, KF_STATUS_REJECTED, kf_json_str(viol, "check"),
-		    "timing (kernelbench): %s", kf_json_str(viol, "detail"));
-	else if (chk && kf_json_num(chk, "mismatches", 0) +
-				kf_json_num(chk, "unwritten", 0) >
-			    0)
+	else if (viol && !shape)
+		set(v, fv.status, fv.check, "timing (kernelbench): %s",
+		    fv.reason);
+	else if (shape || (chk && kf_json_num(chk, "mismatches", 0) +
+					  kf_json_num(chk, "unwritten", 0) >
+				      0))
 		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
 		    "timing (kernelbench): the candidate's last output "
 		    "differs from the reference's on the same inputs");
@@ -695,13 +958,11 @@ void kf_judge_guards(const char *where, struct verdict *v)
 		    where);
 }
 
-void kf_judge_global_state(const char *now, const char *was,
-			   struct verdict *v)
+void kf_judge_global_state(const char *now, const char *was, struct verdict *v)
 {
 	if (strcmp(now, was))
 		set(v, KF_STATUS_REJECTED, "global_state",
-		    "the candidate changed global state: %s, was %s", now,
-		    was);
+		    "the candidate changed global state: %s, was %s", now, was);
 }
 
 void kf_judge_reference_input(const char *name, struct verdict *v)
