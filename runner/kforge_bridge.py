@@ -1207,7 +1207,9 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd):
     for k in THREAD_VARS:
         env[k] = str(cpus)
     env.update({"HOME": "/tmp", "USER": "kforge", "TMPDIR": "/tmp"})
-    a += ["--remount-ro", "/", "--chdir", os.getcwd(), "--"]
+    # Its working directory is its own /tmp: the caller's need not exist
+    # in its root (a kforge run from a directory under /tmp found none).
+    a += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
     a += [python, "-B", script, "--runner", str(fd)]
     return a, env
 

@@ -83,5 +83,7 @@ struct kf_test {
 const char *kf_test_build_dir(void);
 /* A fresh empty directory for this case (removed by the runner). */
 const char *kf_test_tmpdir(void);
+/* Skips the case unless a python3 on PATH has torch. */
+void kf_test_need_torch(void);
 
 #endif

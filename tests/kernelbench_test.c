@@ -3,6 +3,7 @@
  * PyTorch bridge, on the CPU: the statuses and checks a user sees for the
  * tasks and candidates of tests/data/kernelbench. Skips without torch.
  */
+#include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,37 +25,6 @@
 #define CUMSUM KB "level2/7_Cumsum.py"
 #define LINEAR KB "level2/8_Linear.py"
 #define RT "redteam/kernelbench/"
-
-/* Skips the case unless a python3 on PATH has torch. */
-static void need_torch(void)
-{
-	const char *path = getenv("PATH");
-	char *dirs = kf_xstrdup(path ? path : "/usr/bin");
-	char *save = NULL;
-	bool found = false;
-	for (char *d = strtok_r(dirs, ":", &save); d && !found;
-	     d = strtok_r(NULL, ":", &save)) {
-		char *py = kf_path_join(d, "python3");
-		char *argv[] = {py, "-c",
-				"import importlib.util; print('torch:', "
-				"importlib.util.find_spec('torch') is not "
-				"None)",
-				NULL};
-		struct kf_strbuf out = KF_STRBUF_INIT;
-		int status = 0;
-		if (kf_is_executable(py) &&
-		    !kf_proc_run(argv, 60000, 4096, &out, &status, NULL) &&
-		    WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
-		    !strcmp(kf_strbuf_str(&out), "torch: True\n"))
-			found = true;
-		kf_strbuf_release(&out);
-		free(py);
-	}
-	free(dirs);
-	if (!found)
-		SKIP("no python3 on PATH has torch (apt-get install "
-		     "python3-torch)");
-}
 
 struct outcome {
 	int code;    /* kforge's exit code */
@@ -128,7 +98,7 @@ static void release(struct outcome *o)
 
 static void test_kernelbench_modelnew_passes_on_cpu(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
@@ -164,7 +134,7 @@ static void test_kernelbench_modelnew_passes_on_cpu(void)
  * /tmp would hide. */
 static void test_kernelbench_python_of_a_virtual_environment(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	char *venv = kf_path_join(kf_test_tmpdir(), "venv");
 	char *argv[] = {
 	    "/usr/bin/python3", "-m", "venv", "--system-site-packages",
@@ -186,9 +156,34 @@ static void test_kernelbench_python_of_a_virtual_environment(void)
 	free(venv);
 }
 
+/* Run from a directory under /tmp, which the runners' own /tmp hides:
+ * their working directory is their /tmp, not the caller's. */
+static void test_kernelbench_runs_from_a_directory_under_tmp(void)
+{
+	kf_test_need_torch();
+	char task[4096], cand[4096];
+	CHECK(realpath(RELU, task) && realpath(CAND "1_ReLU/correct.py", cand));
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char real_exe[4096];
+	CHECK(realpath(exe, real_exe));
+	char *cmd = kf_xasprintf("cd '%s' && exec '%s' eval '%s' '%s' "
+				 "--no-timing --seed 1",
+				 kf_test_tmpdir(), real_exe, task, cand);
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = 0;
+	CHECK(!kf_proc_run(argv, 300000, 1 << 20, &out, &status, NULL));
+	CHECK_MSG(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s",
+		  kf_strbuf_str(&out));
+	CHECK_CONTAINS(kf_strbuf_str(&out), "status     ok");
+	kf_strbuf_release(&out);
+	free(cmd);
+	free(exe);
+}
+
 static void test_kernelbench_wrong_values_are_wrong_answer(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(MATMUL, CAND "2_Matmul/transposed.py",
 				"--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -203,7 +198,7 @@ static void test_kernelbench_wrong_values_are_wrong_answer(void)
 
 static void test_kernelbench_wrong_shape_is_wrong_answer(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(SUM, CAND "3_Sum_reduction/noshape.py",
 				"--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "output_shape");
@@ -217,7 +212,7 @@ static void test_kernelbench_wrong_shape_is_wrong_answer(void)
  * is wrong on the next trial's inputs, whatever its storage. */
 static void test_kernelbench_cached_tensor_is_wrong_on_new_inputs(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/cached.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -231,7 +226,7 @@ static void test_kernelbench_cached_tensor_is_wrong_on_new_inputs(void)
 /* Recomputing every call into one reused output buffer is honest. */
 static void test_kernelbench_out_buffer_reused_passes(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(CUMSUM, RT "honest_out_cumsum.py", "--time-cap", "0.2", NULL);
 	expect(&o, "ok", NULL);
@@ -245,7 +240,7 @@ static void test_kernelbench_out_buffer_reused_passes(void)
  * input where the reference's output is not. */
 static void test_kernelbench_input_alias_is_rejected(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, RT "input_alias.py", "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "output_alias");
@@ -259,7 +254,7 @@ static void test_kernelbench_input_alias_is_rejected(void)
  * the timed call: outputs must be plain tensors. */
 static void test_kernelbench_tensor_subclass_is_output_type(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, RT "lazy_subclass.py", "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "output_type");
@@ -274,7 +269,7 @@ static void test_kernelbench_tensor_subclass_is_output_type(void)
  * default) is wrong, computing it by hand is right. */
 static void test_kernelbench_parameters_are_random(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(LNORM, RT "identity_affine.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -296,7 +291,7 @@ static void test_kernelbench_parameters_are_random(void)
  * the computation, not held to a relative error of noise. */
 static void test_kernelbench_near_zero_reference_passes(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
@@ -315,7 +310,7 @@ static void test_kernelbench_near_zero_reference_passes(void)
 /* Both sides get one thread on the same core. */
 static void test_kernelbench_extra_threads_are_rejected(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(MATMUL, RT "extra_threads.py", "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "threads");
@@ -330,7 +325,7 @@ static void test_kernelbench_extra_threads_are_rejected(void)
  * its outputs after replying, returns zeros. */
 static void test_kernelbench_seed_and_late_writes_are_out_of_reach(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, RT "seed_predict.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -347,7 +342,7 @@ static void test_kernelbench_seed_and_late_writes_are_out_of_reach(void)
 /* Global flags are reported after every call, timed ones too. */
 static void test_kernelbench_flags_flipped_when_timed_are_rejected(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(MATMUL, RT "flags_when_timed.py", "--time-cap", "0.2", NULL);
 	expect(&o, "rejected", "global_state");
@@ -359,7 +354,7 @@ static void test_kernelbench_flags_flipped_when_timed_are_rejected(void)
 
 static void test_kernelbench_input_mutation_is_rejected(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/mutate.py", "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "input_mutation");
@@ -370,7 +365,7 @@ static void test_kernelbench_input_mutation_is_rejected(void)
 
 static void test_kernelbench_tf32_flag_is_global_state(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(MATMUL, CAND "2_Matmul/tf32.py", "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "global_state");
@@ -383,7 +378,7 @@ static void test_kernelbench_tf32_flag_is_global_state(void)
 
 static void test_kernelbench_cudnn_benchmark_is_global_state(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(SUM, CAND "3_Sum_reduction/cudnn_benchmark.py",
 				"--no-timing", NULL, NULL);
 	expect(&o, "rejected", "global_state");
@@ -395,7 +390,7 @@ static void test_kernelbench_cudnn_benchmark_is_global_state(void)
 
 static void test_kernelbench_exception_is_runtime_error(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/raises.py", "--no-timing", NULL, NULL);
 	expect(&o, "runtime_error", "return_code");
@@ -410,7 +405,7 @@ static void test_kernelbench_exception_is_runtime_error(void)
 
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(CONST, CAND "4_Constant_relu/zeros.py",
 				"--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
@@ -423,7 +418,7 @@ static void test_kernelbench_constant_reference_is_flagged(void)
 
 static void test_kernelbench_timing_kforge_protocol(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	/* A cap of 1 s: 20 pairs even with the cores oversubscribed (0.3 s
 	 * gave fewer under four busy loops on two cores). */
 	struct outcome o =
@@ -454,7 +449,7 @@ static void test_kernelbench_timing_kforge_protocol(void)
 
 static void test_kernelbench_protocol_kernelbench(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	/* KernelBench checks values and shapes only: a candidate that turns
 	 * on TF32 passes its 5 trials, and is timed its way. */
 	struct outcome o = eval(MATMUL, CAND "2_Matmul/tf32.py", "--protocol",
@@ -518,7 +513,7 @@ static void test_kernelbench_bad_input_exits_2(void)
 
 static void test_kernelbench_kforge_kernel_fast_path(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	/* A kf_entry kernel, compiled by kforge's toolchain, called on the
 	 * tensors of get_inputs() with outputs kforge allocates. */
 	struct outcome o = eval(RELU, CAND "1_ReLU/kernel.c", "--no-timing",
@@ -544,7 +539,7 @@ static void test_kernelbench_kforge_kernel_fast_path(void)
  * calls: the reference runs in a process that never imported it. */
 static void test_kernelbench_candidate_cannot_patch_the_reference(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(RELU, CAND "1_ReLU/patch_reference.py",
 				"--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -555,7 +550,7 @@ static void test_kernelbench_candidate_cannot_patch_the_reference(void)
  * against a reference it could not touch. */
 static void test_kernelbench_reference_is_timed_in_a_clean_process(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o = eval(RELU, CAND "1_ReLU/slow_reference.py",
 				"--time-cap", "0.3", NULL);
 	expect(&o, "ok", NULL);
@@ -571,7 +566,7 @@ static void test_kernelbench_reference_is_timed_in_a_clean_process(void)
  * the process's CPU time from outside and sees the time it hid. */
 static void test_kernelbench_forged_clock_is_unaccounted_time(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, RT "forge_cpu_clock.py", "--time-cap", "0.2", NULL);
 	expect(&o, "rejected", "unaccounted_time");
@@ -588,7 +583,7 @@ static void test_kernelbench_forged_clock_is_unaccounted_time(void)
  * minutes; run once, in make test. */
 static void test_kernelbench_corpus_all_as_expected(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
 	char *argv[8] = {exe, "redteam", "--manifest",
 			 "redteam/kernelbench.json"};
@@ -606,7 +601,7 @@ static void test_kernelbench_corpus_all_as_expected(void)
  * and the evaluation reports the crash as for any candidate. */
 static void test_kernelbench_candidate_crash_is_reported(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/segfault.py", "--no-timing", NULL, NULL);
 	expect(&o, "runtime_error", "crash");
@@ -620,7 +615,7 @@ static void test_kernelbench_candidate_crash_is_reported(void)
  * in namespaces of its own under bubblewrap) and falls back to zeros. */
 static void test_kernelbench_candidate_runner_is_confined(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/escape.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
@@ -632,7 +627,7 @@ static void test_kernelbench_candidate_runner_is_confined(void)
  * evaluation is the engine's failure, and says what is missing. */
 static void test_kernelbench_missing_bwrap_is_infra_error(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	setenv("KFORGE_BWRAP", "/nonexistent/bwrap", 1);
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
@@ -643,7 +638,7 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 
 static void test_kernelbench_bench_jsonl_metrics(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	const char *dir = kf_test_tmpdir();
 	char *jsonl = kf_path_join(dir, "cands.jsonl");
 	char *out = kf_path_join(dir, "eval_results.json");
@@ -742,7 +737,7 @@ static void test_kernelbench_bench_unknown_baseline_names_the_valid(void)
  * checked against itself; a native task has none. */
 static void test_kernelbench_baseline_eager_evaluates_the_model(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
 	o.seed = 1;
 	o.trials = 5;
@@ -769,7 +764,7 @@ static void test_kernelbench_baseline_eager_evaluates_the_model(void)
  * counts no task fast, while the eager metrics stay as they are. */
 static void test_kernelbench_bench_baseline_unavailable_on_old_torch(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	int code = 0;
 	char *out = bench(&code, KB "level1", "--baseline", "compile", NULL);
 	CHECK_MSG(code == 0, "%s", out);
@@ -806,7 +801,7 @@ static void test_kernelbench_bench_baseline_unavailable_on_old_torch(void)
  * second run takes it from the cache and says so. */
 static void test_kernelbench_bench_baseline_is_cached(void)
 {
-	need_torch();
+	kf_test_need_torch();
 	int code = 0;
 	char *out = bench(&code, RELU, "--baseline", "compile", "--json");
 	cJSON *sum = bench_json(out);
@@ -834,6 +829,7 @@ static void test_kernelbench_bench_baseline_is_cached(void)
 KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
     KF_TEST(test_kernelbench_python_of_a_virtual_environment),
+    KF_TEST(test_kernelbench_runs_from_a_directory_under_tmp),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
     KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
     KF_TEST(test_kernelbench_cached_tensor_is_wrong_on_new_inputs),

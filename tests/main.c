@@ -11,6 +11,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kforge/base.h>
+
 #include "harness.h"
 
 extern const struct kf_test kf_tests_base[];
@@ -128,4 +130,35 @@ int main(int argc, char **argv)
 	printf("tests: %d passed, %d failed, %d skipped\n", passed, failed,
 	       skipped);
 	return failed ? 1 : 0;
+}
+
+/* Skips the case unless a python3 on PATH has torch. */
+void kf_test_need_torch(void)
+{
+	const char *path = getenv("PATH");
+	char *dirs = kf_xstrdup(path ? path : "/usr/bin");
+	char *save = NULL;
+	bool found = false;
+	for (char *d = strtok_r(dirs, ":", &save); d && !found;
+	     d = strtok_r(NULL, ":", &save)) {
+		char *py = kf_path_join(d, "python3");
+		char *argv[] = {py, "-c",
+				"import importlib.util; print('torch:', "
+				"importlib.util.find_spec('torch') is not "
+				"None)",
+				NULL};
+		struct kf_strbuf out = KF_STRBUF_INIT;
+		int status = 0;
+		if (kf_is_executable(py) &&
+		    !kf_proc_run(argv, 60000, 4096, &out, &status, NULL) &&
+		    WIFEXITED(status) && WEXITSTATUS(status) == 0 &&
+		    !strcmp(kf_strbuf_str(&out), "torch: True\n"))
+			found = true;
+		kf_strbuf_release(&out);
+		free(py);
+	}
+	free(dirs);
+	if (!found)
+		SKIP("no python3 on PATH has torch (apt-get install "
+		     "python3-torch)");
 }

@@ -250,6 +250,98 @@ static void test_search_replay_directory(void)
 	free(dir);
 }
 
+#define KB_RELU "tests/data/kernelbench/level1/1_ReLU.py"
+#define KB_CANDS "tests/data/kernelbench/candidates/1_ReLU/"
+
+/* A KernelBench-format task: the .py files of a directory are ModelNew
+ * candidates, stored and evaluated as Python. */
+static void test_search_replay_kernelbench_directory(void)
+{
+	kf_test_need_torch();
+	char *dir = kf_path_join(kf_test_tmpdir(), "kbcands");
+	const char *names[] = {"correct.py", "wrong.py", "syntax.py"};
+	for (size_t i = 0; i < 3; i++) {
+		char *t =
+		    read_text(names[i][0] == 'c'   ? KB_CANDS "correct.py"
+			      : names[i][0] == 'w' ? KB_CANDS "wrong.py"
+						   : KB_CANDS "syntax.py");
+		write_file(dir, names[i], t);
+		free(t);
+	}
+	write_file(dir, "kernel.c", "not for this task");
+	char *path = db();
+	struct outcome o = KFORGE("optimize", KB_RELU, "--policy", "replay",
+				  "--from", dir, "--budget", "5", "--time-cap",
+				  "0.2", "--db", path, "--json");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	cJSON *rep = last_json(o.out);
+	const cJSON *bs = cJSON_GetObjectItem(rep, "by_status");
+	CHECK_MSG(kf_json_num(bs, "ok", 0) == 1, "%s", o.out);
+	CHECK(kf_json_num(bs, "wrong_answer", 0) == 1);
+	CHECK(kf_json_num(bs, "load_error", 0) == 1);
+	CHECK(kf_json_num(rep, "evaluated", 0) == 3);
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(rep, "best"), "origin"),
+		       "correct.py");
+	cJSON_Delete(rep);
+	free(o.out);
+	free(path);
+	free(dir);
+}
+
+/* CUDA-L1's released kernels: one JSONL for every task, "custom_code" per
+ * "level_id" and "task_id" (null where it has none); only this task's
+ * lines are replayed. */
+static void test_search_replay_cuda_l1_jsonl(void)
+{
+	kf_test_need_torch();
+	char *good = read_text(KB_CANDS "correct.py");
+	char *wrong = read_text(KB_CANDS "wrong.py");
+	cJSON *a = cJSON_CreateObject();
+	cJSON_AddNumberToObject(a, "level_id", 1);
+	cJSON_AddNumberToObject(a, "task_id", 1);
+	cJSON_AddStringToObject(a, "custom_code", good);
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddNumberToObject(b, "level_id", 1);
+	cJSON_AddNumberToObject(b, "task_id", 2);
+	cJSON_AddStringToObject(b, "custom_code", wrong);
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c, "level_id", 2);
+	cJSON_AddNumberToObject(c, "task_id", 1);
+	cJSON_AddStringToObject(c, "custom_code", wrong);
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddNumberToObject(d, "level_id", 1);
+	cJSON_AddNumberToObject(d, "task_id", 1);
+	cJSON_AddNullToObject(d, "custom_code");
+	char *ta = cJSON_PrintUnformatted(a), *tb = cJSON_PrintUnformatted(b);
+	char *tc = cJSON_PrintUnformatted(c), *td = cJSON_PrintUnformatted(d);
+	char *text = kf_xasprintf("%s\n%s\n%s\n%s\n", tb, ta, tc, td);
+	write_file(kf_test_tmpdir(), "cuda_l1.jsonl", text);
+	char *jsonl = kf_path_join(kf_test_tmpdir(), "cuda_l1.jsonl");
+	char *path = db();
+	struct outcome o =
+	    KFORGE("optimize", KB_RELU, "--policy", "replay", "--from", jsonl,
+		   "--budget", "5", "--time-cap", "0.2", "--db", path);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "2 lines for other tasks left out");
+	char want[600];
+	snprintf(want, sizeof(want),
+		 "%s:4: no string \"code\", \"source\" or \"custom_code\": "
+		 "skipped",
+		 jsonl);
+	CHECK_CONTAINS(o.out, want);
+	CHECK_CONTAINS(o.out, "budget     5 evaluations: 1 done, 1 "
+			      "candidates stored");
+	CHECK_CONTAINS(o.out, "statuses   ok 1");
+	free(o.out);
+	free(path);
+	free(jsonl);
+	free(text);
+	free(ta), free(tb), free(tc), free(td);
+	cJSON_Delete(a), cJSON_Delete(b), cJSON_Delete(c), cJSON_Delete(d);
+	free(wrong);
+	free(good);
+}
+
 static void test_search_replay_jsonl_reports_bad_lines(void)
 {
 	char *p = kf_path_join(ROWSUM "/candidates", "same.c");
@@ -277,7 +369,9 @@ static void test_search_replay_jsonl_reports_bad_lines(void)
 	snprintf(want, sizeof(want), "%s:2: not JSON: skipped", jsonl);
 	CHECK_CONTAINS(o.out, want);
 	snprintf(want, sizeof(want),
-		 "%s:3: no string \"code\" or \"source\": skipped", jsonl);
+		 "%s:3: no string \"code\", \"source\" or \"custom_code\": "
+		 "skipped",
+		 jsonl);
 	CHECK_CONTAINS(o.out, want);
 	snprintf(want, sizeof(want), "%s:5: not a JSON object: skipped", jsonl);
 	CHECK_CONTAINS(o.out, want);
@@ -495,7 +589,6 @@ static void test_search_cli_errors_name_the_flag(void)
 	free(path);
 }
 
-
 static void test_search_llm_policy_with_scripted_server(void)
 {
 	/* Reply 1: a plain kernel. Reply 2: a tunable one (tuned over two
@@ -586,6 +679,8 @@ KF_TESTS(search) = {
     KF_TEST(test_search_tune_improves_over_reference),
     KF_TEST(test_search_replay_directory),
     KF_TEST(test_search_replay_jsonl_reports_bad_lines),
+    KF_TEST(test_search_replay_kernelbench_directory),
+    KF_TEST(test_search_replay_cuda_l1_jsonl),
     KF_TEST(test_search_resume_after_sigkill_loses_nothing),
     KF_TEST(test_search_time_limit_stops_resumably),
     KF_TEST(test_search_cli_errors_name_the_flag),

@@ -981,9 +981,72 @@ static void test_server_handle_without_http(void)
 	kf_server_free(s);
 }
 
+/* KernelBench-format problems: the id resolves to <tasks>/<id>.py, a
+ * completion's last fenced python block defining ModelNew is evaluated
+ * (as a .py candidate), and one that brings only C is told what was
+ * missing. */
+static void test_server_score_kernelbench(void)
+{
+	kf_test_need_torch();
+	struct srv s;
+	const char *extra[] = {"--tasks", "tests/data/kernelbench", NULL};
+	srv_start(&s, false, extra);
+	char *good = fixture("tests/data/kernelbench/candidates/1_ReLU/"
+			     "correct.py");
+	char *wrong =
+	    fixture("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
+	char *syntax =
+	    fixture("tests/data/kernelbench/candidates/1_ReLU/syntax.py");
+	char *completion = kf_xasprintf(
+	    "<think>```python\nclass ModelNew: pass\n```</think>"
+	    "A first try:\n```python\nimport torch\n```\nThe answer:\n"
+	    "```python\n%s```\n",
+	    good);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(
+	    items, item("ok", "level1/1_ReLU", "completion", completion));
+	cJSON_AddItemToArray(items,
+			     item("wrong", "level1/1_ReLU", "code", wrong));
+	cJSON_AddItemToArray(items,
+			     item("syntax", "level1/1_ReLU", "code", syntax));
+	cJSON_AddItemToArray(
+	    items, item("c_only", "level1/1_ReLU", "completion",
+			"```c\nint kf_entry(void) { return 0; }\n```\n"));
+	struct reply r;
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
+	CHECK(cJSON_GetArraySize(out) == 4);
+	const cJSON *it;
+	cJSON_ArrayForEach(it, out) check_keys(it);
+	it = find_item(out, "ok");
+	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "ok"), "%s: %s",
+		  kf_json_str(it, "status"), kf_json_str(it, "reason"));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(it, "correct")));
+	it = find_item(out, "wrong");
+	CHECK_STR(kf_json_str(it, "status"), "wrong_answer");
+	it = find_item(out, "syntax");
+	CHECK_STR(kf_json_str(it, "status"), "load_error");
+	CHECK_CONTAINS(kf_json_str(it, "reason"), "SyntaxError");
+	it = find_item(out, "c_only");
+	CHECK_STR(kf_json_str(it, "status"), "compile_error");
+	CHECK_CONTAINS(kf_json_str(it, "reason"),
+		       "no fenced python block defining class ModelNew");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(it, "metrics"), "code_found")));
+	reply_free(&r);
+	free(completion);
+	free(syntax);
+	free(wrong);
+	free(good);
+	srv_stop(&s);
+}
+
 KF_TESTS(server) = {
     KF_TEST(test_server_handle_without_http),
     KF_TEST(test_server_score_end_to_end),
+    KF_TEST(test_server_score_kernelbench),
     KF_TEST(test_server_episodes),
     KF_TEST(test_server_openrlhf),
     KF_TEST(test_server_echoed_reference_is_not_scored),

@@ -90,6 +90,23 @@ int kf_prompt_builtin_dir(char **out, struct kf_err *err);
  */
 char *kf_prompt_extract_code(const char *reply, size_t max_bytes);
 
+/* What a task's candidates are: a kf_entry in C or CUDA (kforge's tasks),
+ * or a Python ModelNew (KernelBench-format tasks). */
+enum kf_code_kind { KF_CODE_KERNEL, KF_CODE_MODELNEW };
+
+/* The candidate's kind for the task at task_path (by kf_task_is_kernelbench).
+ */
+enum kf_code_kind kf_prompt_code_kind(const char *task_path);
+
+/* kf_prompt_extract_code for either kind: for KF_CODE_MODELNEW the blocks
+ * tagged python, py, python3 or untagged, the last that contains
+ * "class ModelNew". */
+char *kf_prompt_extract_as(const char *reply, size_t max_bytes,
+			   enum kf_code_kind kind);
+
+/* What a completion lacks when no code was found in it, for the kind. */
+const char *kf_prompt_no_code_reason(enum kf_code_kind kind);
+
 /* Whether two C sources are the same code: equal once comments and white
  * space are left out (a reply that copies the task's reference, from the
  * prompt that shows it, is no kernel of its own). */

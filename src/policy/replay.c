@@ -1,7 +1,10 @@
 /*
  * replay.c: the policy that proposes recorded candidates: the source files of
- * a directory, one file, or the {"code"|"source": ...} lines of a JSONL file
- * (bad lines reported as file:line and why). For re-evaluation and tests.
+ * a directory, one file, or the {"code"|"source"|"custom_code": ...} lines of
+ * a JSONL file (bad lines reported as file:line and why). A line that names
+ * its task ("task", or KernelBench's "level_id" and "task_id", as CUDA-L1's
+ * released kernels do) is replayed only for that task. For re-evaluation,
+ * released datasets and tests.
  */
 #include <dirent.h>
 #include <stdio.h>
@@ -91,7 +94,45 @@ static int open_dir(struct replay *r, const char *dir, const char *ext,
 	return 0;
 }
 
-/* Every usable line of a JSONL file; the others are noted. */
+/* The problem number of a KernelBench task: the digits its file name
+ * starts with ("level1/19_ReLU" -> 19), or -1. */
+static long kb_problem(const struct kf_task *t)
+{
+	const char *b = t && t->id ? strrchr(t->id, '/') : NULL;
+	b = b ? b + 1 : (t && t->id ? t->id : "");
+	if (*b < '0' || *b > '9')
+		return -1;
+	return strtol(b, NULL, 10);
+}
+
+/* Whether record o is for task t: 1 when it names t, 0 when it names
+ * another task, -1 when it names none. "task" is t's id, its file's stem
+ * or its file's name; "level_id" and "task_id" its KernelBench level and
+ * problem number. */
+static int record_task(const cJSON *o, const struct kf_task *t)
+{
+	const char *name = kf_json_str(o, "task");
+	const cJSON *lv = cJSON_GetObjectItem(o, "level_id");
+	const cJSON *ti = cJSON_GetObjectItem(o, "task_id");
+	if (name) {
+		const char *stem = t && t->id ? strrchr(t->id, '/') : NULL;
+		stem = stem ? stem + 1 : (t && t->id ? t->id : "");
+		size_t n = strlen(stem);
+		bool same =
+		    t && t->id &&
+		    (!strcmp(name, t->id) || !strcmp(name, stem) ||
+		     (!strncmp(name, stem, n) && !strcmp(name + n, ".py")));
+		return same;
+	}
+	if (cJSON_IsNumber(lv) && cJSON_IsNumber(ti))
+		return t && t->kernelbench &&
+		       t->level == (int)lv->valuedouble &&
+		       kb_problem(t) == (long)ti->valuedouble;
+	return -1;
+}
+
+/* Every usable line of a JSONL file for the task; the others are noted
+ * (lines for other tasks are counted). */
 static int open_jsonl(struct replay *r, const char *path, struct kf_err *err)
 {
 	char *text = NULL;
@@ -99,7 +140,7 @@ static int open_jsonl(struct replay *r, const char *path, struct kf_err *err)
 	int rc = kf_file_read(path, REPLAY_FILE_CAP, &text, &bytes, err);
 	if (rc)
 		return rc;
-	int line = 0;
+	int line = 0, others = 0;
 	for (char *p = text; p < text + bytes;) {
 		char *end = memchr(p, '\n', (size_t)(text + bytes - p));
 		if (!end)
@@ -116,14 +157,19 @@ static int open_jsonl(struct replay *r, const char *path, struct kf_err *err)
 		const char *code = kf_json_str(o, "code");
 		if (!code)
 			code = kf_json_str(o, "source");
-		if (!o)
+		if (!code)
+			code = kf_json_str(o, "custom_code");
+		if (o && cJSON_IsObject(o) && record_task(o, r->env->task) == 0)
+			others++;
+		else if (!o)
 			note(r->env, "%s:%d: not JSON: skipped", path, line);
 		else if (!cJSON_IsObject(o))
 			note(r->env, "%s:%d: not a JSON object: skipped", path,
 			     line);
 		else if (!code)
 			note(r->env,
-			     "%s:%d: no string \"code\" or \"source\": skipped",
+			     "%s:%d: no string \"code\", \"source\" or "
+			     "\"custom_code\": skipped",
 			     path, line);
 		else if (!*code)
 			note(r->env, "%s:%d: empty code: skipped", path, line);
@@ -143,6 +189,9 @@ static int open_jsonl(struct replay *r, const char *path, struct kf_err *err)
 		cJSON_Delete(o);
 	}
 	free(text);
+	if (others)
+		note(r->env, "%s: %d line%s for other tasks left out", path,
+		     others, others == 1 ? "" : "s");
 	return 0;
 }
 
@@ -171,7 +220,9 @@ static int replay_open(const struct kf_policy_env *env, void **state,
 	r->env = env;
 	struct stat sb;
 	int rc = 0;
-	const char *ext = strcmp(env->backend, "cuda") ? ".c" : ".cu";
+	const char *ext = env->task && env->task->kernelbench ? ".py"
+			  : strcmp(env->backend, "cuda")      ? ".c"
+							      : ".cu";
 	if (stat(from, &sb))
 		rc = kf_err_set(err, KF_ENOENT,
 				"%s: no such file or "
@@ -184,11 +235,14 @@ static int replay_open(const struct kf_policy_env *env, void **state,
 	else
 		push(r, kf_xstrdup(from), NULL);
 	if (!rc && r->n == 0)
-		rc = kf_err_set(
-		    err, KF_EINVAL, "%s: no candidates to replay%s", from,
-		    S_ISDIR(sb.st_mode) ? (strcmp(ext, ".c") ? " (no *.cu file)"
-							     : " (no *.c file)")
-					: "");
+		rc = kf_err_set(err, KF_EINVAL, "%s: no candidates to replay%s",
+				from,
+				S_ISDIR(sb.st_mode)
+				    ? (!strcmp(ext, ".py")  ? " (no *.py file)"
+				       : !strcmp(ext, ".c") ? " (no *.c file)"
+							    : " (no *.cu file)")
+				: ends_with(from, ".jsonl") ? " for this task"
+							    : "");
 	if (rc) {
 		replay_close(r);
 		return rc;

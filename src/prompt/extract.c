@@ -1,6 +1,8 @@
 /*
  * extract.c: finds the code to evaluate in a model's reply: the last
- * complete fenced C/CUDA/C++ block that defines kf_entry.
+ * complete fenced C/CUDA/C++ block that defines kf_entry, or for a
+ * KernelBench-format task the last fenced Python block that defines
+ * ModelNew.
  */
 #include <ctype.h>
 #include <stdlib.h>
@@ -9,13 +11,15 @@
 
 #include <kforge/prompt.h>
 
-/* Info-string words accepted as C, CUDA or C++ (compared without case). */
-static const char *const tags[] = {"",	  "c",	 "cuda", "cu",
-				   "cpp", "c++", "cxx",	 "cc"};
+/* Info-string words accepted as C, CUDA or C++, and as Python (compared
+ * without case); NULL ends each list. */
+static const char *const c_tags[] = {"",    "c",   "cuda", "cu", "cpp",
+				     "c++", "cxx", "cc",   NULL};
+static const char *const py_tags[] = {"", "python", "py", "python3", NULL};
 
-static int tag_ok(const char *s, size_t n)
+static int tag_ok(const char *const *tags, const char *s, size_t n)
 {
-	for (size_t i = 0; i < sizeof(tags) / sizeof(tags[0]); i++)
+	for (size_t i = 0; tags[i]; i++)
 		if (strlen(tags[i]) == n && strncasecmp(tags[i], s, n) == 0)
 			return 1;
 	return 0;
@@ -61,11 +65,10 @@ static int closes(const char *p, size_t ticks)
 	return 1;
 }
 
-/* Does [s, e) contain "kf_entry"? */
-static int mentions_entry(const char *s, const char *e)
+/* Does [s, e) contain word? */
+static int mentions(const char *s, const char *e, const char *word)
 {
-	static const char word[] = "kf_entry";
-	size_t w = sizeof(word) - 1;
+	size_t w = strlen(word);
 	for (const char *p = s; p + w <= e; p++)
 		if (memcmp(p, word, w) == 0)
 			return 1;
@@ -74,6 +77,15 @@ static int mentions_entry(const char *s, const char *e)
 
 char *kf_prompt_extract_code(const char *reply, size_t max_bytes)
 {
+	return kf_prompt_extract_as(reply, max_bytes, KF_CODE_KERNEL);
+}
+
+char *kf_prompt_extract_as(const char *reply, size_t max_bytes,
+			   enum kf_code_kind kind)
+{
+	const char *const *tags = kind == KF_CODE_MODELNEW ? py_tags : c_tags;
+	const char *word =
+	    kind == KF_CODE_MODELNEW ? "class ModelNew" : "kf_entry";
 	const char *best = NULL, *best_end = NULL;
 	if (!reply)
 		return NULL;
@@ -99,7 +111,7 @@ char *kf_prompt_extract_code(const char *reply, size_t max_bytes)
 		while (w[wn] && w[wn] != ' ' && w[wn] != '\t' &&
 		       w[wn] != '\n' && w[wn] != '\r' && w[wn] != '{')
 			wn++;
-		int lang_ok = tag_ok(w, wn);
+		int lang_ok = tag_ok(tags, w, wn);
 		if (!*line_end)
 			break; /* a fence on the last line opens nothing */
 		const char *body = line_end + 1, *q = body;
@@ -109,7 +121,7 @@ char *kf_prompt_extract_code(const char *reply, size_t max_bytes)
 		}
 		if (!*q)
 			break; /* unterminated: the reply was cut off */
-		if (lang_ok && mentions_entry(body, q)) {
+		if (lang_ok && mentions(body, q, word)) {
 			best = body;
 			best_end = q;
 		}
@@ -181,4 +193,19 @@ const char *kf_prompt_after(const char *text, const char *prefix)
 		t++;
 		p++;
 	}
+}
+
+enum kf_code_kind kf_prompt_code_kind(const char *task_path)
+{
+	return task_path && kf_task_is_kernelbench(task_path) ? KF_CODE_MODELNEW
+							      : KF_CODE_KERNEL;
+}
+
+const char *kf_prompt_no_code_reason(enum kf_code_kind kind)
+{
+	return kind == KF_CODE_MODELNEW
+		   ? "no fenced python block defining class ModelNew in the "
+		     "completion (a KernelBench-format task)"
+		   : "no fenced code block containing kf_entry in the "
+		     "completion";
 }

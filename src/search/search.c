@@ -165,8 +165,10 @@ static int write_source(struct loop *l, const char *sha, const char *source,
 {
 	char *dir = kf_path_join(kf_cache_dir(), "candidates");
 	int rc = kf_mkdir_p(dir, err);
-	*path = kf_xasprintf("%s/%s.%s", dir, sha,
-			     strcmp(l->backend, "cuda") ? "c" : "cu");
+	const char *ext = kf_task_is_kernelbench(l->task_path) ? "py"
+			  : strcmp(l->backend, "cuda")	       ? "c"
+							       : "cu";
+	*path = kf_xasprintf("%s/%s.%s", dir, sha, ext);
 	free(dir);
 	if (!rc && !kf_file_exists(*path))
 		rc = kf_file_write_atomic(*path, source, strlen(source), err);

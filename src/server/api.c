@@ -107,8 +107,10 @@ static void errorf(struct kf_server_response *out, int status, const char *code,
 	srv_error(status, code, msg, out);
 }
 
-/* Finds the task of a problem id: <tasks_dir>/<id>, else the id as a path.
- * 0, or -1 with the answer set (404 naming the id). */
+/* Finds the task of a problem id: <tasks_dir>/<id>, else
+ * <tasks_dir>/<id>.py (a KernelBench-format task: "level1/19_ReLU" in a
+ * KernelBench checkout's KernelBench/), else the id as a path. 0, or -1
+ * with the answer set (404 naming the id). */
 static int resolve_problem(struct kf_server *s, const char *id,
 			   char **task_path, char **task_id,
 			   struct kf_server_response *out, const char *where)
@@ -116,6 +118,15 @@ static int resolve_problem(struct kf_server *s, const char *id,
 	struct kf_err err = KF_ERR_INIT;
 	struct kf_task *t = NULL;
 	char *p = kf_path_join(s->o.tasks_dir, id);
+	if (!kf_file_exists(p)) {
+		char *py = kf_xasprintf("%s.py", p);
+		if (kf_file_exists(py)) {
+			free(p);
+			p = py;
+		} else {
+			free(py);
+		}
+	}
 	if (!kf_file_exists(p) || kf_task_load(p, &t, &err)) {
 		free(p);
 		p = NULL;
@@ -125,9 +136,9 @@ static int resolve_problem(struct kf_server *s, const char *id,
 	}
 	if (!p) {
 		errorf(out, 404, "unknown_problem",
-		       "%s: unknown problem id '%s': no task directory %s/%s "
-		       "nor %s",
-		       where, id, s->o.tasks_dir, id, id);
+		       "%s: unknown problem id '%s': no task directory %s/%s, "
+		       "no KernelBench-format task %s/%s.py, nor %s",
+		       where, id, s->o.tasks_dir, id, s->o.tasks_dir, id, id);
 		return -1;
 	}
 	*task_path = p;
@@ -385,10 +396,8 @@ static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
 	return r;
 }
 
-#define NO_CODE_REASON                                                         \
-	"no fenced code block containing kf_entry in the completion"
 #define COPIED_REASON                                                          \
-	"the completion's code is the task's reference (the prompt shows "    \
+	"the completion's code is the task's reference (the prompt shows "     \
 	"it), copied: no kernel of its own is evaluated"
 
 static char *item_feedback(const struct sitem *it)
@@ -625,8 +634,9 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 	*answers = NULL;
 	for (int i = 0; i < n; i++) {
 		if (!it[i].code_given)
-			it[i].code = kf_prompt_extract_code(it[i].completion,
-							    s->o.code_cap);
+			it[i].code = kf_prompt_extract_as(
+			    it[i].completion, s->o.code_cap,
+			    kf_prompt_code_kind(it[i].task_path));
 		it[i].reward = NAN;
 		it[i].advantage = NAN;
 		/* A reply with no code of its own can still hold the
@@ -682,7 +692,9 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 		if (!x->code || x->copied)
 			x->synth = synth_result(
 			    s, x, "compile_error",
-			    x->copied ? COPIED_REASON : NO_CODE_REASON);
+			    x->copied ? COPIED_REASON
+				      : kf_prompt_no_code_reason(
+					    kf_prompt_code_kind(x->task_path)));
 		else if (!x->job->result)
 			x->synth = synth_result(s, x, "infra_error",
 						x->job->error ? x->job->error

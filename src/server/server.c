@@ -17,6 +17,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kforge/task.h>
+
 #include "server_int.h"
 
 static char *dup_or_null(const char *s)
@@ -96,8 +98,7 @@ int kf_server_eval_child(int argc, char **argv)
 	/* The options (the seed among them) come as a frame on stdin, never
 	 * on the command line, which /proc shows to every process. */
 	cJSON *o = NULL;
-	if (argc != 3 || kf_frame_read(0, 0, &o, &err) ||
-	    !cJSON_IsObject(o)) {
+	if (argc != 3 || kf_frame_read(0, 0, &o, &err) || !cJSON_IsObject(o)) {
 		msg = cJSON_CreateObject();
 		cJSON_AddStringToObject(msg, "engine_error",
 					"eval child: usage: --eval-child TASK "
@@ -126,8 +127,10 @@ static int write_source(struct kf_server *s, const struct job *j, char **path,
 	char *dir = kf_path_join(kf_cache_dir(), "candidates");
 	int rc = kf_mkdir_p(dir, err);
 	const char *be = s->o.eo.backend ? s->o.eo.backend : "host";
-	*path = kf_xasprintf("%s/%s.%s", dir, j->sha,
-			     strcmp(be, "cuda") ? "c" : "cu");
+	const char *ext = kf_task_is_kernelbench(j->task_path) ? "py"
+			  : strcmp(be, "cuda")		       ? "c"
+							       : "cu";
+	*path = kf_xasprintf("%s/%s.%s", dir, j->sha, ext);
 	free(dir);
 	if (!rc && !kf_file_exists(*path))
 		rc = kf_file_write_atomic(*path, j->source, strlen(j->source),
