@@ -589,6 +589,59 @@ static void test_search_cli_errors_name_the_flag(void)
 	free(path);
 }
 
+/* The llm policy on a KernelBench-format task: the prompt shows the
+ * task's program and asks for ModelNew in a python block; the replies'
+ * python blocks are the candidates (a reply with C only has none). */
+static void test_search_llm_policy_kernelbench(void)
+{
+	kf_test_need_torch();
+	char *good = read_text(KB_CANDS "correct.py");
+	char *wrong = read_text(KB_CANDS "wrong.py");
+	char *r1 = kf_xasprintf("Analysis: ...\n```python\n%s```\n", good);
+	char *r3 = kf_xasprintf("Again:\n```python\n%s```\n", wrong);
+	cJSON *script = cJSON_CreateObject();
+	cJSON *steps = cJSON_AddArrayToObject(script, "steps");
+	const char *replies[] = {
+	    r1, "```c\nint kf_entry(void) { return 0; }\n```\n", r3, r3};
+	for (int i = 0; i < 4; i++) {
+		cJSON *st = cJSON_CreateObject();
+		cJSON_AddStringToObject(st, "content", replies[i]);
+		cJSON_AddItemToArray(steps, st);
+	}
+	char *stext = kf_json_print(script);
+	cJSON_Delete(script);
+	struct kf_test_chat_server srv;
+	kf_test_chat_server_start(&srv, stext, 120);
+	char *path = db();
+	unsetenv("KFORGE_LLM_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	struct outcome o = KFORGE("optimize", KB_RELU, "--policy", "llm",
+				  "--model", "scripted", "--base-url", srv.url,
+				  "--llm", "retries=0", "--budget", "2",
+				  "--time-cap", "0.2", "--db", path, "--json");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	cJSON *rep = last_json(o.out);
+	CHECK(kf_json_num(rep, "evaluated", 0) == 2);
+	const cJSON *bs = cJSON_GetObjectItem(rep, "by_status");
+	CHECK_MSG(kf_json_num(bs, "ok", 0) == 1, "%s", o.out);
+	CHECK(kf_json_num(bs, "wrong_answer", 0) == 1);
+	cJSON_Delete(rep);
+	free(o.out);
+	char *log = read_text(srv.log);
+	CHECK_CONTAINS(log, "class `ModelNew`");
+	CHECK_CONTAINS(log, "def get_inputs");
+	CHECK_CONTAINS(log, "```python");
+	CHECK(!strstr(log, "kf_entry(const DLTensor"));
+	free(log);
+	kf_test_chat_server_stop(&srv);
+	free(path);
+	free(stext);
+	free(r3);
+	free(r1);
+	free(wrong);
+	free(good);
+}
+
 static void test_search_llm_policy_with_scripted_server(void)
 {
 	/* Reply 1: a plain kernel. Reply 2: a tunable one (tuned over two
@@ -685,5 +738,6 @@ KF_TESTS(search) = {
     KF_TEST(test_search_time_limit_stops_resumably),
     KF_TEST(test_search_cli_errors_name_the_flag),
     KF_TEST(test_search_llm_policy_with_scripted_server),
+    KF_TEST(test_search_llm_policy_kernelbench),
     KF_TESTS_END,
 };

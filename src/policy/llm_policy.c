@@ -112,7 +112,9 @@ static int llm_open(const struct kf_policy_env *env, void **state,
 	p->tune_each = (int)kf_json_num(opts, "tune_each", 6);
 	p->template_name = kf_json_str(opts, "template");
 	if (!p->template_name)
-		p->template_name = "contrastive";
+		p->template_name = env->task && env->task->kernelbench
+				       ? "kernelbench"
+				       : "contrastive";
 	p->templates_dir = kf_json_str(opts, "templates");
 	p->calls_max = LLM_CALLS_PER_EVAL * env->budget;
 	int rc = 0;
@@ -284,8 +286,10 @@ static int ask(struct llm_policy *p, struct kf_err *err)
 	}
 	int found = 0;
 	for (int i = 0; i < reply.n; i++) {
-		char *code =
-		    kf_prompt_extract_code(reply.texts[i], KF_STORE_SOURCE_CAP);
+		char *code = kf_prompt_extract_as(
+		    reply.texts[i], KF_STORE_SOURCE_CAP,
+		    p->env->task && p->env->task->kernelbench ? KF_CODE_MODELNEW
+							      : KF_CODE_KERNEL);
 		if (!code)
 			continue;
 		found++;

@@ -124,14 +124,21 @@ static int read_template(struct render *r, const char *file, char **text,
 			  file, r->builtin);
 }
 
-static const char *language(const char *backend)
+/* The language a candidate is written in, and its code fence: a
+ * KernelBench-format task's candidate is a Python ModelNew (with its CUDA
+ * inline), whatever the backend. */
+static const char *language(const struct kf_prompt_input *in)
 {
-	return strcmp(backend, "cuda") == 0 ? "CUDA C++" : "C";
+	if (in->task && in->task->kernelbench)
+		return "PyTorch and CUDA C++";
+	return strcmp(in->backend, "cuda") == 0 ? "CUDA C++" : "C";
 }
 
-static const char *fence(const char *backend)
+static const char *fence(const struct kf_prompt_input *in)
 {
-	return strcmp(backend, "cuda") == 0 ? "cuda" : "c";
+	if (in->task && in->task->kernelbench)
+		return "python";
+	return strcmp(in->backend, "cuda") == 0 ? "cuda" : "c";
 }
 
 static void add_shape(struct kf_strbuf *sb, const struct kf_tensor_spec *ts)
@@ -278,7 +285,7 @@ static char *examples_text(const struct kf_prompt_input *in)
 			kf_strbuf_addstr(&sb, "correct, not timed\n\n");
 		else
 			kf_strbuf_addf(&sb, "%s\n\n", st);
-		kf_strbuf_addf(&sb, "```%s\n", fence(in->backend));
+		kf_strbuf_addf(&sb, "```%s\n", fence(in));
 		char *src = trimmed(e->source ? e->source : "");
 		add_capped(&sb, src, KF_PROMPT_SOURCE_CAP);
 		free(src);
@@ -315,10 +322,10 @@ static int value(struct render *r, enum var v, const char **out,
 		r->vals[v] = kf_xstrdup(in->backend);
 		break;
 	case V_LANGUAGE:
-		r->vals[v] = kf_xstrdup(language(in->backend));
+		r->vals[v] = kf_xstrdup(language(in));
 		break;
 	case V_FENCE:
-		r->vals[v] = kf_xstrdup(fence(in->backend));
+		r->vals[v] = kf_xstrdup(fence(in));
 		break;
 	case V_TENSORS:
 		r->vals[v] = tensors_text(t);
