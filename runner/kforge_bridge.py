@@ -1487,12 +1487,14 @@ class Judge:
                     "message": "%s: %s: %s" % (task, type(e).__name__, e)}
         # The candidate's runner never receives the seed: it gets its
         # inputs and its parameters from here, as tensors.
+        # The runners work in their own /tmp: they get absolute paths.
+        task_abs = os.path.abspath(task)
         common = {"op": "load", "backend": req.get("backend"),
-                  "protocol": self.protocol, "task": task}
-        files = [task] + [req[k] for k in ("candidate", "kernel")
-                          if req.get(k)]
+                  "protocol": self.protocol, "task": task_abs}
+        files = [task_abs] + [os.path.abspath(req[k])
+                              for k in ("candidate", "kernel") if req.get(k)]
         try:
-            self.ref = Side(tt, "reference", sys.executable, [task])
+            self.ref = Side(tt, "reference", sys.executable, [task_abs])
         except ConfineError as e:
             return {"ev": "load_error", "what": "sandbox",
                     "message": str(e)}
@@ -1532,7 +1534,8 @@ class Judge:
                               for o in out_meta])
         for key in ("candidate", "kernel", "baseline"):
             if req.get(key):
-                creq[key] = req[key]
+                creq[key] = req[key] if key == "baseline" else \
+                    os.path.abspath(req[key])
         self.kernel = bool(req.get("kernel"))
         self.baseline = bool(req.get("baseline"))
         rep = self.cand.ask(creq)

@@ -1043,10 +1043,62 @@ static void test_server_score_kernelbench(void)
 	srv_stop(&s);
 }
 
+/* An episode on a KernelBench-format problem: the first observation is
+ * the kernelbench prompt (the task's program, ModelNew asked for), the
+ * next observation is the evaluation's feedback. */
+static void test_server_episode_kernelbench(void)
+{
+	kf_test_need_torch();
+	struct srv s;
+	const char *extra[] = {"--tasks", "tests/data/kernelbench", NULL};
+	srv_start(&s, false, extra);
+	struct reply r;
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "problem_id", "level1/1_ReLU");
+	cJSON_AddNumberToObject(b, "max_turns", 2);
+	post(s.port, "/v1/episodes", b, &r);
+	CHECK_MSG(r.status == 201, "%d %s", r.status, r.body);
+	char *id = kf_xstrdup(kf_json_str(r.json, "episode_id"));
+	CHECK_CONTAINS(kf_json_str(r.json, "observation"), "class `ModelNew`");
+	CHECK_CONTAINS(kf_json_str(r.json, "observation"), "def get_inputs");
+	reply_free(&r);
+	char path[256];
+	snprintf(path, sizeof(path), "/v1/episodes/%s/step", id);
+	char *wrong =
+	    fixture("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
+	char *completion = kf_xasprintf("```python\n%s```\n", wrong);
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "completion", completion);
+	post(s.port, path, b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *item = cJSON_GetObjectItem(r.json, "item");
+	CHECK_MSG(!strcmp(kf_json_str(item, "status"), "wrong_answer"),
+		  "%s: %s", kf_json_str(item, "status"),
+		  kf_json_str(item, "reason"));
+	CHECK_CONTAINS(kf_json_str(r.json, "observation"), "wrong_answer");
+	reply_free(&r);
+	char *good =
+	    fixture("tests/data/kernelbench/candidates/1_ReLU/correct.py");
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "code", good);
+	post(s.port, path, b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r.json, "item"), "status"),
+		  "ok");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(r.json, "done")));
+	reply_free(&r);
+	free(good);
+	free(completion);
+	free(wrong);
+	free(id);
+	srv_stop(&s);
+}
+
 KF_TESTS(server) = {
     KF_TEST(test_server_handle_without_http),
     KF_TEST(test_server_score_end_to_end),
     KF_TEST(test_server_score_kernelbench),
+    KF_TEST(test_server_episode_kernelbench),
     KF_TEST(test_server_episodes),
     KF_TEST(test_server_openrlhf),
     KF_TEST(test_server_echoed_reference_is_not_scored),

@@ -104,6 +104,10 @@ enum kf_code_kind kf_prompt_code_kind(const char *task_path);
 char *kf_prompt_extract_as(const char *reply, size_t max_bytes,
 			   enum kf_code_kind kind);
 
+/* The built-in template for task t's first turn: "kernelbench" for a
+ * KernelBench-format task, else "contrastive". */
+const char *kf_prompt_default_template(const struct kf_task *t);
+
 /* What a completion lacks when no code was found in it, for the kind. */
 const char *kf_prompt_no_code_reason(enum kf_code_kind kind);
 

@@ -112,9 +112,7 @@ static int llm_open(const struct kf_policy_env *env, void **state,
 	p->tune_each = (int)kf_json_num(opts, "tune_each", 6);
 	p->template_name = kf_json_str(opts, "template");
 	if (!p->template_name)
-		p->template_name = env->task && env->task->kernelbench
-				       ? "kernelbench"
-				       : "contrastive";
+		p->template_name = kf_prompt_default_template(env->task);
 	p->templates_dir = kf_json_str(opts, "templates");
 	p->calls_max = LLM_CALLS_PER_EVAL * env->budget;
 	int rc = 0;

@@ -209,3 +209,8 @@ const char *kf_prompt_no_code_reason(enum kf_code_kind kind)
 		   : "no fenced code block containing kf_entry in the "
 		     "completion";
 }
+
+const char *kf_prompt_default_template(const struct kf_task *t)
+{
+	return t && t->kernelbench ? "kernelbench" : "contrastive";
+}

@@ -998,8 +998,8 @@ static void first_prompt(struct kf_server *s, const char *task_path, cJSON *b)
 		    .backend = s->o.eo.backend,
 		    .reference = ref,
 		};
-		if (kf_prompt_render(NULL, "contrastive", &in, &system, &user,
-				     &err)) {
+		if (kf_prompt_render(NULL, kf_prompt_default_template(t), &in,
+				     &system, &user, &err)) {
 			system = NULL;
 			user = NULL;
 		}
