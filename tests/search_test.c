@@ -589,6 +589,27 @@ static void test_search_cli_errors_name_the_flag(void)
 	free(path);
 }
 
+/* Starts the scripted chat server with replies[0..n) as its answers, in
+ * order, with no API key in the environment; returns its script (caller
+ * frees). */
+static char *scripted_server(const char *const *replies, int n,
+			     struct kf_test_chat_server *srv)
+{
+	cJSON *script = cJSON_CreateObject();
+	cJSON *steps = cJSON_AddArrayToObject(script, "steps");
+	for (int i = 0; i < n; i++) {
+		cJSON *st = cJSON_CreateObject();
+		cJSON_AddStringToObject(st, "content", replies[i]);
+		cJSON_AddItemToArray(steps, st);
+	}
+	char *stext = kf_json_print(script);
+	cJSON_Delete(script);
+	kf_test_chat_server_start(srv, stext, 120);
+	unsetenv("KFORGE_LLM_API_KEY");
+	unsetenv("OPENAI_API_KEY");
+	return stext;
+}
+
 /* The llm policy on a KernelBench-format task: the prompt shows the
  * task's program and asks for ModelNew in a python block; the replies'
  * python blocks are the candidates (a reply with C only has none). */
@@ -599,22 +620,11 @@ static void test_search_llm_policy_kernelbench(void)
 	char *wrong = read_text(KB_CANDS "wrong.py");
 	char *r1 = kf_xasprintf("Analysis: ...\n```python\n%s```\n", good);
 	char *r3 = kf_xasprintf("Again:\n```python\n%s```\n", wrong);
-	cJSON *script = cJSON_CreateObject();
-	cJSON *steps = cJSON_AddArrayToObject(script, "steps");
 	const char *replies[] = {
 	    r1, "```c\nint kf_entry(void) { return 0; }\n```\n", r3, r3};
-	for (int i = 0; i < 4; i++) {
-		cJSON *st = cJSON_CreateObject();
-		cJSON_AddStringToObject(st, "content", replies[i]);
-		cJSON_AddItemToArray(steps, st);
-	}
-	char *stext = kf_json_print(script);
-	cJSON_Delete(script);
 	struct kf_test_chat_server srv;
-	kf_test_chat_server_start(&srv, stext, 120);
+	char *stext = scripted_server(replies, 4, &srv);
 	char *path = db();
-	unsetenv("KFORGE_LLM_API_KEY");
-	unsetenv("OPENAI_API_KEY");
 	struct outcome o = KFORGE("optimize", KB_RELU, "--policy", "llm",
 				  "--model", "scripted", "--base-url", srv.url,
 				  "--llm", "retries=0", "--budget", "2",
@@ -653,21 +663,10 @@ static void test_search_llm_policy_with_scripted_server(void)
 	char *r1 = kf_xasprintf(
 	    "Analysis: ...\n```c\n/* scripted reply one */\n%s```\n", same);
 	char *r2 = kf_xasprintf("Try lanes.\n```c\n%s```\n", tun);
-	cJSON *script = cJSON_CreateObject();
-	cJSON *steps = cJSON_AddArrayToObject(script, "steps");
 	const char *replies[] = {r1, r2, "I cannot help with that."};
-	for (int i = 0; i < 3; i++) {
-		cJSON *st = cJSON_CreateObject();
-		cJSON_AddStringToObject(st, "content", replies[i]);
-		cJSON_AddItemToArray(steps, st);
-	}
-	char *stext = kf_json_print(script);
-	cJSON_Delete(script);
 	struct kf_test_chat_server srv;
-	kf_test_chat_server_start(&srv, stext, 120);
+	char *stext = scripted_server(replies, 3, &srv);
 	char *path = db();
-	unsetenv("KFORGE_LLM_API_KEY");
-	unsetenv("OPENAI_API_KEY");
 	struct outcome o = KFORGE(
 	    "optimize", ROWSUM, "--policy", "llm", "--model", "scripted",
 	    "--base-url", srv.url, "--llm", "retries=0", "--tune-each", "2",
