@@ -4,6 +4,7 @@
  * tasks and candidates of tests/data/kernelbench. Skips without torch.
  */
 #include <limits.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -723,6 +724,34 @@ static cJSON *bench_json(const char *out)
 	return sum;
 }
 
+/* kforge bench prints each speedup's interval and, with --protocol both,
+ * KernelBench's speedup beside it; the JSON rows carry both. */
+static void test_kernelbench_bench_shows_intervals_and_both_protocols(void)
+{
+	kf_test_need_torch();
+	int code = 0;
+	char *out = bench(&code, RELU, "--protocol", "both", NULL);
+	CHECK_MSG(code == 0, "%s", out);
+	CHECK_CONTAINS(out, "[95% CI]");
+	CHECK_CONTAINS(out, "kb_speedup");
+	const char *row = strstr(out, "\nlevel1/1_ReLU ");
+	CHECK_MSG(row && strchr(row, '['), "%s", out);
+	free(out);
+	out = bench(&code, RELU, "--protocol", "both", "--json");
+	CHECK_MSG(code == 0, "%s", out);
+	cJSON *sum = bench_json(out);
+	const cJSON *r0 =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(sum, "tasks"), 0);
+	const cJSON *ci = cJSON_GetObjectItem(r0, "speedup_ci95");
+	CHECK(cJSON_GetArraySize(ci) == 2);
+	double sp = kf_json_num(r0, "speedup", NAN);
+	CHECK(cJSON_GetArrayItem(ci, 0)->valuedouble <= sp &&
+	      sp <= cJSON_GetArrayItem(ci, 1)->valuedouble);
+	CHECK(kf_json_num(r0, "speedup_kernelbench", -1) > 0);
+	cJSON_Delete(sum);
+	free(out);
+}
+
 static void test_kernelbench_bench_unknown_baseline_names_the_valid(void)
 {
 	int code = 0;
@@ -858,6 +887,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
+    KF_TEST(test_kernelbench_bench_shows_intervals_and_both_protocols),
     KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),
     KF_TEST(test_kernelbench_baseline_eager_evaluates_the_model),
     KF_TEST(test_kernelbench_bench_baseline_unavailable_on_old_torch),

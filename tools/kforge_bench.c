@@ -798,14 +798,43 @@ static void row_baselines(const struct bench *b, const struct item *it,
 	}
 }
 
-/* The per-task table (or its rows in sum's "tasks"). */
+/* The 95% interval of a kforge-protocol speedup over eager, into lo and hi;
+ * false when the result has none (KernelBench's protocol gives a ratio of
+ * means alone). */
+static bool speedup_ci(const cJSON *res, double *lo, double *hi)
+{
+	const cJSON *sp =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"), "speedup");
+	const cJSON *ci = cJSON_GetObjectItem(sp, "ci95");
+	if (cJSON_GetArraySize(ci) != 2)
+		return false;
+	*lo = cJSON_GetArrayItem(ci, 0)->valuedouble;
+	*hi = cJSON_GetArrayItem(ci, 1)->valuedouble;
+	return isfinite(*lo) && isfinite(*hi);
+}
+
+/* The speedup KernelBench's protocol measured beside kforge's
+ * (--protocol both), or NAN. */
+static double kb_speedup_of(const cJSON *res)
+{
+	const cJSON *sp = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(res, "timing_kernelbench"), "speedup");
+	return cJSON_IsNumber(sp) ? sp->valuedouble : NAN;
+}
+
+/* The per-task table (or its rows in sum's "tasks"): the speedup over
+ * eager with its interval, and KernelBench's beside it with --protocol
+ * both. */
 static void report_rows(const struct bench *b, const struct item *v, int n,
 			cJSON *sum)
 {
 	cJSON *rows = cJSON_AddArrayToObject(sum, "tasks");
+	bool both = b->eo.protocol && !strcmp(b->eo.protocol, "both");
 	if (!b->json) {
-		printf("%-36s %-14s %-16s %9s", "task", "status", "check",
-		       "speedup");
+		printf("%-36s %-14s %-16s %9s %-17s", "task", "status", "check",
+		       "speedup", "[95% CI]");
+		if (both)
+			printf(" %9s", "kb_speedup");
 		for (int k = 1; k < b->n_base; k++)
 			printf(" %12.12s", b->base[k]);
 		printf(" %9s\n", "compile_s");
@@ -827,8 +856,18 @@ static void report_rows(const struct bench *b, const struct item *v, int n,
 		cJSON_AddStringToObject(row, "status", st);
 		if (chk)
 			cJSON_AddStringToObject(row, "check", chk);
+		double lo = NAN, hi = NAN, kbs = kb_speedup_of(r);
+		bool has_ci = isfinite(sp) && speedup_ci(r, &lo, &hi);
 		if (isfinite(sp))
 			cJSON_AddNumberToObject(row, "speedup", sp);
+		if (has_ci) {
+			cJSON *ci = cJSON_AddArrayToObject(row, "speedup_ci95");
+			cJSON_AddItemToArray(ci, cJSON_CreateNumber(lo));
+			cJSON_AddItemToArray(ci, cJSON_CreateNumber(hi));
+		}
+		if (isfinite(kbs) && isfinite(sp))
+			cJSON_AddNumberToObject(row, "speedup_kernelbench",
+						kbs);
 		if (v[i].error)
 			cJSON_AddStringToObject(row, "error", v[i].error);
 		char cols[MAX_BASELINES * 16];
@@ -836,14 +875,20 @@ static void report_rows(const struct bench *b, const struct item *v, int n,
 		cJSON_AddItemToArray(rows, row);
 		if (b->json)
 			continue;
-		char sps[32] = "-", css[32] = "-";
+		char sps[32] = "-", css[32] = "-", cis[48] = "-", kbc[32] = "";
 		if (isfinite(sp))
 			snprintf(sps, sizeof(sps), "%.3f", sp);
+		if (has_ci)
+			snprintf(cis, sizeof(cis), "[%.3f, %.3f]", lo, hi);
+		if (both)
+			snprintf(kbc, sizeof(kbc), " %9s", "-");
+		if (both && isfinite(kbs) && isfinite(sp))
+			snprintf(kbc, sizeof(kbc), " %9.3f", kbs);
 		if (isfinite(cs))
 			snprintf(css, sizeof(css), "%.2f", cs);
-		printf("%-36s %-14s %-16s %9s%s %9s\n", v[i].id, st,
-		       chk ? chk : (v[i].error ? v[i].error : "-"), sps, cols,
-		       css);
+		printf("%-36s %-14s %-16s %9s %-17s%s%s %9s\n", v[i].id, st,
+		       chk ? chk : (v[i].error ? v[i].error : "-"), sps, cis,
+		       kbc, cols, css);
 	}
 }
 
