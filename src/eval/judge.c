@@ -278,7 +278,7 @@ static void py_text(const cJSON *x, char *buf, size_t cap)
 		snprintf(buf, cap, "%s", x->valuestring);
 	else if (cJSON_IsBool(x))
 		snprintf(buf, cap, "%s", cJSON_IsTrue(x) ? "True" : "False");
-	else if (cJSON_IsNumber(x) &&
+	else if (cJSON_IsNumber(x) && fabs(x->valuedouble) < 1e15 &&
 		 x->valuedouble == (double)(long long)x->valuedouble)
 		snprintf(buf, cap, "%lld", (long long)x->valuedouble);
 	else if (cJSON_IsNumber(x))
