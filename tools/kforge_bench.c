@@ -167,15 +167,6 @@ static char *dir_candidate(const char *dir, const struct item *it)
 	return NULL;
 }
 
-/* True when a JSONL record's task names the item. */
-static bool names_task(const char *key, const struct item *it)
-{
-	const char *name = base_name(it->task);
-	size_t stem = strlen(name) - 3;
-	return !strcmp(key, name) || !strcmp(key, it->id) ||
-	       (strlen(key) == stem && !strncmp(key, name, stem));
-}
-
 /* Writes the code of every task's record in a JSONL file under tmp. */
 static int jsonl_candidates(const char *path, const char *tmp, struct item *v,
 			    int n)
@@ -202,7 +193,7 @@ static int jsonl_candidates(const char *path, const char *tmp, struct item *v,
 			break;
 		}
 		for (int i = 0; i < n; i++) {
-			if (v[i].cand || !names_task(task, &v[i]))
+			if (v[i].cand || !kf_task_kb_named(v[i].id, task))
 				continue;
 			char *f = kf_xasprintf("%s/%d_%s", tmp, i,
 					       base_name(v[i].task));

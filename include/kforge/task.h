@@ -113,7 +113,7 @@ struct kf_task {
 	 * none. hidden_sets: how many one evaluation draws. */
 	struct kf_dim_range {
 		int64_t lo, hi, multiple_of;
-	} *hidden_ranges;
+	} * hidden_ranges;
 	int hidden_sets;
 
 	struct kf_tensor_spec inputs[KF_MAX_TENSORS];
@@ -155,6 +155,10 @@ void kf_task_free(struct kf_task *t);
 
 /* True when path names a KernelBench-format task (it ends in ".py"). */
 bool kf_task_is_kernelbench(const char *path);
+/* True when name names the KernelBench-format task of id "<dir>/<stem>"
+ * (a JSONL record's "task"): the id, the stem, or the file name
+ * "<stem>.py". */
+bool kf_task_kb_named(const char *id, const char *name);
 /*
  * Adds a tensor to a KernelBench-format task, as the bridge reported it:
  * an input (output false) or an output with a fixed shape of ndim positive

@@ -114,16 +114,8 @@ static int record_task(const cJSON *o, const struct kf_task *t)
 	const char *name = kf_json_str(o, "task");
 	const cJSON *lv = cJSON_GetObjectItem(o, "level_id");
 	const cJSON *ti = cJSON_GetObjectItem(o, "task_id");
-	if (name) {
-		const char *stem = t && t->id ? strrchr(t->id, '/') : NULL;
-		stem = stem ? stem + 1 : (t && t->id ? t->id : "");
-		size_t n = strlen(stem);
-		bool same =
-		    t && t->id &&
-		    (!strcmp(name, t->id) || !strcmp(name, stem) ||
-		     (!strncmp(name, stem, n) && !strcmp(name + n, ".py")));
-		return same;
-	}
+	if (name)
+		return t && t->id && kf_task_kb_named(t->id, name);
 	if (cJSON_IsNumber(lv) && cJSON_IsNumber(ti))
 		return t && t->kernelbench &&
 		       t->level == (int)lv->valuedouble &&

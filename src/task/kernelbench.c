@@ -26,6 +26,15 @@ bool kf_task_is_kernelbench(const char *path)
 	return n > 3 && !strcmp(path + n - 3, ".py");
 }
 
+bool kf_task_kb_named(const char *id, const char *name)
+{
+	const char *stem = strrchr(id, '/');
+	stem = stem ? stem + 1 : id;
+	size_t n = strlen(stem);
+	return !strcmp(name, id) || !strcmp(name, stem) ||
+	       (!strncmp(name, stem, n) && !strcmp(name + n, ".py"));
+}
+
 /* True when text defines name at the start of a line ("def get_inputs",
  * "class Model"). */
 static bool defines(const char *text, const char *def)
