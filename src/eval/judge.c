@@ -819,6 +819,15 @@ static double lower_decile(const double *x, int n)
  * Beyond the floor, a share of the candidate's time. */
 #define KF_UNACCOUNTED_HOST_NS 20e3
 #define KF_UNACCOUNTED_HOST_REL 0.05
+/* On the host, also a share of the reference's own unaccounted time (the
+ * part of the outside view its runner does not time, measured where the
+ * candidate cannot reach): its noise grows with it. A KernelBench bridge's
+ * Python runner leaves 0.3-1.0 ms per call out of its timing, and with four
+ * CPU hogs on two cores honest medians of the difference ran from -0.17 to
+ * +0.13 ms there (docs/benchmarks.md); kforge's C runner leaves about
+ * 0.013 ms, where this adds 0.003 ms. Safe to widen on the host only: what
+ * stays under the limit is charged back (below). */
+#define KF_UNACCOUNTED_HOST_SHARE_REL 0.25
 #define KF_UNACCOUNTED_DEVICE_NS 100e3
 #define KF_UNACCOUNTED_DEVICE_REL 0.10
 
@@ -847,7 +856,8 @@ static double lower_decile(const double *x, int n)
  * microseconds. On a device the statistic's noise (about 0.1 ms under
  * load) would cost honest kernels of a few hundred microseconds a fifth of
  * their speedup, so nothing is charged there. When the statistic exceeds
- * the floor plus a share of the candidate's time (on the host: the lower
+ * the floor plus a share of the candidate's time (on the host, plus a
+ * share of the reference's unaccounted time, and there the lower
  * end of the median's 95 % interval does), the measurement is called
  * forged (v: rejected, unaccounted_time). Adds "unaccounted_ms" to tm.
  */
@@ -879,9 +889,11 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 	double sure = host ? dd.ci_lo : stat;
 	double charge = host && stat > 0 ? stat : 0;
 	double limit =
-	    host ? KF_UNACCOUNTED_HOST_NS + KF_UNACCOUNTED_HOST_REL * cm.median
-		 : KF_UNACCOUNTED_DEVICE_NS +
-		       KF_UNACCOUNTED_DEVICE_REL * cm.median;
+	    host
+		? KF_UNACCOUNTED_HOST_NS + KF_UNACCOUNTED_HOST_REL * cm.median +
+		      KF_UNACCOUNTED_HOST_SHARE_REL * fmax(0, b.median)
+		: KF_UNACCOUNTED_DEVICE_NS +
+		      KF_UNACCOUNTED_DEVICE_REL * cm.median;
 	cJSON *u = cJSON_AddObjectToObject(tm, "unaccounted_ms");
 	cJSON_AddStringToObject(u, "view", host ? "cpu" : "wall");
 	cJSON_AddStringToObject(u, "statistic",
