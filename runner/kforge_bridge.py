@@ -37,6 +37,7 @@ import json
 import math
 import mmap
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -1137,9 +1138,35 @@ def find_bwrap():
                        "kforge doctor")
 
 
+def compiler_prefixes():
+    """The install prefixes of the compilers torch's builds call (CC, CXX,
+    else c++ and gcc; nvcc) where they are outside /usr: a compiler finds
+    its own programs and headers under its prefix (/opt/gcc/bin/g++ under
+    /opt/gcc). A prefix without lib/ or libexec/ beside bin/ is not a
+    toolchain's (a wrapper in ~/bin): only the program's own directory is
+    shown then, not what is around it."""
+    out = []
+    for name in (os.environ.get("CXX"), os.environ.get("CC"), "c++", "gcc",
+                 "nvcc"):
+        p = shutil.which(name) if name else None
+        if not p:
+            continue
+        for q in (os.path.abspath(p), os.path.realpath(p)):
+            bindir = os.path.dirname(q)
+            prefix = os.path.dirname(bindir)
+            if prefix not in ("/", "") and any(
+                    os.path.isdir(os.path.join(prefix, d))
+                    for d in ("lib", "lib64", "libexec")):
+                out.append(prefix)
+            elif bindir not in ("/", ""):
+                out.append(bindir)
+    return out
+
+
 def ro_dirs():
     """The read-only directories every runner sees."""
     dirs = ["/usr", "/etc/ld.so.cache", "/etc/alternatives", "/sys"]
+    dirs += compiler_prefixes()
     for d in [sys.prefix, sys.base_prefix, sys.exec_prefix] + sys.path + \
             os.environ.get("LD_LIBRARY_PATH", "").split(":") + \
             [os.environ.get("CUDA_HOME", ""), os.environ.get("CUDA_PATH", "")]:

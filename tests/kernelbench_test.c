@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <kforge/base.h>
@@ -155,6 +156,33 @@ static void test_kernelbench_python_of_a_virtual_environment(void)
 	release(&o);
 	free(py);
 	free(venv);
+}
+
+/* A load_inline build whose C++ compiler is outside /usr (CXX, as torch
+ * reads it; /opt/gcc/bin/g++ on some GPU machines): the runner that builds
+ * sees the compiler. Was compile_error: "Command '['which', ...]'". */
+static void test_kernelbench_load_inline_with_a_compiler_outside_usr(void)
+{
+	kf_test_need_torch();
+	if (!kf_is_executable("/usr/bin/g++") ||
+	    !kf_is_executable("/usr/bin/ninja"))
+		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	char *bin = kf_path_join(kf_test_tmpdir(), "cc/bin");
+	char *gxx = kf_path_join(bin, "g++");
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_mkdir_p(bin, &err), "%s", err.msg);
+	const char *sh = "#!/bin/sh\nexec /usr/bin/g++ \"$@\"\n";
+	CHECK_MSG(!kf_file_write_atomic(gxx, sh, strlen(sh), &err), "%s",
+		  err.msg);
+	CHECK(!chmod(gxx, 0755));
+	setenv("CXX", gxx, 1);
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/cpp_inline.py", "--no-timing", NULL, NULL);
+	unsetenv("CXX");
+	expect(&o, "ok", NULL);
+	release(&o);
+	free(gxx);
+	free(bin);
 }
 
 /* Run from a directory under /tmp, which the runners' own /tmp hides:
@@ -859,6 +887,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
     KF_TEST(test_kernelbench_python_of_a_virtual_environment),
     KF_TEST(test_kernelbench_runs_from_a_directory_under_tmp),
+    KF_TEST(test_kernelbench_load_inline_with_a_compiler_outside_usr),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
     KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
     KF_TEST(test_kernelbench_cached_tensor_is_wrong_on_new_inputs),
