@@ -37,6 +37,7 @@ import json
 import math
 import mmap
 import os
+import random
 import shutil
 import signal
 import struct
@@ -79,6 +80,21 @@ def write_frame(f, obj, blobs=()):
     for b in blobs:
         f.write(b)
     f.flush()
+
+
+MESSAGE_CAP = 16 << 10
+
+
+def said(e, what=None):
+    """What a reply says of exception e ("Type: message", after what), cut
+    to MESSAGE_CAP characters: a candidate's message of any size still
+    fits in a frame."""
+    m = "%s: %s" % (type(e).__name__, e)
+    if what is not None:
+        m = "%s: %s" % (what, m)
+    if len(m) > MESSAGE_CAP:
+        m = m[:MESSAGE_CAP] + " ... (%d characters in all)" % len(m)
+    return m
 
 
 def jnum(v):
@@ -210,20 +226,41 @@ class Torch:
 
     def make_inputs(self, get_inputs, seed, dist):
         """get_inputs() under KernelBench's seeding, on the CPU; dist 1
-        redraws every float input uniformly over the range get_inputs()
-        gave it."""
+        reshapes the values of every float input (reshaped())."""
         torch = self.torch
         self.seed_all(seed)
         out = []
-        for x in list(get_inputs()):
+        for i, x in enumerate(list(get_inputs())):
             if isinstance(x, torch.Tensor):
                 x = x.detach().to("cpu")
                 if dist == 1 and x.is_floating_point() and x.numel() > 1:
-                    lo, hi = float(x.min()), float(x.max())
-                    x = torch.rand(x.shape, dtype=x.dtype) * (hi - lo) + lo
+                    x = self.reshaped(x, mix64(seed, i))
                 x = x.contiguous()
             out.append(x)
         return out
+
+    def reshaped(self, x, key):
+        """x with its values' distribution changed by one odd, strictly
+        increasing map of each element, y = sign(x) m s (|x| / m)^p, with m
+        the largest magnitude, p drawn log-uniformly from [0.5, 2] and s
+        from [0.25, 4]: tails grow or shrink and the range moves, while
+        what get_inputs() built into the tensor stays: zeros, signs, order
+        and ties, so symmetric, triangular, sorted or positive inputs stay
+        so. A tensor of few distinct values (labels of +-1, masks) is left
+        as it is."""
+        torch = self.torch
+        flat = x.reshape(-1)
+        if torch.unique(flat[:65536]).numel() <= 16:
+            return x
+        r = random.Random(key)
+        p = math.exp(r.uniform(math.log(0.5), math.log(2.0)))
+        sc = math.exp(r.uniform(math.log(0.25), math.log(4.0)))
+        wide = x.to(torch.float64)
+        m = float(wide.abs().max())
+        if not math.isfinite(m) or m == 0:
+            return x
+        y = wide.abs().div_(m).pow_(p).mul_(m * sc)
+        return torch.copysign(y, wide).to(x.dtype)
 
     def poison_bits(self, dt):
         """The poison pattern of a dtype, as the signed integer of its
@@ -732,7 +769,7 @@ class Runner:
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "task",
-                    "message": "%s: %s: %s" % (task, type(e).__name__, e)}
+                    "message": said(e, task)}
         if protocol == "kforge":
             # The reference computes in full float32: cuDNN's TF32
             # default would make an exact candidate look imprecise. The
@@ -787,7 +824,7 @@ class Runner:
                 self.model = KernelModel(tt, req["kernel"], out_like)
             except (OSError, AttributeError, KernelError) as e:
                 return {"ev": "load_error", "what": "candidate",
-                        "message": "%s: %s" % (type(e).__name__, e)}
+                        "message": said(e)}
             return None
         if req.get("baseline"):
             return self.load_baseline(req["baseline"], init)
@@ -805,7 +842,7 @@ class Runner:
                 type(e).__name__ == "CalledProcessError"
             return {"ev": "load_error",
                     "what": "compile" if build else "candidate",
-                    "message": "%s: %s" % (type(e).__name__, e)}
+                    "message": said(e)}
         return None
 
     def load_baseline(self, name, init):
@@ -840,7 +877,7 @@ class Runner:
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "baseline",
-                    "message": "%s: %s: %s" % (name, type(e).__name__, e)}
+                    "message": said(e, name)}
         self.model = model
         return None
 
@@ -1027,7 +1064,7 @@ class Runner:
             outs, bad = plain_outputs(torch, r, tt.dev)
         except Exception as e:
             traceback.print_exc()
-            rep["error"] = "%s: %s" % (type(e).__name__, e)
+            rep["error"] = said(e)
             if tt.cuda and "CUDA" in rep["error"] and self.device_broken():
                 return {"ev": "fault", "message": rep["error"]}
             return rep
@@ -1081,7 +1118,7 @@ class Runner:
             except Exception as e:
                 traceback.print_exc()
                 rep = {"ev": "error",
-                       "message": "%s: %s: %s" % (op, type(e).__name__, e)}
+                       "message": said(e, op)}
                 self.blobs = []
             write_frame(self.out, rep, self.blobs)
             self.blobs = []
@@ -1090,6 +1127,15 @@ class Runner:
 
 
 # -- the judge ---------------------------------------------------------------
+
+
+class RunnerBroke(Exception):
+    """A runner's reply that the judge cannot read."""
+
+    def __init__(self, side, why):
+        super().__init__(why)
+        self.side = side
+        self.why = why
 
 
 class RunnerDied(Exception):
@@ -1321,6 +1367,16 @@ class Side:
                 self.payload = buf
         except (BrokenPipeError, ConnectionResetError):
             rep = None
+        except (ValueError, UnicodeDecodeError) as e:
+            # A reply that is not a frame (too large, not JSON): the
+            # stream is lost; the runner is stopped and blamed.
+            self.proc.kill()
+            self.proc.wait()
+            raise RunnerBroke(self.name, str(e))
+        if rep is not None and not isinstance(rep, dict):
+            self.proc.kill()
+            self.proc.wait()
+            raise RunnerBroke(self.name, "its reply is not a JSON object")
         if rep is None:
             raise RunnerDied(self.name, runner_status(self.proc.wait()))
         self.cpu_reply = self.cpu_ns()
@@ -1511,7 +1567,7 @@ class Judge:
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "task",
-                    "message": "%s: %s: %s" % (task, type(e).__name__, e)}
+                    "message": said(e, task)}
         # The candidate's runner never receives the seed: it gets its
         # inputs and its parameters from here, as tensors.
         # The runners work in their own /tmp: they get absolute paths.
@@ -2032,6 +2088,19 @@ class Judge:
             time.sleep(1)
         os._exit(st if st > 0 else 1)
 
+    def broke(self, e):
+        """A runner sent what is not a frame. The candidate's is its own
+        failure (judge.c: runtime_error, bad_reply); the reference's is an
+        error."""
+        if e.side == "reference":
+            self.send({"ev": "error", "message": "the reference's process "
+                       "sent a reply that is not a frame: %s" % e.why})
+            return 1
+        self.send({"ev": "broken", "message": "the candidate's process "
+                   "sent a reply that is not a frame (%s): it was stopped"
+                   % e.why})
+        return 1
+
     def shutdown(self):
         for side in (self.cand, self.ref):
             if side:
@@ -2063,10 +2132,12 @@ class Judge:
                     rep = ops[op](req)
             except RunnerDied as e:
                 return self.died(e)
+            except RunnerBroke as e:
+                return self.broke(e)
             except Exception as e:
                 traceback.print_exc()
                 rep = {"ev": "error",
-                       "message": "%s: %s: %s" % (op, type(e).__name__, e)}
+                       "message": said(e, op)}
             if rep is None:  # a fault was sent: the device is unusable
                 return 0
             self.send(rep)

@@ -112,7 +112,7 @@ static void test_kernelbench_modelnew_passes_on_cpu(void)
 	CHECK(cJSON_GetArraySize(trials) == 5);
 	const cJSON *t1 = cJSON_GetArrayItem(trials, 1);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t1, "passed")));
-	CHECK_STR(str_at(t1, "dists", "x"), "get_inputs_uniform");
+	CHECK_STR(str_at(t1, "dists", "x"), "get_inputs_reshaped");
 	const cJSON *out0 =
 	    cJSON_GetArrayItem(cJSON_GetObjectItem(t1, "outputs"), 0);
 	CHECK_STR(kf_json_str(out0, "name"), "out");
@@ -429,6 +429,57 @@ static void test_kernelbench_exception_is_runtime_error(void)
 	o = eval(RELU, CAND "1_ReLU/syntax.py", "--no-timing", NULL, NULL);
 	expect(&o, "load_error", "load");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SyntaxError");
+	release(&o);
+}
+
+/* What a candidate's process says, or sends, is the candidate's failure
+ * whatever its size: never an infra_error, whose reward a trainer drops. */
+static void test_kernelbench_oversized_replies_are_the_candidates(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/huge_message.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "runtime_error", "return_code");
+	const char *r = str_at(o.json, "reason", NULL);
+	CHECK_CONTAINS(r, "the candidate raised RuntimeError: xxxx");
+	CHECK(strlen(r) < 4096);
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/garbled_reply.py", "--no-timing", NULL,
+		 NULL);
+	expect(&o, "runtime_error", "bad_reply");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate's process sent a reply that is not a "
+		       "frame (frame of 17825792 bytes exceeds the cap)");
+	release(&o);
+}
+
+/* Inputs that get_inputs() builds with structure (symmetric, triangular,
+ * labels of -1 and +1) keep it in every trial, so candidates that rely on
+ * it are correct. They were wrong_answer when every second trial redrew
+ * each input uniformly over its range. */
+static void test_kernelbench_structured_inputs_stay_structured(void)
+{
+	kf_test_need_torch();
+	static const char *const cases[][2] = {
+	    {KB "level1/13_Matmul_symmetric.py",
+	     CAND "13_Matmul_symmetric/transposed.py"},
+	    {KB "level1/14_Matmul_upper_triangular.py",
+	     CAND "14_Matmul_upper_triangular/blocked.py"},
+	    {KB "level1/100_HingeLoss.py", CAND "100_HingeLoss/signs.py"},
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct outcome o =
+		    eval(cases[i][0], cases[i][1], "--no-timing", NULL, NULL);
+		expect(&o, "ok", NULL);
+		const cJSON *t1 = cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(o.json, "trials"), 1);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t1, "passed")));
+		release(&o);
+	}
+	/* The reshaped trials still tell a wrong candidate. */
+	struct outcome o =
+	    eval(RELU, CAND "1_ReLU/wrong.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
 	release(&o);
 }
 
@@ -903,6 +954,8 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_structured_inputs_stay_structured),
+    KF_TEST(test_kernelbench_oversized_replies_are_the_candidates),
     KF_TEST(test_kernelbench_constant_reference_is_flagged),
     KF_TEST(test_kernelbench_timing_kforge_protocol),
     KF_TEST(test_kernelbench_protocol_kernelbench),

@@ -199,7 +199,7 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	cJSON *d = cJSON_AddObjectToObject(j, "dists");
 	for (int i = 0; i < t->n_inputs; i++)
 		cJSON_AddStringToObject(d, t->inputs[i].name,
-					p->dists[i] ? "get_inputs_uniform"
+					p->dists[i] ? "get_inputs_reshaped"
 						    : "get_inputs");
 	kf_trial_outputs_json(j, frame);
 	return j;
@@ -216,7 +216,8 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		p->index = k;
 		p->seed = s->core.o->seed + (uint64_t)k;
 		/* kforge's protocol alternates the inputs of get_inputs()
-		 * and the same redrawn uniformly over their range. */
+		 * and the same with their values reshaped (the bridge's
+		 * reshaped(): zeros, signs, order and ties kept). */
 		for (int i = 0; i < t->n_inputs; i++)
 			p->dists[i] = s->kb_checks ? 0 : k % 2;
 		cJSON *req = kf_request("trial");

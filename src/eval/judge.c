@@ -28,8 +28,7 @@ char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
 		return kf_xasprintf("trial %d (seed %llu, inputs of "
 				    "get_inputs()%s)",
 				    p->index, (unsigned long long)p->seed,
-				    p->dists[0] ? " redrawn uniformly over "
-						  "their range"
+				    p->dists[0] ? " with their values reshaped"
 						: "");
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	char *dims = kf_task_dims_str(t, p->dimset);
@@ -1094,10 +1093,15 @@ void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v)
 {
-	/* A device fault is the candidate's doing, anything else the
-	 * engine's. */
+	/* A device fault is the candidate's doing, and so is a reply of the
+	 * candidate's process that the bridge cannot read ("broken");
+	 * anything else the engine's. */
 	if (ev && !strcmp(ev, "fault"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+	else if (ev && !strcmp(ev, "broken"))
+		set(v, KF_STATUS_RUNTIME_ERROR, "bad_reply", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
 		    msg ? msg : "no message");
 	else

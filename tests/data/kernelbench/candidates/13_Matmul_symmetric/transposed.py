@@ -1,0 +1,11 @@
+# Honest: B is symmetric, so A @ B equals A @ B.T, which reads B's rows.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B.T)

@@ -1,0 +1,25 @@
+# A level-1 style KernelBench task written for kforge's tests: the product
+# of two symmetric matrices (get_inputs() builds them symmetric).
+import torch
+import torch.nn as nn
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, A, B):
+        return torch.matmul(A, B)
+
+
+N = 128
+
+
+def get_inputs():
+    A = torch.randn(N, N)
+    B = torch.randn(N, N)
+    return [(A + A.T) / 2, (B + B.T) / 2]
+
+
+def get_init_inputs():
+    return []
