@@ -461,10 +461,10 @@ def os_threads(pid):
 
 
 def runner_pid(info_fd, fallback):
-    """The pid, as this process sees it, of the runner bwrap started: the
-    child of the namespace's init, whose pid bwrap writes to --info-fd
-    ({"child-pid": N}). fallback when bwrap said nothing or the runner
-    did not appear within 10 s."""
+    """(init, runner): the pids, as this process sees them, of the
+    namespace's init, which bwrap writes to --info-fd ({"child-pid": N}),
+    and of the runner, its child. fallback for either when bwrap said
+    nothing or the runner did not appear within 10 s."""
     buf = b""
     init = None
     while init is None:
@@ -473,18 +473,53 @@ def runner_pid(info_fd, fallback):
         except (ValueError, KeyError, UnicodeDecodeError):
             chunk = os.read(info_fd, 4096)
             if not chunk:
-                return fallback
+                return fallback, fallback
             buf += chunk
     for _ in range(10000):
         try:
             with open("/proc/%d/task/%d/children" % (init, init)) as f:
                 kids = f.read().split()
         except OSError:
-            return fallback
+            return init, fallback
         if kids:
-            return int(kids[0])
+            return init, int(kids[0])
         time.sleep(0.001)
-    return fallback
+    return init, fallback
+
+
+def process_tree(pid):
+    """pid and every process below it, read from /proc (each thread's
+    children), from outside the processes themselves."""
+    out, todo = [], [pid]
+    while todo and len(out) < 4096:
+        p = todo.pop()
+        out.append(p)
+        try:
+            tids = os.listdir("/proc/%d/task" % p)
+        except OSError:
+            continue
+        for t in tids:
+            try:
+                with open("/proc/%d/task/%s/children" % (p, t)) as f:
+                    todo += [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                pass
+    return out
+
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+
+
+def children_cpu_ns(pid):
+    """The CPU time of process pid's children that it has waited for
+    (cutime + cstime of /proc/PID/stat), in ns; 0 when unreadable."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            st = f.read()
+        fields = st[st.rindex(")") + 2:].split()
+        return (int(fields[13]) + int(fields[14])) * 1000000000 // CLK_TCK
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def cpu_clock(pid):
@@ -622,8 +657,10 @@ class GraphModel:
 # process of its own (a fork, a raw clone without CLONE_THREAD) would escape
 # it (a forked helper doing the matmul gave 11.6x). Once the candidate is
 # loaded (load_inline's compiler has run and exited), its runner forbids new
-# processes to all its threads with a seccomp filter, and the judge is told
-# how many other processes its namespace still holds.
+# processes to all its threads with a seccomp filter. The candidate's code
+# runs in that process and could undo what it does there, so the judge
+# also looks from outside (Side.outside): the processes in the sandbox, and
+# the CPU time of those its runner or init waited for after the load.
 _SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56,
                                          "clone3": 435}),
                  "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
@@ -678,17 +715,6 @@ def forbid_processes():
         return "seccomp: %s" % (os.strerror(e) if r < 0 else
                                 "thread %d could not take the filter" % r)
     return None
-
-
-def other_processes():
-    """The processes of this process's pid namespace other than itself and
-    bubblewrap's init (pid 1)."""
-    me = os.getpid()
-    out = []
-    for d in os.listdir("/proc"):
-        if d.isdigit() and int(d) not in (1, me):
-            out.append(int(d))
-    return sorted(out)
 
 
 class Runner:
@@ -809,7 +835,6 @@ class Runner:
                 return {"ev": "load_error", "what": "confinement",
                         "message": "the candidate's runner could not forbid "
                         "new processes: %s" % why}
-            facts["processes"] = other_processes()
         return {"ev": "loaded", "load_ns": load_ns,
                 "state0": state0, "facts": facts}
 
@@ -1320,7 +1345,8 @@ class Side:
         self.arena = Arena(tt, self.fd) if tt else None
         # The runner is bwrap's child, not bwrap: its CPU clock is the
         # outside view of its calls (bwrap's own would see none of them).
-        self.pid = runner_pid(info_r, self.proc.pid)
+        self.init, self.pid = runner_pid(info_r, self.proc.pid)
+        self.children0 = 0  # children's CPU time when loaded
         os.close(info_r)
         self.clock = cpu_clock(self.pid)
         self.cpu_reply = self.cpu_ns()  # its CPU time at its last reply
@@ -1341,6 +1367,23 @@ class Side:
                 return int(f.read().split()[0])
         except (OSError, ValueError, IndexError):
             return 0
+
+    def outside(self):
+        """What the judge sees of the runner's sandbox from outside, where
+        the candidate's code cannot change it: the processes in it other
+        than the runner (and bubblewrap's init), and the CPU time of the
+        processes that the runner and the init have waited for since the
+        load (a helper that did work and ended)."""
+        procs = [p for p in process_tree(self.init)
+                 if p not in (self.init, self.pid)]
+        spent = children_cpu_ns(self.pid) + children_cpu_ns(self.init)
+        return procs, max(0, spent - self.children0)
+
+    def loaded(self):
+        """Marks the end of the load: children's CPU time from here on is
+        work done outside the runner's own clock."""
+        self.children0 = children_cpu_ns(self.pid) + \
+            children_cpu_ns(self.init)
 
     def ask(self, req):
         """A request and its reply; a reply with a payload is followed by
@@ -1627,6 +1670,7 @@ class Judge:
         load_ns = rep.get("load_ns", 0)
         self.state0 = rep.get("state0")
         self.load_facts = rep.get("facts") or {}
+        self.cand.loaded()
         rep = self.cand.lay_out(*self.layout)
         if rep.get("ev") != "ok":
             return rep
@@ -1695,8 +1739,8 @@ class Judge:
         f = {"when": "when loaded" if c is None else "during its calls",
              "kb": bool(kb), "baseline": self.baseline,
              "cuda": bool(self.tt.cuda), "threads_budget": THREADS,
-             "threads": src.get("threads", THREADS),
-             "processes": src.get("processes") or []}
+             "threads": src.get("threads", THREADS)}
+        f["processes"], f["children_cpu_ns"] = self.cand.outside()
         try:
             f["cpus"] = sorted(os.sched_getaffinity(self.cand.pid))
             f["cpus_ref"] = sorted(os.sched_getaffinity(self.ref.pid))

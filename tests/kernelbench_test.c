@@ -483,6 +483,26 @@ static void test_kernelbench_structured_inputs_stay_structured(void)
 	release(&o);
 }
 
+/* Processes are counted from outside the candidate's sandbox: hiding a
+ * helper from its own process's listing, or undoing the runner's ban on
+ * new processes and waiting for each child, is seen. */
+static void test_kernelbench_processes_are_seen_from_outside(void)
+{
+	kf_test_need_torch();
+	struct outcome o =
+	    eval(RELU, RT "helper_hidden_pid.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "processes");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "left 1 other process running in its sandbox");
+	release(&o);
+	o = eval(RELU, RT "forbid_undone.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "processes");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "processes of the candidate's runner that ended after "
+		       "it was loaded used ");
+	release(&o);
+}
+
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
 	kf_test_need_torch();
@@ -954,6 +974,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_processes_are_seen_from_outside),
     KF_TEST(test_kernelbench_structured_inputs_stay_structured),
     KF_TEST(test_kernelbench_oversized_replies_are_the_candidates),
     KF_TEST(test_kernelbench_constant_reference_is_flagged),

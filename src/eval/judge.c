@@ -265,7 +265,8 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
  *
  * The PyTorch bridge (runner/kforge_bridge.py, call_facts) reports, raw,
  * what its judge process sees of the candidate's: the outputs' types and
- * shapes, the thread and core budget, the processes left in its namespace,
+ * shapes, the thread and core budget, the processes in its sandbox and the
+ * CPU time of those that ended after the load (read from outside it),
  * the global flags, outputs sharing memory with inputs, and the watch of a
  * CUDA call. The verdicts over them are decided here. */
 
@@ -380,10 +381,20 @@ static bool bridge_facts_one(const cJSON *f, struct verdict *v)
 			list_text(procs, 8, " ", false, a, sizeof(a));
 			set(v, KF_STATUS_REJECTED, "processes",
 			    "the candidate's runner left %d other process%s "
-			    "running in its namespace %s (pids %s): work in "
-			    "another process is outside the engine's view of "
-			    "its calls",
+			    "running in its sandbox %s (pids %s, seen from "
+			    "outside it): work in another process is outside "
+			    "the engine's view of its calls",
 			    np, np == 1 ? "" : "es", when, a);
+			return true;
+		}
+		double spent = kf_json_num(f, "children_cpu_ns", 0);
+		if (spent > 0) {
+			set(v, KF_STATUS_REJECTED, "processes",
+			    "processes of the candidate's runner that ended "
+			    "after it was loaded used %.0f ms of CPU time "
+			    "(seen from outside its sandbox): work in another "
+			    "process is outside the engine's view of its calls",
+			    spent / 1e6);
 			return true;
 		}
 		double budget = kf_json_num(f, "threads_budget", 1);
