@@ -714,7 +714,8 @@ static void test_base_proc_run_keeps_stdout_before_a_later_stderr_line(void)
 		CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
 		CHECK_MSG(out.len == 60004, "%zu bytes", out.len);
 		const char *t = kf_strbuf_str(&out);
-		CHECK_MSG(strspn(t, "a") == 60000 && !strcmp(t + 60000, "ERR\n"),
+		CHECK_MSG(strspn(t, "a") == 60000 &&
+			      !strcmp(t + 60000, "ERR\n"),
 			  "the stderr line at byte %zu", strcspn(t, "E"));
 		kf_strbuf_release(&out);
 	}

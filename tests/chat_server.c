@@ -24,7 +24,7 @@ void kf_test_chat_server_start(struct kf_test_chat_server *s,
 	snprintf(timeout, sizeof(timeout), "%d", timeout_s);
 	s->log = kf_path_join(kf_test_tmpdir(), "requests.jsonl");
 	CHECK(kf_file_write_atomic(path, script, strlen(script), &err) == 0);
-	char *argv[] = {py,	"tests/llm_server.py", path, "--log",
+	char *argv[] = {py,	"tests/llm_server.py", path,	"--log",
 			s->log, "--timeout",	       timeout, NULL};
 	s->proc = init;
 	CHECK_MSG(kf_proc_spawn(&s->proc, argv, NULL, 2, &err) == 0, "%s",

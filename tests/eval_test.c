@@ -254,15 +254,13 @@ static void test_eval_kernelbench_protocol_reports_means(void)
 	CHECK(tm != NULL);
 	CHECK_STR(kf_json_str(tm, "protocol"), "kernelbench");
 	/* 101 timed calls per side, the first dropped. */
-	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "n", 0) ==
-	      100);
-	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) ==
-	      100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "n", 0) == 100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) == 100);
 	double sp = kf_json_num(tm, "speedup", 0);
-	double rm = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "mean",
-				0);
-	double cm = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean",
-				0);
+	double rm =
+	    kf_json_num(cJSON_GetObjectItem(tm, "reference"), "mean", 0);
+	double cm =
+	    kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean", 0);
 	CHECK(rm > 0 && cm > 0);
 	CHECK(fabs(sp - rm / cm) < 1e-9 * sp);
 	/* KernelBench's protocol has no roofline or pairs. */
@@ -569,8 +567,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	CHECK(n1 >= 1 && n1 <= 1000);
 	bool ran = false;
 	const cJSON *t;
-	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
-	    ran = ran || kf_json_num(cJSON_GetObjectItem(t, "dims"), "N", 0) == n1;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials")) ran =
+	    ran || kf_json_num(cJSON_GetObjectItem(t, "dims"), "N", 0) == n1;
 	CHECK(ran);
 	cJSON_Delete(r);
 	/* Another seed, other hidden sets. */
@@ -599,12 +597,11 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		bool timed = false;
 		const cJSON *t;
-		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
-		    timed = timed ||
-			    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
-			     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"),
-						 "x"),
-				     kinds[k]));
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials")) timed =
+		    timed ||
+		    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
+		     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"), "x"),
+			     kinds[k]));
 		CHECK_MSG(timed, "no trial at the timing dims with %s",
 			  kinds[k]);
 	}

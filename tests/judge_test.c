@@ -47,7 +47,8 @@ static void test_judge_unaccounted_host_honest_passes_uncharged(void)
 	host_pairs(c, r, cw, rw, 0);
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, N, true, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
 	CHECK(v.status == KF_STATUS_OK);
 	/* At most the noise of a median of 60 differences. */
 	CHECK(charge >= 0 && charge < 5e3);
@@ -63,7 +64,8 @@ static void test_judge_unaccounted_host_forged_tenth_is_rejected(void)
 	host_pairs(c, r, cw, rw, 1e5); /* 10 % of the candidate's 1 ms */
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, N, true, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	CHECK_CONTAINS(v.reason, "under-reported its time");
@@ -78,15 +80,16 @@ static void test_judge_unaccounted_host_small_forgery_is_charged(void)
 	host_pairs(c, r, cw, rw, 1.5e4); /* below the 0.02 ms floor */
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, N, true, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
 	CHECK(v.status == KF_STATUS_OK);
 	CHECK(fabs(charge - 1.5e4) < 5e3);
 	cJSON_Delete(tm);
 }
 
 /* Pairs as a KernelBench bridge's Python runners give them with four CPU
- * hogs on two cores (docs/benchmarks.md, 2026-12-01): the candidate 0.3 ms
- * and the reference 0.5 ms of CPU time, each runner leaving about 0.75 ms
+ * hogs on two cores (docs/benchmarks.md, 2026-12-01): the candidate 2 ms
+ * and the reference 3 ms of CPU time, each runner leaving about 0.75 ms
  * per call out of its own timing, with +-0.3 ms of noise on each side and
  * the candidate's side 0.12 ms higher, as one honest evaluation measured. */
 static void bridge_pairs(double *c, double *r, double *cw, double *rw,
@@ -94,7 +97,7 @@ static void bridge_pairs(double *c, double *r, double *cw, double *rw,
 {
 	unsigned s = 5;
 	for (int i = 0; i < N; i++) {
-		double tc = 3e5 + 2e4 * noise(&s), tr = 5e5 + 2e4 * noise(&s);
+		double tc = 2e6 + 2e4 * noise(&s), tr = 3e6 + 2e4 * noise(&s);
 		c[i] = tc - forge_ns;
 		r[i] = tr;
 		cw[i] = tc + 0.87e6 + 6e5 * noise(&s);
@@ -108,22 +111,52 @@ static void test_judge_unaccounted_host_bridge_noise_passes_charged(void)
 	bridge_pairs(c, r, cw, rw, 0);
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, N, true, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
 	CHECK(v.status == KF_STATUS_OK);
 	/* The shift is charged back, the noise not called forged. */
 	CHECK(charge > 5e4 && charge < 2.5e5);
 	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
-	/* 0.02 ms + 5 % of 0.3 ms + 25 % of the reference's ~0.75 ms. */
+	/* 0.02 ms + 5 % of 2 ms + 25 % of the reference's ~0.75 ms. */
 	double lim = cJSON_GetObjectItem(u, "limit")->valuedouble;
-	CHECK(lim > 0.15 && lim < 0.3);
+	CHECK(lim > 0.2 && lim < 0.4);
 	cJSON_Delete(tm);
 
-	/* A runner that hides 1 ms of a call's work is still rejected. */
+	/* A runner that hides 1 ms of a call's 2 ms is still rejected. */
 	bridge_pairs(c, r, cw, rw, 1e6);
 	tm = cJSON_CreateObject();
-	charge = kf_judge_unaccounted(c, r, cw, rw, N, true, tm, &v);
+	charge = kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
+	cJSON_Delete(tm);
+}
+
+/* Under a protocol summarised by the mean, a forgery of half the calls is
+ * charged back in full, though the median of the differences moves little;
+ * a negative report is forged outright. */
+static void test_judge_unaccounted_mean_charge_and_negative_times(void)
+{
+	double c[N], r[N], cw[N], rw[N];
+	host_pairs(c, r, cw, rw, 0);
+	for (int i = 0; i < N; i += 2)
+		c[i] -= 0.9e6; /* every other call reports 0.1 ms of its 1 ms */
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	double med = kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	cJSON_Delete(tm);
+	tm = cJSON_CreateObject();
+	double mean = kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v);
+	CHECK(fabs(mean - 0.45e6) < 2e4);
+	CHECK(med < mean);
+	cJSON_Delete(tm);
+
+	host_pairs(c, r, cw, rw, 0);
+	c[7] = -5e4;
+	tm = cJSON_CreateObject();
+	CHECK(kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v) == 0);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "reported -0.0500 ms for timed call 7");
 	cJSON_Delete(tm);
 }
 
@@ -152,7 +185,8 @@ static void test_judge_unaccounted_device_bursts_pass(void)
 	device_pairs(c, r, cw, rw, 0);
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, N, false, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
 	CHECK(v.status == KF_STATUS_OK);
 	CHECK(charge == 0); /* nothing is charged on a device */
 	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
@@ -166,7 +200,7 @@ static void test_judge_unaccounted_device_forgery_is_rejected(void)
 	device_pairs(c, r, cw, rw, 2e5); /* half of the candidate's 0.4 ms */
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	kf_judge_unaccounted(c, r, cw, rw, N, false, tm, &v);
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	CHECK_CONTAINS(v.reason, "lower deciles");
@@ -457,6 +491,7 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),
     KF_TEST(test_judge_unaccounted_host_small_forgery_is_charged),
     KF_TEST(test_judge_unaccounted_host_bridge_noise_passes_charged),
+    KF_TEST(test_judge_unaccounted_mean_charge_and_negative_times),
     KF_TEST(test_judge_unaccounted_device_bursts_pass),
     KF_TEST(test_judge_unaccounted_device_forgery_is_rejected),
     KF_TEST(test_judge_roofline_cap),

@@ -503,6 +503,27 @@ static void test_kernelbench_processes_are_seen_from_outside(void)
 	release(&o);
 }
 
+/* Forging half the calls' clocks gains nothing under KernelBench's
+ * protocol: the charge is the mean of the outside view's excess, so the
+ * candidate's mean stays near the 1 ms it burns per call. */
+static void test_kernelbench_forged_share_is_charged_under_its_mean(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval(RELU, RT "forge_clock_share.py", "--protocol",
+				"kernelbench", NULL);
+	CHECK_MSG(o.json, "no result: %s", o.out);
+	const char *st = str_at(o.json, "status", NULL);
+	if (strcmp(st, "ok")) {
+		expect(&o, "rejected", "unaccounted_time");
+	} else {
+		const cJSON *tm = cJSON_GetObjectItem(o.json, "timing");
+		double mean = kf_json_num(cJSON_GetObjectItem(tm, "candidate"),
+					  "mean", 0);
+		CHECK_MSG(mean > 0.85, "candidate mean %.3f ms", mean);
+	}
+	release(&o);
+}
+
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
 	kf_test_need_torch();
@@ -974,6 +995,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_forged_share_is_charged_under_its_mean),
     KF_TEST(test_kernelbench_processes_are_seen_from_outside),
     KF_TEST(test_kernelbench_structured_inputs_stay_structured),
     KF_TEST(test_kernelbench_oversized_replies_are_the_candidates),

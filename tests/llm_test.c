@@ -61,7 +61,8 @@ static cJSON *requests(const struct kf_test_chat_server *s)
 }
 
 /* Settings for the scripted server: no environment, quick retries. */
-static void config(struct kf_llm_config *cfg, const struct kf_test_chat_server *s)
+static void config(struct kf_llm_config *cfg,
+		   const struct kf_test_chat_server *s)
 {
 	struct kf_err err = KF_ERR_INIT;
 	const char *vars[] = {"OPENAI_BASE_URL",

@@ -551,9 +551,9 @@ static void test_prompt_after_skips_a_prefix_up_to_space(void)
 				  "\n```\n  Here.",
 				  prompt),
 		  "\n  Here.");
-	CHECK_STR(kf_prompt_after("Write it. ```c int kf_entry(void); ```ok",
-				  prompt),
-		  "ok");
+	CHECK_STR(
+	    kf_prompt_after("Write it. ```c int kf_entry(void); ```ok", prompt),
+	    "ok");
 	CHECK(kf_prompt_after("Write that.\n```c\n", prompt) == NULL);
 }
 

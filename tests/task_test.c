@@ -764,9 +764,10 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	kf_task_free(t);
 
 	/* multiple_of, a fixed value and hidden_sets. */
-	char *spec = with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
-			  "'hidden': {'B': 7, 'N': {'range': [3, 100], "
-			  "'multiple_of': 4}}, 'hidden_sets': 5");
+	char *spec =
+	    with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
+		 "'hidden': {'B': 7, 'N': {'range': [3, 100], "
+		 "'multiple_of': 4}}, 'hidden_sets': 5");
 	t = load_ok("red/rows", spec);
 	free(spec);
 	CHECK(kf_task_draw_hidden(t, 7, &err) == 0);
@@ -787,30 +788,30 @@ static void test_task_rejects_bad_hidden_ranges(void)
 	static const struct {
 		const char *to, *field, *why;
 	} cases[] = {
-	    {"'hidden': {'B': [5, 1], 'N': [1, 4097]}", "hidden.B: ",
-	     "low (5) must not exceed high (1)"},
+	    {"'hidden': {'B': [5, 1], 'N': [1, 4097]}",
+	     "hidden.B: ", "low (5) must not exceed high (1)"},
 	    {"'hidden': {'B': [1, 64], 'N': {'range': [1, 7], "
 	     "'multiple_of': 8}}",
 	     "hidden.N: ", "no multiple of 8 in [1, 7]"},
-	    {"'hidden': {'B': [1, 64], 'N': [0, 7]}", "hidden.N: ",
-	     "must be positive integers"},
-	    {"'hidden': {'B': [1, 64], 'N': 'many'}", "hidden.N: ",
-	     "must be [low, high]"},
-	    {"'hidden': {'B': [1, 64]}", "hidden: ",
-	     "dimension 'N' is missing"},
-	    {"'hidden': {'B': [1, 64], 'N': [1, 9], 'K': [1, 2]}", "hidden.K: ",
-	     "not a dimension of dims"},
-	    {"'hidden': {'B': 64, 'N': 4096}", "hidden: ",
-	     "every range holds only the timing dims"},
+	    {"'hidden': {'B': [1, 64], 'N': [0, 7]}",
+	     "hidden.N: ", "must be positive integers"},
+	    {"'hidden': {'B': [1, 64], 'N': 'many'}",
+	     "hidden.N: ", "must be [low, high]"},
+	    {"'hidden': {'B': [1, 64]}",
+	     "hidden: ", "dimension 'N' is missing"},
+	    {"'hidden': {'B': [1, 64], 'N': [1, 9], 'K': [1, 2]}",
+	     "hidden.K: ", "not a dimension of dims"},
+	    {"'hidden': {'B': 64, 'N': 4096}",
+	     "hidden: ", "every range holds only the timing dims"},
 	    {"'hidden': {'B': [1, 64], 'N': {'range': [1, 9], 'step': 2}}",
 	     "hidden.N.step: ", "unknown key"},
 	    {"'hidden': {'B': [1, 64], 'N': [1, 9]}, 'hidden_sets': 0",
 	     "hidden_sets: ", "must be an integer in [1, "},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *spec = with(RANGE_SPEC,
-				  "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
-				  cases[i].to);
+		char *spec =
+		    with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]}",
+			 cases[i].to);
 		expect_error(spec, cases[i].field, cases[i].why);
 		free(spec);
 	}
@@ -832,8 +833,8 @@ static void test_task_rejects_bad_hidden_ranges(void)
 	free(even);
 	free(spec);
 	/* Neither ranges nor fixed sets. */
-	spec = with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]},",
-		    "");
+	spec =
+	    with(RANGE_SPEC, "'hidden': {'B': [1, 64], 'N': [1, 4097]},", "");
 	expect_error(spec, "hidden: ", "required field is missing");
 	free(spec);
 }

@@ -92,10 +92,26 @@ void kf_add_system(cJSON *obj, bool with_host)
  * bwrap said. */
 static char *bwrap_works(const char *bwrap)
 {
-	char *argv[] = {(char *)bwrap, "--unshare-all", "--die-with-parent",
-			"--new-session", "--cap-drop", "ALL", "--ro-bind", "/",
-			"/", "--proc", "/proc", "--dev", "/dev", "--tmpfs",
-			"/tmp", "--", "/bin/sh", "-c", "echo ok", NULL};
+	char *argv[] = {(char *)bwrap,
+			"--unshare-all",
+			"--die-with-parent",
+			"--new-session",
+			"--cap-drop",
+			"ALL",
+			"--ro-bind",
+			"/",
+			"/",
+			"--proc",
+			"/proc",
+			"--dev",
+			"/dev",
+			"--tmpfs",
+			"/tmp",
+			"--",
+			"/bin/sh",
+			"-c",
+			"echo ok",
+			NULL};
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	int status = 0;
 	char *out;
@@ -143,8 +159,7 @@ cJSON *kf_doctor(void)
 	cJSON_AddStringToObject(d, "cache", kf_cache_dir());
 	char why[512];
 	cJSON_AddStringToObject(
-	    d, "sandbox",
-	    kf_sandbox_check(why, sizeof(why)) ? why : "ok");
+	    d, "sandbox", kf_sandbox_check(why, sizeof(why)) ? why : "ok");
 	char *bwrap = kf_bwrap_path();
 	add_or_null(d, "bwrap", bwrap ? kf_xstrdup(bwrap) : NULL);
 	if (bwrap)

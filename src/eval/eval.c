@@ -437,7 +437,7 @@ static bool unaccounted(struct session *s, struct samples *sm, cJSON *tm)
 		return false;
 	return kf_session_unaccounted(
 	    &s->core, sm->c, sm->r, sm->cw, sm->rw, sm->n,
-	    !strcmp(s->core.o->backend, "host"), false, tm);
+	    !strcmp(s->core.o->backend, "host"), false, false, tm);
 }
 
 /* The roofline block: the candidate's median against the device's peaks.

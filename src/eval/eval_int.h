@@ -74,8 +74,8 @@ void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
  * each candidate call, and sets v when its measurement was forged
  * (docs/measuring.md, "Seen from outside"). */
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
-			    const double *rw, int n, bool host, cJSON *tm,
-			    struct verdict *v);
+			    const double *rw, int n, bool host, bool mean,
+			    cJSON *tm, struct verdict *v);
 /* The verdicts over how an evaluation ended early (judge.c): the
  * candidate's compile failed (its first error line, or the compiler's
  * timeout); its imports break the link policy (bad of them, listed in
@@ -167,7 +167,8 @@ void kf_session_core_init(struct kf_session_core *s,
  * then. */
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
-			    int n, bool host, bool trusted, cJSON *tm);
+			    int n, bool host, bool mean, bool trusted,
+			    cJSON *tm);
 void kf_session_finish(struct kf_session_core *s, enum kf_status st,
 		       const char *check, const char *reason);
 /* kf_session_finish with the judge's verdict v (not OK). */

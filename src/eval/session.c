@@ -310,10 +310,12 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
-			    int n, bool host, bool trusted, cJSON *tm)
+			    int n, bool host, bool mean, bool trusted,
+			    cJSON *tm)
 {
 	struct verdict v = {0};
-	double charge = kf_judge_unaccounted(c, r, cw, rw, n, host, tm, &v);
+	double charge =
+	    kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v);
 	if (trusted)
 		return false;
 	for (int i = 0; i < n; i++)
@@ -503,9 +505,8 @@ void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
 	{
 		cJSON *o = cJSON_CreateObject();
 		static const char *const keys[] = {
-		    "n",       "mismatches", "unwritten", "nan_got",
-		    "inf_got", "max_abs",    "max_rel",	  "l1_err",
-		    "l1_want"};
+		    "n",       "mismatches", "unwritten", "nan_got", "inf_got",
+		    "max_abs", "max_rel",    "l1_err",	  "l1_want"};
 		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			cJSON_AddNumberToObject(o, keys[k],
