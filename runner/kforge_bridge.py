@@ -83,6 +83,11 @@ def write_frame(f, obj, blobs=()):
 
 
 MESSAGE_CAP = 16 << 10
+# An output whose mean magnitude is under this share of the inputs' is near
+# zero: the judge compares it at the reference's own float noise, which the
+# reference's float64 run measures (judge.c, PRECISION_FLOOR_REL: the same
+# share).
+NEAR_ZERO = 1e-2
 
 
 def said(e, what=None):
@@ -1115,6 +1120,30 @@ class Runner:
         self.blobs = blobs
         return rep
 
+    def call64(self, req):
+        """The model (the reference's: only its runner is asked) on the
+        staged inputs in float64, a copy of it kept: outputs of float
+        noise around zero are compared at the noise this measures, not at
+        a guess. Its outputs follow the reply, as float64."""
+        torch = self.tt.torch
+        try:
+            if getattr(self, "model64", None) is None:
+                import copy
+                self.model64 = copy.deepcopy(self.model).double()
+            ins = [x.double() if isinstance(x, torch.Tensor) and
+                   x.is_floating_point() else x for x in self.inputs()]
+            with torch.no_grad():
+                outs, bad = plain_outputs(torch, self.model64(*ins),
+                                          self.tt.dev)
+        except Exception as e:
+            return {"ev": "error", "message": said(e)}
+        if bad or len(outs) != len(self.out_like):
+            return {"ev": "error", "message": "no outputs in float64"}
+        blobs = [tensor_bytes(torch, y.detach().to(torch.float64))
+                 for y in outs]
+        self.blobs = blobs
+        return {"ev": "called64", "payload": sum(len(b) for b in blobs)}
+
     def device_broken(self):
         """True when the device of this process is unusable."""
         try:
@@ -1133,7 +1162,8 @@ class Runner:
             ops = {"load": self.load, "layout": self.set_layout,
                    "export_state": self.export_state,
                    "import_state": self.import_state,
-                   "stage": self.stage, "call": self.call}
+                   "stage": self.stage, "call": self.call,
+                   "call64": self.call64}
             self.blobs = []
             try:
                 if op in ops:
@@ -1437,7 +1467,9 @@ class Side:
                      for e in outs]
         self.ins = [(tt.dtypes[e["dtype"]], tuple(e["shape"]))
                     for e in ins]
-        self.cap = sum(nbytes(tt, dt, sh) for dt, sh in self.outs + self.ins)
+        self.cap = max(sum(nbytes(tt, dt, sh) for dt, sh in
+                           self.outs + self.ins),
+                       sum(8 * math.prod(sh) for _, sh in self.outs))
         return self.ask({"op": "layout", "size": size, "inputs": ins,
                          "outputs": outs, "state": state, "others": others})
 
@@ -1469,6 +1501,25 @@ class Side:
             rep["inputs_after"] = [self.tt.hash_tensor(x)
                                    for x in ts[len(self.outs):]]
         return True
+
+    def call64(self):
+        """The reference's outputs in float64 on the staged inputs, or
+        None where its model does not run in float64."""
+        rep = self.ask({"op": "call64"})
+        buf = self.payload
+        torch = self.tt.torch
+        if rep.get("ev") != "called64" or buf is None:
+            return None
+        sizes = [math.prod(sh) for _, sh in self.outs]
+        if len(buf) != 8 * sum(sizes):
+            return None
+        out, off = [], 0
+        for (_, sh), k in zip(self.outs, sizes):
+            out.append(torch.frombuffer(buf, dtype=torch.float64, count=k,
+                                        offset=off).reshape(sh)
+                       if k else torch.empty(sh, dtype=torch.float64))
+            off += 8 * k
+        return out
 
     def call(self, **req):
         """A call request, timed from here as well; its outputs are taken
@@ -1855,6 +1906,16 @@ class Judge:
             st["want_min"] = st["want_max"] = 0.0
         return st
 
+    def noise(self, want, exact):
+        """sum |want - exact| over the elements finite in both: how far the
+        reference's output is from its float64 run."""
+        torch = self.tt.torch
+        w = self.on_device(want).to(torch.float64).reshape(-1)
+        x = self.on_device(exact).to(torch.float64).reshape(-1)
+        fin = torch.isfinite(w) & torch.isfinite(x)
+        return float(torch.where(fin, (w - x).abs(),
+                                 torch.zeros_like(w)).sum().item())
+
     def unwritten(self, got, want):
         """Elements of got that still hold the poison where want does
         not: only a kforge kernel's outputs are allocated and poisoned
@@ -1926,12 +1987,21 @@ class Judge:
             return rep
         got, want = self.cand.got, self.ref.got
         outs = []
+        exact = None
         for j, (g, w) in enumerate(zip(got, want)):
             st = self.compare(g, w, kb)
             st["unwritten"] = self.unwritten(g, w)
             st["name"] = self.out_names[j]
             st["checksum_ref"] = self.tt.hash_tensor(w)
             st["checksum_1"] = self.tt.hash_tensor(g)
+            if not kb and w.is_floating_point() and st["n"] and \
+                    st["l1_want"] < NEAR_ZERO * st["n"] * rep["in_scale"]:
+                # Near zero against the inputs' scale: the reference's own
+                # float noise, from its float64 run, for the judge.
+                if exact is None:
+                    exact = self.ref.call64() or []
+                if j < len(exact):
+                    st["l1_noise"] = self.noise(w, exact[j])
             outs.append(st)
         after = c.get("inputs_after") or before
         rep["inputs"] = [{"name": self.in_names[i], "before": b,

@@ -524,6 +524,37 @@ static void test_kernelbench_forged_share_is_charged_under_its_mean(void)
 	release(&o);
 }
 
+/* Outputs far smaller than the inputs (a softmax over 16384 columns) are
+ * held at the reference's own float noise, from its float64 run: rounded
+ * to bfloat16 they are imprecise, written out exactly they pass. They
+ * passed at the inputs' scale. */
+static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
+{
+	kf_test_need_torch();
+	struct outcome o =
+	    eval(KB "level1/23_Softmax.py", CAND "23_Softmax/exp_sum.py",
+		 "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *out0 = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
+		"outputs"),
+	    0);
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise")));
+	release(&o);
+	o = eval(KB "level1/23_Softmax.py", CAND "23_Softmax/bf16_out.py",
+		 "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "1e5 times its own float noise");
+	release(&o);
+	/* A reference of float noise around zero still passes an exact
+	 * reformulation. */
+	o = eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+}
+
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
 	kf_test_need_torch();
@@ -995,6 +1026,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_small_outputs_are_held_at_measured_noise),
     KF_TEST(test_kernelbench_forged_share_is_charged_under_its_mean),
     KF_TEST(test_kernelbench_processes_are_seen_from_outside),
     KF_TEST(test_kernelbench_structured_inputs_stay_structured),

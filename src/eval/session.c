@@ -511,6 +511,11 @@ void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			cJSON_AddNumberToObject(o, keys[k],
 						kf_json_num(fo, keys[k], 0));
+		/* The bridge's float noise of a near-zero reference. */
+		const cJSON *noise = cJSON_GetObjectItem(fo, "l1_noise");
+		if (cJSON_IsNumber(noise))
+			cJSON_AddNumberToObject(o, "l1_noise",
+						noise->valuedouble);
 		cJSON_AddItemToArray(outs, o);
 	}
 	cJSON_AddNumberToObject(j, "ref_ms",

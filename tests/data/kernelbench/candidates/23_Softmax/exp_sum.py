@@ -1,0 +1,12 @@
+# Honest: softmax written out, the row's max subtracted, in float32.
+import torch
+import torch.nn as nn
+
+
+class ModelNew(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        e = torch.exp(x - x.max(dim=1, keepdim=True).values)
+        return e / e.sum(dim=1, keepdim=True)
