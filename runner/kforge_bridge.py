@@ -2002,6 +2002,10 @@ class Judge:
                     exact = self.ref.call64() or []
                 if j < len(exact):
                     st["l1_noise"] = self.noise(w, exact[j])
+                    # Its rate per element, for the timed outputs.
+                    rates = self.__dict__.setdefault("noise_rate", {})
+                    rates[j] = max(rates.get(j, 0.0),
+                                   st["l1_noise"] / st["n"])
             outs.append(st)
         after = c.get("inputs_after") or before
         rep["inputs"] = [{"name": self.in_names[i], "before": b,
@@ -2070,6 +2074,10 @@ class Judge:
     def timed_pair(self, p, base, order, kb, last):
         """Calls both sides on base; returns (candidate's reply,
         reference's reply), or None after a fault was sent."""
+        if getattr(self, "timed_scale", None) is None:
+            # The timed inputs' scale (their distribution is one): from
+            # the first pair's, for the precision floor.
+            self.timed_scale = self.in_scale(base)
         self.ref.put(base)
         self.cand.put(base)
         got = {}
@@ -2093,9 +2101,26 @@ class Judge:
             chk["first_bad_pair"] = p
             return False
         bad = unw = 0
-        for g, w in zip(self.cand.got, self.ref.got):
-            bad += self.compare(g, w, False)["mismatches"]
+        worst = chk.setdefault("outputs", [{"pair": -1} for _ in
+                                           self.cand.got])
+        for j, (g, w) in enumerate(zip(self.cand.got, self.ref.got)):
+            st = self.compare(g, w, False)
+            bad += st["mismatches"]
             unw += self.unwritten(g, w)
+            # Each output's pair with the largest L1 relative error, for
+            # the precision check of timed outputs (judge.c).
+            rel = st["l1_err"] / max(st["l1_want"], 1e-300)
+            if w.is_floating_point() and rel > worst[j].get("rel", -1.0):
+                o = {"pair": p, "rel": rel, "n": st["n"],
+                     "l1_err": st["l1_err"], "l1_want": st["l1_want"],
+                     "max_abs": st["max_abs"],
+                     "want_absmax": max(abs(st["want_min"]),
+                                        abs(st["want_max"])),
+                     "in_scale": self.timed_scale}
+                rate = getattr(self, "noise_rate", {}).get(j)
+                if rate is not None:
+                    o["l1_noise"] = rate * st["n"]
+                worst[j] = o
         if bad or unw:
             chk["mismatches"] += bad
             chk["unwritten"] += unw

@@ -548,6 +548,12 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "1e5 times its own float noise");
 	release(&o);
+	/* Timed outputs too: bfloat16 once the trials are over. */
+	o = eval(KB "level1/23_Softmax.py", RT "bf16_when_timed.py",
+		 "--time-cap", "0.3", NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "timing: pair ");
+	release(&o);
 	/* A reference of float noise around zero still passes an exact
 	 * reformulation. */
 	o = eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);

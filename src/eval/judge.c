@@ -650,6 +650,45 @@ out:
 	free(label);
 }
 
+/* The precision check's floor on the bridge: an output whose mean
+ * magnitude is below this fraction of the mean magnitude of the floating
+ * inputs (the bridge's in_scale) is near zero (float noise of an exact
+ * computation), and its L1 error is taken relative to that floor rather
+ * than to its own norm. */
+#define PRECISION_FLOOR_REL 1e-2
+/* Where the bridge measured the reference's float noise on such an output
+ * (l1_noise: its L1 distance from the reference's float64 run), the floor
+ * is that noise times this, so that an honest candidate's own noise of the
+ * same size stays 1e-5 of it, and at least this share of the inputs' scale
+ * per element (a reference exact to the last bit). A softmax over 16384
+ * columns has outputs 1e4 times below its inputs' scale that are exact to
+ * 1e-7: held at the input-scale floor, outputs rounded to bfloat16 passed. */
+#define PRECISION_NOISE_FACTOR 1e5
+#define PRECISION_EXACT_REL 1e-7
+
+/* The floor of a bridge output's L1 norm (the precision check's
+ * denominator) from its raw figures o and the inputs' scale: the
+ * reference's measured noise times PRECISION_NOISE_FACTOR where o has
+ * "l1_noise"; else n * PRECISION_FLOOR_REL * scale where its own norm is
+ * below that (*raise: it replaces l1_want itself); else 0, the usual
+ * absolute floor. */
+static double bridge_floor(const cJSON *o, double scale, bool *raise)
+{
+	double n = kf_json_num(o, "n", 0);
+	double floor_l1 = n * PRECISION_FLOOR_REL * scale;
+	const cJSON *noise = cJSON_GetObjectItem(o, "l1_noise");
+	*raise = false;
+	if (cJSON_IsNumber(noise))
+		return fmax(fmax(PRECISION_NOISE_FACTOR * noise->valuedouble,
+				 n * PRECISION_EXACT_REL * scale),
+			    1e-300);
+	if (kf_json_num(o, "l1_want", 0) < floor_l1) {
+		*raise = true;
+		return floor_l1;
+	}
+	return 0;
+}
+
 void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		      struct verdict *v)
 {
@@ -699,7 +738,17 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 				  kf_json_num(o, "max_abs", 0),
 				  kf_json_num(o, "want_absmax", 0),
 				  false,
-				  kf_json_num(o, "l1_floor", 0)};
+				  0};
+		if (t->kernelbench) {
+			/* The bridge's floor, over its inputs' scale. */
+			bool raise;
+			double fl = bridge_floor(
+			    o, kf_json_num(o, "in_scale", 0), &raise);
+			if (raise)
+				e.l1_want = fl;
+			else
+				e.floor = fl;
+		}
 		char label[64];
 		snprintf(label, sizeof(label), "timing: pair %.0f",
 			 kf_json_num(o, "pair", 0));
@@ -1171,22 +1220,6 @@ void kf_judge_load(const char *what, const char *cand_label,
 
 /* ---- The KernelBench-format path's trials (bridge.c) ---- */
 
-/* The precision check's floor on the bridge: an output whose mean
- * magnitude is below this fraction of the mean magnitude of the floating
- * inputs (the bridge's in_scale) is near zero (float noise of an exact
- * computation), and its L1 error is taken relative to that floor rather
- * than to its own norm. */
-#define PRECISION_FLOOR_REL 1e-2
-/* Where the bridge measured the reference's float noise on such an output
- * (l1_noise: its L1 distance from the reference's float64 run), the floor
- * is that noise times this, so that an honest candidate's own noise of the
- * same size stays 1e-5 of it, and at least this share of the inputs' scale
- * per element (a reference exact to the last bit). A softmax over 16384
- * columns has outputs 1e4 times below its inputs' scale that are exact to
- * 1e-7: held at the input-scale floor, outputs rounded to bfloat16 passed. */
-#define PRECISION_NOISE_FACTOR 1e5
-#define PRECISION_EXACT_REL 1e-7
-
 /* KernelBench's verdict over a trial: the candidate ran, its outputs have
  * the reference's shapes and match within atol = rtol = 1e-2. */
 static void judge_kb(const struct kf_task *t, const struct trial_plan *p,
@@ -1225,19 +1258,13 @@ static void judge_bridge(const struct kf_task *t, const struct trial_plan *p,
 	cJSON *o;
 	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
 	{
-		double n = kf_json_num(o, "n", 0);
-		double floor_l1 = n * PRECISION_FLOOR_REL * scale;
-		const cJSON *noise = cJSON_GetObjectItem(o, "l1_noise");
-		if (cJSON_IsNumber(noise))
-			cJSON_AddNumberToObject(
-			    o, "l1_floor",
-			    fmax(fmax(PRECISION_NOISE_FACTOR *
-					  noise->valuedouble,
-				      n * PRECISION_EXACT_REL * scale),
-				 1e-300));
-		else if (kf_json_num(o, "l1_want", 0) < floor_l1)
+		bool raise;
+		double fl = bridge_floor(o, scale, &raise);
+		if (raise)
 			cJSON_ReplaceItemInObject(o, "l1_want",
-						  cJSON_CreateNumber(floor_l1));
+						  cJSON_CreateNumber(fl));
+		else if (fl > 0)
+			cJSON_AddNumberToObject(o, "l1_floor", fl);
 	}
 	kf_judge_trial(t, p, f, v);
 	cJSON_Delete(f);
