@@ -1094,6 +1094,156 @@ static void test_server_episode_kernelbench(void)
 	srv_stop(&s);
 }
 
+/* Writes text to path (the test fails when it cannot). */
+static void put_file(const char *path, const char *text)
+{
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_file_write_atomic(path, text, strlen(text), &err), "%s",
+		  err.msg);
+}
+
+/* Copies the scale fixture to dir (its task.json and reference). */
+static void copy_scale(const char *dir)
+{
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(!kf_mkdir_p(dir, &err));
+	const char *files[] = {"task.json", "reference.c", NULL};
+	for (int i = 0; files[i]; i++) {
+		char src[256], dst[600];
+		snprintf(src, sizeof(src), "tests/fixtures/scale/%s", files[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, files[i]);
+		char *text = fixture(src);
+		put_file(dst, text);
+		free(text);
+	}
+}
+
+/* Problem ids stay inside the tasks directory: ids with '..', absolute
+ * ids and ids through a symbolic link to elsewhere are refused (400
+ * bad_field, naming the field) on every route that takes one, and nothing
+ * outside is loaded or evaluated; a nested id inside still is. */
+static void test_server_problem_ids_stay_inside(void)
+{
+	char root[512], outside[512], marker[600], p[700], q[700];
+	snprintf(root, sizeof(root), "%s/ids/root", kf_test_tmpdir());
+	snprintf(outside, sizeof(outside), "%s/ids/outside", kf_test_tmpdir());
+	snprintf(marker, sizeof(marker), "%s/imported", outside);
+	snprintf(p, sizeof(p), "%s/level1/scale", root);
+	copy_scale(p);
+	snprintf(p, sizeof(p), "%s/scale", outside);
+	copy_scale(p);
+	/* A KernelBench-format task that leaves a marker when imported. */
+	char *evil =
+	    kf_xasprintf("open(%s%s%s, 'w').write('imported')\n"
+			 "import torch\n"
+			 "class Model(torch.nn.Module):\n"
+			 "    def forward(self, x):\n        return x\n"
+			 "def get_inputs():\n    return [torch.randn(16)]\n"
+			 "def get_init_inputs():\n    return []\n",
+			 "'", marker, "'");
+	snprintf(p, sizeof(p), "%s/evil.py", outside);
+	put_file(p, evil);
+	free(evil);
+	/* Links inside the root to the outside. */
+	snprintf(p, sizeof(p), "%s/link", root);
+	CHECK(symlink(outside, p) == 0);
+	snprintf(p, sizeof(p), "%s/evil.py", outside);
+	snprintf(q, sizeof(q), "%s/alias.py", root);
+	CHECK(symlink(p, q) == 0);
+
+	const char *extra[] = {"--tasks", root, NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	char abs_scale[700], abs_evil[700];
+	snprintf(abs_scale, sizeof(abs_scale), "%s/scale", outside);
+	snprintf(abs_evil, sizeof(abs_evil), "%s/evil", outside);
+	struct {
+		const char *id, *why;
+	} bad_ids[] = {
+	    {"../outside/scale", "'.' or '..' component"},
+	    {"../outside/evil", "'.' or '..' component"},
+	    {"level1/../../outside/scale", "'.' or '..' component"},
+	    {abs_scale, "absolute path"},
+	    {abs_evil, "absolute path"},
+	    {"link/scale", "leads out of the tasks directory"},
+	    {"link/evil", "leads out of the tasks directory"},
+	    {"alias", "leads out of the tasks directory"},
+	    {"level1//scale", "empty component"},
+	    {"level1/scale/", "empty component"},
+	    {"./level1/scale", "'.' or '..' component"},
+	    {"level1/sc ale", "character other than"},
+	};
+	struct reply r;
+	for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
+		const char *id = bad_ids[i].id;
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+				     item("x", id, "code", good));
+		post(s.port, "/v1/score", b, &r);
+		CHECK_MSG(r.status == 400, "score %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "items[0] (id x): problem_id '");
+		CHECK_CONTAINS(err_msg(&r), id);
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+
+		b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "problem_id", id);
+		post(s.port, "/v1/episodes", b, &r);
+		CHECK_MSG(r.status == 400, "episode %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "problem_id '");
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+
+		b = cJSON_CreateObject();
+		char *qtext = kf_xasprintf("```c\n%s```", good);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "query"),
+				     cJSON_CreateString(qtext));
+		free(qtext);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "labels"),
+				     cJSON_CreateString(id));
+		post(s.port, "/v1/openrlhf", b, &r);
+		CHECK_MSG(r.status == 400, "openrlhf %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "labels[0]: label '");
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+	}
+	/* Nothing was evaluated, nothing outside imported. */
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK_MSG(kf_json_num(r.json, "evaluations", -1) == 0, "%s", r.body);
+	reply_free(&r);
+	CHECK_MSG(!kf_file_exists(marker), "%s was imported", marker);
+
+	/* A nested id inside the root is a task as before. */
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+			     item("in", "level1/scale", "code", good));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *it =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "ok"), "%s: %s",
+		  kf_json_str(it, "status"), kf_json_str(it, "reason"));
+	reply_free(&r);
+	/* An id that is well formed but names nothing: 404 as before. */
+	b = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+			     item("none", "level1/nothing", "code", good));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 404, "%d %s", r.status, r.body);
+	CHECK_STR(err_code(&r), "unknown_problem");
+	CHECK_CONTAINS(err_msg(&r), "level1/nothing");
+	reply_free(&r);
+	srv_stop(&s);
+	free(good);
+}
+
 KF_TESTS(server) = {
     KF_TEST(test_server_handle_without_http),
     KF_TEST(test_server_score_end_to_end),
@@ -1104,6 +1254,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_echoed_reference_is_not_scored),
     KF_TEST(test_server_health_stats),
     KF_TEST(test_server_bad_requests),
+    KF_TEST(test_server_problem_ids_stay_inside),
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),
     KF_TEST(test_server_deadline),
