@@ -119,6 +119,35 @@ static void test_eval_infinite_loop_is_timeout(void)
 	fault(CAND("loop"), "timeout", "deadline", "trial 0");
 }
 
+/* A constructor that spins (or sleeps) is the candidate's timeout once the
+ * load budget (KF_LOAD_BUDGET_MS, 5 s) has passed, not a worker held for
+ * the load phase's deadline (60 s of CPU time). */
+static void ctor_holds(const char *cand, const char *how)
+{
+	uint64_t t0 = kf_now_ns();
+	fault(cand, "timeout", "load_time", "in its constructors");
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(took < 30, "%s: %.1f s for both evaluations", how, took);
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, cand, &o);
+	CHECK_CONTAINS(reason(r), "the candidate spent ");
+	CHECK_CONTAINS(reason(r), "over the limit of 5 s");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "trials")) ||
+	      cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 0);
+	cJSON_Delete(r);
+}
+
+static void test_eval_constructor_spin_is_load_timeout(void)
+{
+	ctor_holds(CAND("ctor_spin"), "spin");
+}
+
+static void test_eval_constructor_sleep_is_load_timeout(void)
+{
+	ctor_holds(CAND("ctor_sleep"), "sleep");
+}
+
 static void test_eval_memory_exhaustion_is_runtime_error(void)
 {
 	fault(CAND("oom"), "runtime_error", "crash", "the worker died");
@@ -254,15 +283,13 @@ static void test_eval_kernelbench_protocol_reports_means(void)
 	CHECK(tm != NULL);
 	CHECK_STR(kf_json_str(tm, "protocol"), "kernelbench");
 	/* 101 timed calls per side, the first dropped. */
-	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "n", 0) ==
-	      100);
-	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) ==
-	      100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "n", 0) == 100);
+	CHECK(kf_json_num(cJSON_GetObjectItem(tm, "reference"), "n", 0) == 100);
 	double sp = kf_json_num(tm, "speedup", 0);
-	double rm = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "mean",
-				0);
-	double cm = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean",
-				0);
+	double rm =
+	    kf_json_num(cJSON_GetObjectItem(tm, "reference"), "mean", 0);
+	double cm =
+	    kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean", 0);
 	CHECK(rm > 0 && cm > 0);
 	CHECK(fabs(sp - rm / cm) < 1e-9 * sp);
 	/* KernelBench's protocol has no roofline or pairs. */
@@ -569,8 +596,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	CHECK(n1 >= 1 && n1 <= 1000);
 	bool ran = false;
 	const cJSON *t;
-	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
-	    ran = ran || kf_json_num(cJSON_GetObjectItem(t, "dims"), "N", 0) == n1;
+	cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials")) ran =
+	    ran || kf_json_num(cJSON_GetObjectItem(t, "dims"), "N", 0) == n1;
 	CHECK(ran);
 	cJSON_Delete(r);
 	/* Another seed, other hidden sets. */
@@ -599,12 +626,11 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		bool timed = false;
 		const cJSON *t;
-		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
-		    timed = timed ||
-			    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
-			     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"),
-						 "x"),
-				     kinds[k]));
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials")) timed =
+		    timed ||
+		    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
+		     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"), "x"),
+			     kinds[k]));
 		CHECK_MSG(timed, "no trial at the timing dims with %s",
 			  kinds[k]);
 	}
@@ -740,6 +766,8 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_abort_is_runtime_error),
     KF_TEST(test_eval_exit_in_candidate_is_rejected_by_link_policy),
     KF_TEST(test_eval_infinite_loop_is_timeout),
+    KF_TEST(test_eval_constructor_spin_is_load_timeout),
+    KF_TEST(test_eval_constructor_sleep_is_load_timeout),
     KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
     KF_TEST(test_eval_partial_output_is_wrong_answer),
     KF_TEST(test_eval_input_mutation_is_rejected),
