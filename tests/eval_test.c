@@ -119,6 +119,35 @@ static void test_eval_infinite_loop_is_timeout(void)
 	fault(CAND("loop"), "timeout", "deadline", "trial 0");
 }
 
+/* A constructor that spins (or sleeps) is the candidate's timeout once the
+ * load budget (KF_LOAD_BUDGET_MS, 5 s) has passed, not a worker held for
+ * the load phase's deadline (60 s of CPU time). */
+static void ctor_holds(const char *cand, const char *how)
+{
+	uint64_t t0 = kf_now_ns();
+	fault(cand, "timeout", "load_time", "in its constructors");
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(took < 30, "%s: %.1f s for both evaluations", how, took);
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, cand, &o);
+	CHECK_CONTAINS(reason(r), "the candidate spent ");
+	CHECK_CONTAINS(reason(r), "over the limit of 5 s");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(r, "trials")) ||
+	      cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 0);
+	cJSON_Delete(r);
+}
+
+static void test_eval_constructor_spin_is_load_timeout(void)
+{
+	ctor_holds(CAND("ctor_spin"), "spin");
+}
+
+static void test_eval_constructor_sleep_is_load_timeout(void)
+{
+	ctor_holds(CAND("ctor_sleep"), "sleep");
+}
+
 static void test_eval_memory_exhaustion_is_runtime_error(void)
 {
 	fault(CAND("oom"), "runtime_error", "crash", "the worker died");
@@ -737,6 +766,8 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_abort_is_runtime_error),
     KF_TEST(test_eval_exit_in_candidate_is_rejected_by_link_policy),
     KF_TEST(test_eval_infinite_loop_is_timeout),
+    KF_TEST(test_eval_constructor_spin_is_load_timeout),
+    KF_TEST(test_eval_constructor_sleep_is_load_timeout),
     KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
     KF_TEST(test_eval_partial_output_is_wrong_answer),
     KF_TEST(test_eval_input_mutation_is_rejected),

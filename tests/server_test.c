@@ -5,6 +5,7 @@
  * integrations/ against a live server (skipped without python3).
  */
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -884,6 +885,184 @@ static void test_server_shutdown_answers_in_flight(void)
 		  "the request in flight was not answered");
 }
 
+/* A candidate whose call never returns. */
+#define SPIN_SRC(tag)                                                          \
+	"#include <kforge/kernel.h>\n"                                         \
+	"/* " tag " */\n"                                                      \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
+	"n_out, void *stream)\n"                                               \
+	"{ (void)in; (void)n_in; (void)out; (void)n_out; (void)stream;\n"      \
+	"  for (volatile long k = 0;; k++) ;\n"                                \
+	"  return 0; }\n"
+
+struct proc_seen {
+	pid_t pid;
+	unsigned long long start; /* /proc/PID/stat field 22 */
+};
+
+/* Field 4 (ppid), 14 + 15 (CPU ticks), 22 (start time) and the state of a
+ * process; false when it is gone. */
+static bool proc_stat(pid_t pid, pid_t *ppid, unsigned long long *ticks,
+		      unsigned long long *start, char *state)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	int pp = 0;
+	unsigned long long ut = 0, st = 0, sta = 0;
+	char s = 0;
+	if (!p || sscanf(p + 1,
+			 " %c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu "
+			 "%*d %*d %*d %*d %*d %*d %llu",
+			 &s, &pp, &ut, &st, &sta) != 5)
+		return false;
+	*ppid = pp;
+	*ticks = ut + st;
+	*start = sta;
+	*state = s;
+	return true;
+}
+
+/* The descendants of root now; *max_ticks gets the most CPU any used. */
+static int descendants(pid_t root, struct proc_seen *out, int cap,
+		       unsigned long long *max_ticks)
+{
+	pid_t pids[4096], ppids[4096];
+	unsigned long long ticks[4096], starts[4096];
+	int n = 0;
+	DIR *d = opendir("/proc");
+	CHECK(d);
+	struct dirent *e;
+	while ((e = readdir(d)) && n < 4096) {
+		char *end;
+		long v = strtol(e->d_name, &end, 10);
+		char st;
+		if (*end || v <= 0)
+			continue;
+		if (proc_stat((pid_t)v, &ppids[n], &ticks[n], &starts[n], &st))
+			pids[n++] = (pid_t)v;
+	}
+	closedir(d);
+	int m = 0;
+	*max_ticks = 0;
+	bool grew = true;
+	while (grew) {
+		grew = false;
+		for (int i = 0; i < n; i++) {
+			bool in = false, parent = ppids[i] == root;
+			for (int k = 0; k < m && !in; k++) {
+				in |= out[k].pid == pids[i];
+				parent |= out[k].pid == ppids[i];
+			}
+			if (in || !parent || m >= cap)
+				continue;
+			out[m].pid = pids[i];
+			out[m].start = starts[i];
+			m++;
+			grew = true;
+			if (ticks[i] > *max_ticks)
+				*max_ticks = ticks[i];
+		}
+	}
+	return m;
+}
+
+/* SIGTERM while a candidate spins in its call: kforge-serve exits 0 within
+ * seconds, the request in flight is answered (infra_error), and no process
+ * of the evaluation (eval child, worker, runners) is left running. */
+static void test_server_sigterm_kills_spinning_evaluation(void)
+{
+	const char *extra[] = {"--workers", "1", "--call-timeout-ms", "120000",
+			       NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	fflush(NULL);
+	pid_t kid = fork();
+	CHECK(kid >= 0);
+	if (kid == 0) {
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddItemToArray(
+		    cJSON_AddArrayToObject(b, "items"),
+		    item("spin", "scale", "code", SPIN_SRC("sigterm")));
+		struct reply r;
+		post(s.port, "/v1/score", b, &r);
+		const cJSON *it =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+		bool ok = r.status == 200 &&
+			  !strcmp(kf_json_str(it, "status"), "infra_error") &&
+			  strstr(kf_json_str(it, "reason"), "stopping");
+		if (!ok)
+			printf("    got %d %s\n", r.status, r.body);
+		_exit(ok ? 0 : 1);
+	}
+	/* Until the candidate has spun for a second of CPU time. */
+	struct proc_seen seen[64];
+	int n = 0;
+	unsigned long long hz = (unsigned long long)sysconf(_SC_CLK_TCK);
+	unsigned long long most = 0;
+	for (int i = 0; i < 1200 && most < hz; i++) {
+		sleep_ms(50);
+		n = descendants(s.pid, seen, 64, &most);
+	}
+	CHECK_MSG(most >= hz, "the candidate did not start spinning");
+	CHECK_MSG(n >= 4, "%d processes under kforge-serve", n);
+	uint64_t t0 = kf_now_ns();
+	kill(s.pid, SIGTERM);
+	int st = 0;
+	bool exited = false;
+	while (!exited && kf_now_ns() - t0 < 15000000000ull) {
+		exited = waitpid(s.pid, &st, WNOHANG) == s.pid;
+		if (!exited)
+			sleep_ms(50);
+	}
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	if (!exited) {
+		kill(s.pid, SIGKILL);
+		waitpid(s.pid, &st, 0);
+	}
+	/* Whatever is left must go before the next case, pass or fail. */
+	int left = 0;
+	for (int tries = 0; tries < 40; tries++) {
+		left = 0;
+		for (int i = 0; i < n; i++) {
+			pid_t pp;
+			unsigned long long t, start;
+			char state;
+			if (proc_stat(seen[i].pid, &pp, &t, &start, &state) &&
+			    start == seen[i].start && state != 'Z')
+				left++;
+		}
+		if (!left)
+			break;
+		sleep_ms(50);
+	}
+	if (left)
+		for (int i = 0; i < n; i++) {
+			pid_t pp;
+			unsigned long long t, start;
+			char state;
+			if (proc_stat(seen[i].pid, &pp, &t, &start, &state) &&
+			    start == seen[i].start)
+				kill(seen[i].pid, SIGKILL);
+		}
+	CHECK_MSG(exited, "kforge-serve did not exit within 15 s of SIGTERM");
+	CHECK_MSG(took < 10, "kforge-serve took %.1f s to exit", took);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+		  "kforge-serve ended with status %d", st);
+	CHECK_MSG(!left, "%d of the evaluation's %d processes still run", left,
+		  n);
+	int kst = 0;
+	waitpid(kid, &kst, 0);
+	CHECK_MSG(WIFEXITED(kst) && WEXITSTATUS(kst) == 0,
+		  "the request in flight was not answered");
+}
+
 static void test_server_integrations(void)
 {
 	char *py = kf_which("python3");
@@ -1094,6 +1273,156 @@ static void test_server_episode_kernelbench(void)
 	srv_stop(&s);
 }
 
+/* Writes text to path (the test fails when it cannot). */
+static void put_file(const char *path, const char *text)
+{
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_file_write_atomic(path, text, strlen(text), &err), "%s",
+		  err.msg);
+}
+
+/* Copies the scale fixture to dir (its task.json and reference). */
+static void copy_scale(const char *dir)
+{
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(!kf_mkdir_p(dir, &err));
+	const char *files[] = {"task.json", "reference.c", NULL};
+	for (int i = 0; files[i]; i++) {
+		char src[256], dst[600];
+		snprintf(src, sizeof(src), "tests/fixtures/scale/%s", files[i]);
+		snprintf(dst, sizeof(dst), "%s/%s", dir, files[i]);
+		char *text = fixture(src);
+		put_file(dst, text);
+		free(text);
+	}
+}
+
+/* Problem ids stay inside the tasks directory: ids with '..', absolute
+ * ids and ids through a symbolic link to elsewhere are refused (400
+ * bad_field, naming the field) on every route that takes one, and nothing
+ * outside is loaded or evaluated; a nested id inside still is. */
+static void test_server_problem_ids_stay_inside(void)
+{
+	char root[512], outside[512], marker[600], p[700], q[700];
+	snprintf(root, sizeof(root), "%s/ids/root", kf_test_tmpdir());
+	snprintf(outside, sizeof(outside), "%s/ids/outside", kf_test_tmpdir());
+	snprintf(marker, sizeof(marker), "%s/imported", outside);
+	snprintf(p, sizeof(p), "%s/level1/scale", root);
+	copy_scale(p);
+	snprintf(p, sizeof(p), "%s/scale", outside);
+	copy_scale(p);
+	/* A KernelBench-format task that leaves a marker when imported. */
+	char *evil =
+	    kf_xasprintf("open(%s%s%s, 'w').write('imported')\n"
+			 "import torch\n"
+			 "class Model(torch.nn.Module):\n"
+			 "    def forward(self, x):\n        return x\n"
+			 "def get_inputs():\n    return [torch.randn(16)]\n"
+			 "def get_init_inputs():\n    return []\n",
+			 "'", marker, "'");
+	snprintf(p, sizeof(p), "%s/evil.py", outside);
+	put_file(p, evil);
+	free(evil);
+	/* Links inside the root to the outside. */
+	snprintf(p, sizeof(p), "%s/link", root);
+	CHECK(symlink(outside, p) == 0);
+	snprintf(p, sizeof(p), "%s/evil.py", outside);
+	snprintf(q, sizeof(q), "%s/alias.py", root);
+	CHECK(symlink(p, q) == 0);
+
+	const char *extra[] = {"--tasks", root, NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	char abs_scale[700], abs_evil[700];
+	snprintf(abs_scale, sizeof(abs_scale), "%s/scale", outside);
+	snprintf(abs_evil, sizeof(abs_evil), "%s/evil", outside);
+	struct {
+		const char *id, *why;
+	} bad_ids[] = {
+	    {"../outside/scale", "'.' or '..' component"},
+	    {"../outside/evil", "'.' or '..' component"},
+	    {"level1/../../outside/scale", "'.' or '..' component"},
+	    {abs_scale, "absolute path"},
+	    {abs_evil, "absolute path"},
+	    {"link/scale", "leads out of the tasks directory"},
+	    {"link/evil", "leads out of the tasks directory"},
+	    {"alias", "leads out of the tasks directory"},
+	    {"level1//scale", "empty component"},
+	    {"level1/scale/", "empty component"},
+	    {"./level1/scale", "'.' or '..' component"},
+	    {"level1/sc ale", "character other than"},
+	};
+	struct reply r;
+	for (size_t i = 0; i < sizeof(bad_ids) / sizeof(bad_ids[0]); i++) {
+		const char *id = bad_ids[i].id;
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+				     item("x", id, "code", good));
+		post(s.port, "/v1/score", b, &r);
+		CHECK_MSG(r.status == 400, "score %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "items[0] (id x): problem_id '");
+		CHECK_CONTAINS(err_msg(&r), id);
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+
+		b = cJSON_CreateObject();
+		cJSON_AddStringToObject(b, "problem_id", id);
+		post(s.port, "/v1/episodes", b, &r);
+		CHECK_MSG(r.status == 400, "episode %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "problem_id '");
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+
+		b = cJSON_CreateObject();
+		char *qtext = kf_xasprintf("```c\n%s```", good);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "query"),
+				     cJSON_CreateString(qtext));
+		free(qtext);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "labels"),
+				     cJSON_CreateString(id));
+		post(s.port, "/v1/openrlhf", b, &r);
+		CHECK_MSG(r.status == 400, "openrlhf %s: %d %s", id, r.status,
+			  r.body);
+		CHECK_STR(err_code(&r), "bad_field");
+		CHECK_CONTAINS(err_msg(&r), "labels[0]: label '");
+		CHECK_CONTAINS(err_msg(&r), bad_ids[i].why);
+		reply_free(&r);
+	}
+	/* Nothing was evaluated, nothing outside imported. */
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK_MSG(kf_json_num(r.json, "evaluations", -1) == 0, "%s", r.body);
+	reply_free(&r);
+	CHECK_MSG(!kf_file_exists(marker), "%s was imported", marker);
+
+	/* A nested id inside the root is a task as before. */
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+			     item("in", "level1/scale", "code", good));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *it =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "ok"), "%s: %s",
+		  kf_json_str(it, "status"), kf_json_str(it, "reason"));
+	reply_free(&r);
+	/* An id that is well formed but names nothing: 404 as before. */
+	b = cJSON_CreateObject();
+	cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"),
+			     item("none", "level1/nothing", "code", good));
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 404, "%d %s", r.status, r.body);
+	CHECK_STR(err_code(&r), "unknown_problem");
+	CHECK_CONTAINS(err_msg(&r), "level1/nothing");
+	reply_free(&r);
+	srv_stop(&s);
+	free(good);
+}
+
 KF_TESTS(server) = {
     KF_TEST(test_server_handle_without_http),
     KF_TEST(test_server_score_end_to_end),
@@ -1104,10 +1433,12 @@ KF_TESTS(server) = {
     KF_TEST(test_server_echoed_reference_is_not_scored),
     KF_TEST(test_server_health_stats),
     KF_TEST(test_server_bad_requests),
+    KF_TEST(test_server_problem_ids_stay_inside),
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),
     KF_TEST(test_server_deadline),
     KF_TEST(test_server_shutdown_answers_in_flight),
+    KF_TEST(test_server_sigterm_kills_spinning_evaluation),
     KF_TEST(test_server_integrations),
     KF_TESTS_END,
 };

@@ -17,7 +17,7 @@ static const char serve_usage_text[] =
     "  --host ADDR          IPv4 address to listen on (default 127.0.0.1)\n"
     "  --port-file FILE     write the port listened on to FILE\n"
     "  --db FILE            the run store (default kforge.db)\n"
-    "  --tasks DIR          where problem ids are looked up (default tasks)\n"
+    "  --tasks DIR          problem ids name tasks under DIR only (default tasks)\n"
     "  --backend host|cuda  where kernels run (default host)\n"
     "  --workers N          evaluations at once (default 2)\n"
     "  --queue N            items waiting at most; more: 503 (default 256)\n"

@@ -33,8 +33,8 @@
 #define KF_SERVER_ID_CAP 256 /* item, group, problem id bytes */
 
 struct kf_server_opts {
-	const char *tasks_dir;	   /* problem ids are looked up here first
-				      (default "tasks") */
+	const char *tasks_dir;	   /* problem ids are looked up here, and
+				      only here (default "tasks") */
 	const char *db_path;	   /* the run store (default "kforge.db") */
 	struct kf_eval_opts eo;	   /* how each item is evaluated (backend,
 				      trials, time cap...); borrowed strings */

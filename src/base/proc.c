@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -54,13 +55,21 @@ int kf_proc_spawn(struct kf_proc *p, char *const argv[],
 		kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
 		goto fail;
 	}
+	pid_t parent = getpid();
 	pid_t pid = fork();
 	if (pid < 0) {
 		kf_err_set(err, KF_ECHILD, "fork: %s", strerror(errno));
 		goto fail;
 	}
 	if (pid == 0) {
-		/* The child: only async-signal-safe calls until exec. */
+		/* The child: only async-signal-safe calls until exec. It dies
+		 * with the thread that started it, however that ends (the
+		 * setting survives exec): an eval child, a worker or a
+		 * compiler killed from above takes its own children along,
+		 * for they are in process groups of their own. */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent)
+			_exit(127);
 		dup2(in[0], 0);
 		dup2(out[1], 1);
 		if (stderr_fd >= 0) {

@@ -1194,6 +1194,22 @@ void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    msg ? msg : "no message");
 }
 
+bool kf_judge_load_time(double cpu_ms, double wall_ms, bool runnable,
+			struct verdict *v)
+{
+	bool cpu = cpu_ms > KF_LOAD_BUDGET_MS;
+	bool wall =
+	    wall_ms > KF_LOAD_BUDGET_MS &&
+	    (!runnable || wall_ms > KF_LOAD_BUDGET_MS * KF_LOAD_STARVED_FACTOR);
+	if (!cpu && !wall)
+		return false;
+	set(v, KF_STATUS_TIMEOUT, "load_time",
+	    "the candidate spent %.1f s loading (%.1f s of CPU time) in its "
+	    "constructors or static initialisers, over the limit of %.0f s",
+	    wall_ms / 1000, cpu_ms / 1000, KF_LOAD_BUDGET_MS / 1000);
+	return true;
+}
+
 void kf_judge_load(const char *what, const char *cand_label,
 		   const char *baseline, const char *msg, struct verdict *v)
 {
@@ -1211,6 +1227,8 @@ void kf_judge_load(const char *what, const char *cand_label,
 	else if (comp)
 		set(v, KF_STATUS_COMPILE_ERROR, "compile", "%s: %s", cand_label,
 		    msg);
+	else if (what && !strcmp(what, "load_time"))
+		set(v, KF_STATUS_TIMEOUT, "load_time", "%s", msg);
 	else if (cand)
 		set(v, KF_STATUS_LOAD_ERROR, "load", "%s: %s", cand_label, msg);
 	else

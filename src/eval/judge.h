@@ -7,6 +7,7 @@
 #ifndef KFORGE_JUDGE_H
 #define KFORGE_JUDGE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <kforge/eval.h>
@@ -25,13 +26,26 @@ struct verdict {
  * timed. */
 #define KF_IDLE_CPU_NS 2000000u
 
+/* What loading the candidate's object (the loader, its constructors and
+ * static initialisers) may take in its runner: this much CPU time, and
+ * this much wall time unless the runner is waiting for a CPU (then up to
+ * KF_LOAD_STARVED_FACTOR times as long). Honest objects load in a few
+ * milliseconds (docs/results.md); a candidate that spins or sleeps in a
+ * constructor would hold its worker for the whole load phase. */
+#define KF_LOAD_BUDGET_MS 5000.0
+#define KF_LOAD_STARVED_FACTOR 8
+/* Whether a candidate's load that has used cpu_ms of CPU time and wall_ms
+ * of wall time (runnable: its runner is waiting for or on a CPU) must
+ * stop; then v is the verdict. */
+bool kf_judge_load_time(double cpu_ms, double wall_ms, bool runnable,
+			struct verdict *v);
+
 /* The guard bytes around the candidate's buffers changed (where says
  * which); v unchanged when where is empty. */
 void kf_judge_guards(const char *where, struct verdict *v);
 /* The global state after a candidate call (now) differs from before it
  * (was); v unchanged when they are equal. */
-void kf_judge_global_state(const char *now, const char *was,
-			   struct verdict *v);
+void kf_judge_global_state(const char *now, const char *was, struct verdict *v);
 /* The reference's copy of input name changed during a candidate call. */
 void kf_judge_reference_input(const char *name, struct verdict *v);
 /* The candidate's process used used_ns of CPU time between its reply and

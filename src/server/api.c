@@ -107,41 +107,112 @@ static void errorf(struct kf_server_response *out, int status, const char *code,
 	srv_error(status, code, msg, out);
 }
 
-/* Finds the task of a problem id: <tasks_dir>/<id>, else
- * <tasks_dir>/<id>.py (a KernelBench-format task: "level1/19_ReLU" in a
- * KernelBench checkout's KernelBench/), else the id as a path. 0, or -1
- * with the answer set (404 naming the id). */
-static int resolve_problem(struct kf_server *s, const char *id,
-			   char **task_path, char **task_id,
-			   struct kf_server_response *out, const char *where)
+/* Why id is not a problem id, or NULL when it is one: a relative path of
+ * plain components, each of [A-Za-z0-9_.-], none empty, "." or "..". */
+static const char *problem_id_flaw(const char *id)
 {
-	struct kf_err err = KF_ERR_INIT;
-	struct kf_task *t = NULL;
-	char *p = kf_path_join(s->o.tasks_dir, id);
-	if (!kf_file_exists(p)) {
-		char *py = kf_xasprintf("%s.py", p);
-		if (kf_file_exists(py)) {
-			free(p);
-			p = py;
-		} else {
-			free(py);
+	if (!*id)
+		return "it is empty";
+	if (strlen(id) > KF_SERVER_ID_CAP)
+		return "it is longer than 256 bytes";
+	if (id[0] == '/')
+		return "it is an absolute path";
+	for (const char *c = id; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		      (*c >= '0' && *c <= '9') || strchr("_.-/", *c)))
+			return "it holds a character other than A-Z, a-z, "
+			       "0-9, '_', '.', '-' and '/'";
+	for (const char *c = id; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0)
+			return "it has an empty component";
+		if ((n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "it has a '.' or '..' component";
+		c += n;
+		if (*c == '/') {
+			c++;
+			if (!*c)
+				return "it has an empty component";
 		}
 	}
-	if (!kf_file_exists(p) || kf_task_load(p, &t, &err)) {
-		free(p);
-		p = NULL;
-		struct kf_err err2 = KF_ERR_INIT;
-		if (kf_file_exists(id) && !kf_task_load(id, &t, &err2))
-			p = kf_xstrdup(id);
+	return NULL;
+}
+
+/* The real path of p (symlinks followed) when it lies inside root (a real
+ * path); NULL otherwise, *outside set when p exists but lies elsewhere. */
+static char *real_inside(const char *root, const char *p, bool *outside)
+{
+	char *r = realpath(p, NULL);
+	if (!r)
+		return NULL;
+	size_t n = strlen(root);
+	if (strncmp(r, root, n) || (r[n] != '/' && strcmp(root, "/"))) {
+		free(r);
+		*outside = true;
+		return NULL;
 	}
-	if (!p) {
-		errorf(out, 404, "unknown_problem",
-		       "%s: unknown problem id '%s': no task directory %s/%s, "
-		       "no KernelBench-format task %s/%s.py, nor %s",
-		       where, id, s->o.tasks_dir, id, s->o.tasks_dir, id, id);
+	return r;
+}
+
+/* Finds the task of a problem id under the tasks root: the task directory
+ * <tasks_dir>/<id>, else the KernelBench-format task <tasks_dir>/<id>.py
+ * ("level1/19_ReLU" in a KernelBench checkout's KernelBench/). The id must
+ * be a relative path of plain components and its real path must lie inside
+ * the root's: nothing outside the root is loaded or evaluated. 0 with the
+ * real path in *task_path, or -1 with the answer set (400 bad_field for an
+ * id that is not one or leads out of the root, 404 unknown_problem for no
+ * task). */
+static int resolve_problem(struct kf_server *s, const char *id,
+			   char **task_path, char **task_id,
+			   struct kf_server_response *out, const char *where,
+			   const char *field)
+{
+	const char *flaw = problem_id_flaw(id);
+	if (flaw) {
+		errorf(out, 400, "bad_field",
+		       "%s: %s '%.300s' is not a problem id: %s (a problem id "
+		       "is a path relative to the tasks directory, of "
+		       "components of A-Z, a-z, 0-9, '_', '.' and '-', none "
+		       "of them '.' or '..')",
+		       where, field, id, flaw);
 		return -1;
 	}
-	*task_path = p;
+	char *root = realpath(s->o.tasks_dir, NULL);
+	if (!root) {
+		errorf(out, 404, "unknown_problem",
+		       "%s: unknown problem id '%s': the tasks directory %s "
+		       "cannot be read (%s)",
+		       where, id, s->o.tasks_dir, strerror(errno));
+		return -1;
+	}
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	bool outside = false;
+	char *p = kf_path_join(s->o.tasks_dir, id);
+	char *py = kf_xasprintf("%s.py", p);
+	char *real = real_inside(root, p, &outside);
+	if (!real && !outside)
+		real = real_inside(root, py, &outside);
+	free(p);
+	free(py);
+	free(root);
+	if (outside) {
+		errorf(out, 400, "bad_field",
+		       "%s: %s '%s' leads out of the tasks directory %s (a "
+		       "symbolic link to elsewhere): not evaluated",
+		       where, field, id, s->o.tasks_dir);
+		return -1;
+	}
+	if (!real || kf_task_load(real, &t, &err)) {
+		free(real);
+		errorf(out, 404, "unknown_problem",
+		       "%s: unknown problem id '%s': no task directory %s/%s "
+		       "nor KernelBench-format task %s/%s.py",
+		       where, id, s->o.tasks_dir, id, s->o.tasks_dir, id);
+		return -1;
+	}
+	*task_path = real;
 	*task_id = kf_xstrdup(t->id);
 	kf_task_free(t);
 	return 0;
@@ -327,7 +398,7 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 	char where[KF_SERVER_ID_CAP + 40];
 	snprintf(where, sizeof(where), "items[%d] (id %s)", i, it->id);
 	return resolve_problem(s, it->problem, &it->task_path, &it->task_id,
-			       out, where);
+			       out, where, "problem_id");
 }
 
 /* Checks ids are unique and every group is whole within the request. */
@@ -868,7 +939,7 @@ static void route_openrlhf(struct kf_server *s, const cJSON *body,
 		char where[32];
 		snprintf(where, sizeof(where), "labels[%d]", i);
 		if (resolve_problem(s, it[i].problem, &it[i].task_path,
-				    &it[i].task_id, out, where)) {
+				    &it[i].task_id, out, where, "label")) {
 			sitems_free(it, i + 1);
 			return;
 		}
@@ -1084,7 +1155,7 @@ static void route_episode_new(struct kf_server *s, const cJSON *body,
 		goto fail;
 	}
 	if (resolve_problem(s, pid, &e->task_path, &e->task_id, out,
-			    "problem_id"))
+			    "the episode", "problem_id"))
 		goto fail;
 	e->problem = kf_xstrdup(pid);
 	uint64_t rnd = 0;

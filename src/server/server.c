@@ -8,6 +8,7 @@
  * result JSON back as one frame (kf_server_eval_child).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <signal.h>
 #include <stdio.h>
@@ -90,7 +91,10 @@ int kf_server_eval_child(int argc, char **argv)
 {
 	/* Frames go to the original stdout; anything else printed goes to
 	 * stderr, so that it cannot corrupt them. */
-	int out = dup(1);
+	/* Close-on-exec: the processes kf_eval starts (the worker, the
+	 * compilers) must not hold the server's pipe open, or a killed eval
+	 * child's answer would never end. */
+	int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
 	if (out < 0 || dup2(2, 1) < 0)
 		return 2;
 	struct kf_err err = KF_ERR_INIT;
@@ -500,8 +504,13 @@ void kf_server_shutdown(struct kf_server *s)
 	 * workers' reads at once. A pid is cleared under the lock before its
 	 * child is reaped, so no other process is hit. */
 	for (int i = 0; i < s->n_threads; i++)
-		if (s->inflight && s->inflight[i] && s->inflight[i]->pid > 0)
+		if (s->inflight && s->inflight[i] && s->inflight[i]->pid > 0) {
+			/* Its group, then itself; the worker, compilers and
+			 * runners under it die with their parents
+			 * (PR_SET_PDEATHSIG, kf_proc_spawn). */
+			kill(-s->inflight[i]->pid, SIGKILL);
 			kill(s->inflight[i]->pid, SIGKILL);
+		}
 	pthread_mutex_unlock(&s->lock);
 	for (int i = 0; i < s->n_threads; i++)
 		pthread_join(s->threads[i], NULL);

@@ -614,10 +614,15 @@ int kf_sandbox_drop_user(struct kf_err *err)
 		prctl(PR_CAPBSET_DROP, c, 0, 0, 0);
 	/* The C library applies these to every thread (cuda: the
 	 * driver's); leaving uid 0 clears each one's capabilities. */
+	pid_t parent = getppid();
 	if (setgroups(0, NULL) || setresgid(id, id, id) ||
 	    setresuid(id, id, id))
 		return kf_err_set(err, KF_EIO, "sandbox: setresuid %u: %s", id,
 				  strerror(errno));
+	/* A change of user clears the parent-death signal (prctl(2)): set it
+	 * again, so that the runner still dies with its worker. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(1);
 	return 0;
 }
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -150,19 +151,61 @@ static int runner_overhead(struct worker *w, int side, struct kf_err *err)
 	return 0;
 }
 
+/* Whether a runner is waiting for or on a CPU (/proc state R). */
+static bool runner_runnable(const struct kf_runner *r)
+{
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return false;
+	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	const char *p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'R';
+}
+
 /* Has a side's runner load its object; the reply's text is its global
- * state before the object's code ran. */
+ * state before the object's code ran. The candidate's load is bounded
+ * (kf_judge_load_time): past the budget its runner is stopped and *late
+ * holds the verdict, with 0 returned. */
 static int runner_load(struct worker *w, int side, const char *path,
-		       struct kf_run_rep *a, struct kf_err *err)
+		       struct kf_run_rep *a, struct verdict *late,
+		       struct kf_err *err)
 {
 	static struct kf_run_req q;
 	memset(&q, 0, sizeof(q));
 	q.op = KF_RUN_LOAD;
 	q.sandbox = side == SIDE_CAND;
 	snprintf(q.text, sizeof(q.text), "%s", path);
-	int rc = kf_runner_exchange(&w->run[side], &q, -1, a, err);
+	struct kf_runner *r = &w->run[side];
+	uint64_t c0 = kf_runner_cpu_ns(r), t0 = kf_now_ns();
+	int rc = kf_runner_send(r, &q, -1, err);
+	while (!rc && side == SIDE_CAND) {
+		struct pollfd pfd = {r->fd, POLLIN, 0};
+		int n = poll(&pfd, 1, 20);
+		if (n < 0 && errno != EINTR)
+			rc = kf_err_set(err, KF_EIO, "poll: %s",
+					strerror(errno));
+		if (n > 0)
+			break;
+		double cpu = (double)(kf_runner_cpu_ns(r) - c0) / 1e6;
+		double wall = (double)(kf_now_ns() - t0) / 1e6;
+		if (kf_judge_load_time(cpu, wall, runner_runnable(r), late)) {
+			kf_runner_stop(r);
+			return 0;
+		}
+	}
+	if (!rc)
+		rc = kf_runner_recv(r, &q, a, err);
+	if (!rc && a->stage != 0)
+		rc = kf_err_set(err, KF_EPROTO,
+				"the %s runner answered request %u out of "
+				"stage",
+				r->role, q.seq);
 	if (rc == KF_ECHILD)
-		wk_die_like(&w->run[side]);
+		wk_die_like(r);
 	return rc;
 }
 
@@ -250,12 +293,16 @@ static int do_load(struct worker *w, const cJSON *req)
 	for (int side = 0; side < 2; side++)
 		if (runner_overhead(w, side, &err))
 			return wk_reply_error(w, "error", NULL, err.msg);
-	if (runner_load(w, SIDE_REF, ref, &a, &err))
+	struct verdict late = {0};
+	if (runner_load(w, SIDE_REF, ref, &a, &late, &err))
 		return wk_reply_error(w, "error", NULL, err.msg);
 	if (a.rc)
 		return wk_reply_error(w, "load_error", "reference", a.text);
-	if (runner_load(w, SIDE_CAND, cand, &a, &err))
+	if (runner_load(w, SIDE_CAND, cand, &a, &late, &err))
 		return wk_reply_error(w, "error", NULL, err.msg);
+	if (late.status != KF_STATUS_OK)
+		return wk_reply_error(w, "load_error", "load_time",
+				      late.reason);
 	if (a.rc)
 		return wk_reply_error(w, "load_error",
 				      strcmp(a.name, "sandbox") ? "candidate"
