@@ -50,6 +50,13 @@ def cases(backend, with_kb):
             p = os.path.join(d, "candidates", k + ext)
             if os.path.exists(p):
                 out.append((d.split("/", 1)[1] + "/" + k, d, p, "ok"))
+    if with_kb and backend == "host":
+        # The KernelBench-format corpus's honest cases (CPU torch).
+        kman = json.load(open(os.path.join("redteam", "kernelbench.json")))
+        for c in kman["cases"]:
+            if c.get("backend", "host") == "host" and c["expect"] == "ok" \
+                    and not c.get("protocol"):
+                out.append((c["name"], c["task"], c["candidate"], "ok"))
     if with_kb:
         kb = "tests/data/kernelbench"
         for t in sorted(glob.glob(kb + "/level1/*.py")):
