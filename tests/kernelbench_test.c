@@ -461,11 +461,11 @@ static void test_kernelbench_structured_inputs_stay_structured(void)
 {
 	kf_test_need_torch();
 	static const char *const cases[][2] = {
-	    {KB "level1/13_Matmul_symmetric.py",
+	    {KB "structured/13_Matmul_symmetric.py",
 	     CAND "13_Matmul_symmetric/transposed.py"},
-	    {KB "level1/14_Matmul_upper_triangular.py",
+	    {KB "structured/14_Matmul_upper_triangular.py",
 	     CAND "14_Matmul_upper_triangular/blocked.py"},
-	    {KB "level1/100_HingeLoss.py", CAND "100_HingeLoss/signs.py"},
+	    {KB "structured/100_HingeLoss.py", CAND "100_HingeLoss/signs.py"},
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct outcome o =
@@ -503,7 +503,7 @@ static void test_kernelbench_processes_are_seen_from_outside(void)
 	release(&o);
 }
 
-/* Forging half the calls' clocks gains nothing under KernelBench's
+/* Forging a third of the calls' clocks gains nothing under KernelBench's
  * protocol: the charge is the mean of the outside view's excess, so the
  * candidate's mean stays near the 1 ms it burns per call. */
 static void test_kernelbench_forged_share_is_charged_under_its_mean(void)
@@ -532,7 +532,7 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 {
 	kf_test_need_torch();
 	struct outcome o =
-	    eval(KB "level1/23_Softmax.py", CAND "23_Softmax/exp_sum.py",
+	    eval(KB "structured/23_Softmax.py", CAND "23_Softmax/exp_sum.py",
 		 "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
 	const cJSON *out0 = cJSON_GetArrayItem(
@@ -542,14 +542,14 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	    0);
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise")));
 	release(&o);
-	o = eval(KB "level1/23_Softmax.py", CAND "23_Softmax/bf16_out.py",
+	o = eval(KB "structured/23_Softmax.py", CAND "23_Softmax/bf16_out.py",
 		 "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "precision");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "1e5 times its own float noise");
 	release(&o);
 	/* Timed outputs too: bfloat16 once the trials are over. */
-	o = eval(KB "level1/23_Softmax.py", RT "bf16_when_timed.py",
+	o = eval(KB "structured/23_Softmax.py", RT "bf16_when_timed.py",
 		 "--time-cap", "0.3", NULL);
 	expect(&o, "rejected", "precision");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "timing: pair ");

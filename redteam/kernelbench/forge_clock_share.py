@@ -1,8 +1,9 @@
-# Burns 1 ms of CPU per call, and on every other call winds its process's
-# thread CPU clock back by as much, so that half of its calls report
-# almost nothing: the median of the calls moves little, KernelBench's
-# mean by half. Caught: under KernelBench's protocol the judge charges the
-# mean of what its outside view saw beyond the reports.
+# Burns 1 ms of CPU per call, and on every third call winds its process's
+# thread CPU clock back by as much, so that a third of its calls report
+# almost nothing: the median of the calls does not move, KernelBench's
+# mean by a third. No gain: under KernelBench's protocol the judge charges
+# the mean of what its outside view saw beyond the reports (ok, at its
+# true time).
 import time
 
 import torch
@@ -23,6 +24,6 @@ class ModelNew(nn.Module):
         while _clock() - t0 < 1000000:
             pass
         self.calls += 1
-        if self.calls % 2:
+        if self.calls % 3 == 0:
             _skew[0] += _clock() - t0
         return torch.relu(x)

@@ -1,4 +1,4 @@
-# A level-1 style KernelBench task written for kforge's tests: the hinge
+# A KernelBench-style task written for kforge's tests (inputs with structure): the hinge
 # loss of predictions against targets of -1 and +1.
 import torch
 import torch.nn as nn

@@ -1,4 +1,4 @@
-# A level-1 style KernelBench task written for kforge's tests: the product
+# A KernelBench-style task written for kforge's tests (inputs with structure): the product
 # of two upper-triangular matrices, upper-triangular itself.
 import torch
 import torch.nn as nn
