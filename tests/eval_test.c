@@ -638,6 +638,28 @@ static void test_eval_fp_environment_changed_at_load_is_rejected(void)
 	cJSON_Delete(r);
 }
 
+/* The x87 control word is global state like MXCSR: left changed it is
+ * rejected, naming it; changed and put back it is not. */
+static void test_eval_changed_x87_control_word_is_rejected(void)
+{
+#if !defined(__x86_64__)
+	SKIP("the x87 control word is checked on x86-64");
+#endif
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/x87_control.c", &o);
+	CHECK_MSG(!strcmp(status(r), "rejected"), "%s: %s", status(r),
+		  reason(r));
+	CHECK_STR(kf_json_str(r, "check"), "global_state");
+	CHECK_CONTAINS(reason(r), "x87 control word 0x007f");
+	CHECK_CONTAINS(reason(r), "was rounding 0, mxcsr 0x1f80, x87 control "
+				  "word 0x037f");
+	cJSON_Delete(r);
+	r = run(SCALE, SCALE "/candidates/x87_restored.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
 static void test_eval_output_cached_by_pointer_fails_when_timed(void)
 {
 	use_tmp_cache();
@@ -733,6 +755,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_every_dist_meets_the_timing_dims),
     KF_TEST(test_eval_changed_fp_environment_is_rejected),
     KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
+    KF_TEST(test_eval_changed_x87_control_word_is_rejected),
     KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
     KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
     KF_TEST(test_eval_honest_candidate_passes_with_details),

@@ -406,16 +406,28 @@ static void host_flush_range(void *ctx, const void *p, size_t bytes)
 }
 
 /* The floating-point environment: the rounding mode and, on x86, MXCSR
- * (flush-to-zero and denormals-are-zero change results and speed). */
+ * (flush-to-zero and denormals-are-zero change results and speed) and the
+ * x87 control word (its precision and rounding fields change what long
+ * double and x87 code compute; fegetround reads only MXCSR's rounding on
+ * x86-64, so a candidate's fldcw shows nowhere else). */
 static void host_state(void *ctx, char *buf, size_t cap)
 {
 	(void)ctx;
 	unsigned mxcsr = 0;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
+	unsigned short x87cw = 0;
 	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(x87cw));
 	mxcsr &= ~0x3fu; /* not the sticky exception flags */
+	snprintf(buf, cap, "rounding %d, mxcsr 0x%04x, x87 control word 0x%04x",
+		 fegetround(), mxcsr, (unsigned)x87cw);
+#else
+#if defined(__i386__)
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	mxcsr &= ~0x3fu;
 #endif
 	snprintf(buf, cap, "rounding %d, mxcsr 0x%04x", fegetround(), mxcsr);
+#endif
 }
 
 static int host_sync(void *ctx, struct kf_err *err)
