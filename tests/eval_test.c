@@ -4,6 +4,7 @@
  * on, and the next evaluation in the same process runs normally.
  */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -728,6 +729,26 @@ static void test_eval_inline_system_call_is_stopped_by_the_sandbox(void)
 	cJSON_Delete(r);
 }
 
+/* A constructor that asks, with an inline system call, to run on every
+ * core cannot leave the core the worker pins and flushes: its call fails,
+ * the runner stays on one core (the candidate is right only there), and
+ * reading the affinity, as honest code may, is allowed: ok. */
+static void test_eval_candidate_cannot_change_its_cpu_affinity(void)
+{
+#if !defined(__x86_64__)
+	SKIP("the sandbox is written for x86-64");
+#endif
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+		SKIP("this process may run on one core only");
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/affinity.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
 static void test_eval_threads_are_rejected_before_running(void)
 {
 	use_tmp_cache();
@@ -743,6 +764,7 @@ static void test_eval_threads_are_rejected_before_running(void)
 
 KF_TESTS(eval) = {
     KF_TEST(test_eval_inline_system_call_is_stopped_by_the_sandbox),
+    KF_TEST(test_eval_candidate_cannot_change_its_cpu_affinity),
     KF_TEST(test_eval_threads_are_rejected_before_running),
     KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
     KF_TEST(test_eval_write_past_the_end_is_rejected),
