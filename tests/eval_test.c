@@ -562,8 +562,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
 	const cJSON *tj = cJSON_GetObjectItem(r, "task");
 	const cJSON *h = cJSON_GetObjectItem(tj, "hidden_dims");
-	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 5);
-	CHECK(cJSON_GetArraySize(h) == 5);
+	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 7);
+	CHECK(cJSON_GetArraySize(h) == 7);
 	/* The first drawn set is the edge, N = 1; the trials ran there. */
 	CHECK(kf_json_num(cJSON_GetArrayItem(h, 0), "N", 0) == 1);
 	double n1 = kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0);
@@ -584,6 +584,31 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON_Delete(r);
 }
 
+#define RANGES "tests/fixtures/ranges"
+
+/* Kernels wrong only at multiples of 128 other than the timing size, or
+ * only within the top 1 % of the hidden range, meet such a size in every
+ * evaluation: wrong_answer whatever the seed; the honest one passes. */
+static void test_eval_structured_sizes_are_drawn_every_evaluation(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		o.seed = seed * 1000003;
+		cJSON *r = run(RANGES, RANGES "/candidates/pow2_wrong.c", &o);
+		CHECK_MSG(!strcmp(status(r), "wrong_answer"), "seed %llu: %s",
+			  (unsigned long long)o.seed, status(r));
+		cJSON_Delete(r);
+		r = run(RANGES, RANGES "/candidates/top_wrong.c", &o);
+		CHECK_MSG(!strcmp(status(r), "wrong_answer"), "seed %llu: %s",
+			  (unsigned long long)o.seed, status(r));
+		cJSON_Delete(r);
+	}
+	cJSON *r = run(RANGES, RANGES "/candidates/same.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
 static void test_eval_every_dist_meets_the_timing_dims(void)
 {
 	use_tmp_cache();
@@ -592,9 +617,9 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	cJSON *r = run("tasks/normalization/softmax",
 		       "tasks/normalization/softmax/candidates/fast.c", &o);
 	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
-	/* Seven dists of x, six dim sets: 42 trials, each dist at the
+	/* Seven dists of x, eight dim sets: 56 trials, each dist at the
 	 * timing dims. */
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 42);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 56);
 	static const char *const kinds[] = {"normal", "uniform",  "heavy",
 					    "large",  "negative", "ties"};
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -775,6 +800,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_write_far_past_the_end_is_rejected),
     KF_TEST(test_eval_hidden_dims_drawn_and_recorded),
     KF_TEST(test_eval_every_dist_meets_the_timing_dims),
+    KF_TEST(test_eval_structured_sizes_are_drawn_every_evaluation),
     KF_TEST(test_eval_changed_fp_environment_is_rejected),
     KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
     KF_TEST(test_eval_changed_x87_control_word_is_rejected),
