@@ -4,6 +4,7 @@
  * on, and the next evaluation in the same process runs normally.
  */
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -588,8 +589,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
 	const cJSON *tj = cJSON_GetObjectItem(r, "task");
 	const cJSON *h = cJSON_GetObjectItem(tj, "hidden_dims");
-	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 5);
-	CHECK(cJSON_GetArraySize(h) == 5);
+	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 7);
+	CHECK(cJSON_GetArraySize(h) == 7);
 	/* The first drawn set is the edge, N = 1; the trials ran there. */
 	CHECK(kf_json_num(cJSON_GetArrayItem(h, 0), "N", 0) == 1);
 	double n1 = kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0);
@@ -610,6 +611,31 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON_Delete(r);
 }
 
+#define RANGES "tests/fixtures/ranges"
+
+/* Kernels wrong only at multiples of 128 other than the timing size, or
+ * only within the top 1 % of the hidden range, meet such a size in every
+ * evaluation: wrong_answer whatever the seed; the honest one passes. */
+static void test_eval_structured_sizes_are_drawn_every_evaluation(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	for (uint64_t seed = 1; seed <= 3; seed++) {
+		o.seed = seed * 1000003;
+		cJSON *r = run(RANGES, RANGES "/candidates/pow2_wrong.c", &o);
+		CHECK_MSG(!strcmp(status(r), "wrong_answer"), "seed %llu: %s",
+			  (unsigned long long)o.seed, status(r));
+		cJSON_Delete(r);
+		r = run(RANGES, RANGES "/candidates/top_wrong.c", &o);
+		CHECK_MSG(!strcmp(status(r), "wrong_answer"), "seed %llu: %s",
+			  (unsigned long long)o.seed, status(r));
+		cJSON_Delete(r);
+	}
+	cJSON *r = run(RANGES, RANGES "/candidates/same.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
 static void test_eval_every_dist_meets_the_timing_dims(void)
 {
 	use_tmp_cache();
@@ -618,9 +644,9 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	cJSON *r = run("tasks/normalization/softmax",
 		       "tasks/normalization/softmax/candidates/fast.c", &o);
 	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
-	/* Seven dists of x, six dim sets: 42 trials, each dist at the
+	/* Seven dists of x, eight dim sets: 56 trials, each dist at the
 	 * timing dims. */
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 42);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 56);
 	static const char *const kinds[] = {"normal", "uniform",  "heavy",
 					    "large",  "negative", "ties"};
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
@@ -661,6 +687,28 @@ static void test_eval_fp_environment_changed_at_load_is_rejected(void)
 	cJSON *r = run(SCALE, SCALE "/candidates/ctor_ftz.c", &o);
 	CHECK_STR(status(r), "rejected");
 	CHECK_STR(kf_json_str(r, "check"), "global_state");
+	cJSON_Delete(r);
+}
+
+/* The x87 control word is global state like MXCSR: left changed it is
+ * rejected, naming it; changed and put back it is not. */
+static void test_eval_changed_x87_control_word_is_rejected(void)
+{
+#if !defined(__x86_64__)
+	SKIP("the x87 control word is checked on x86-64");
+#endif
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/x87_control.c", &o);
+	CHECK_MSG(!strcmp(status(r), "rejected"), "%s: %s", status(r),
+		  reason(r));
+	CHECK_STR(kf_json_str(r, "check"), "global_state");
+	CHECK_CONTAINS(reason(r), "x87 control word 0x007f");
+	CHECK_CONTAINS(reason(r), "was rounding 0, mxcsr 0x1f80, x87 control "
+				  "word 0x037f");
+	cJSON_Delete(r);
+	r = run(SCALE, SCALE "/candidates/x87_restored.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
 	cJSON_Delete(r);
 }
 
@@ -732,6 +780,26 @@ static void test_eval_inline_system_call_is_stopped_by_the_sandbox(void)
 	cJSON_Delete(r);
 }
 
+/* A constructor that asks, with an inline system call, to run on every
+ * core cannot leave the core the worker pins and flushes: its call fails,
+ * the runner stays on one core (the candidate is right only there), and
+ * reading the affinity, as honest code may, is allowed: ok. */
+static void test_eval_candidate_cannot_change_its_cpu_affinity(void)
+{
+#if !defined(__x86_64__)
+	SKIP("the sandbox is written for x86-64");
+#endif
+	cpu_set_t set;
+	CPU_ZERO(&set);
+	if (sched_getaffinity(0, sizeof(set), &set) || CPU_COUNT(&set) < 2)
+		SKIP("this process may run on one core only");
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(SCALE, SCALE "/candidates/affinity.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
+	cJSON_Delete(r);
+}
+
 static void test_eval_threads_are_rejected_before_running(void)
 {
 	use_tmp_cache();
@@ -747,6 +815,7 @@ static void test_eval_threads_are_rejected_before_running(void)
 
 KF_TESTS(eval) = {
     KF_TEST(test_eval_inline_system_call_is_stopped_by_the_sandbox),
+    KF_TEST(test_eval_candidate_cannot_change_its_cpu_affinity),
     KF_TEST(test_eval_threads_are_rejected_before_running),
     KF_TEST(test_eval_lower_precision_within_tolerance_is_rejected),
     KF_TEST(test_eval_write_past_the_end_is_rejected),
@@ -757,8 +826,10 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_write_far_past_the_end_is_rejected),
     KF_TEST(test_eval_hidden_dims_drawn_and_recorded),
     KF_TEST(test_eval_every_dist_meets_the_timing_dims),
+    KF_TEST(test_eval_structured_sizes_are_drawn_every_evaluation),
     KF_TEST(test_eval_changed_fp_environment_is_rejected),
     KF_TEST(test_eval_fp_environment_changed_at_load_is_rejected),
+    KF_TEST(test_eval_changed_x87_control_word_is_rejected),
     KF_TEST(test_eval_output_cached_by_pointer_fails_when_timed),
     KF_TEST(test_eval_faster_than_the_roofline_is_rejected),
     KF_TEST(test_eval_honest_candidate_passes_with_details),

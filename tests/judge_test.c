@@ -219,6 +219,49 @@ static void test_judge_roofline_cap(void)
 	CHECK_CONTAINS(v.reason, "2.00 times faster than the roofline");
 }
 
+/* The host's compute peak for a task follows its inputs' dtype and the
+ * CPU's units: fp32 is held to the FMA rate whatever the CPU has; bf16 and
+ * fp16 to 2x it with AVX512-BF16 / AVX512-FP16, and with AMX tiles to the
+ * measured tile rate, never less than 16x. An honest AMX bf16 kernel 2.36x
+ * past the FMA roofline then passes. */
+static void test_judge_host_compute_peak_follows_dtype_and_cpu(void)
+{
+	const unsigned spr = KF_CPU_AVX512_BF16 | KF_CPU_AVX512_FP16 |
+			     KF_CPU_AMX_BF16; /* Sapphire Rapids */
+	const char *u = NULL;
+	double fma = 1e11;
+	CHECK(kf_judge_host_compute_peak(KF_F32, spr, fma, 4e12, &u) == fma);
+	CHECK_STR(u, "fma");
+	CHECK(kf_judge_host_compute_peak(KF_BF16, 0, fma, 0, &u) == fma);
+	CHECK_STR(u, "fma");
+	CHECK(kf_judge_host_compute_peak(KF_BF16, KF_CPU_AVX512_BF16, fma, 0,
+					 &u) == 2 * fma);
+	CHECK_STR(u, "avx512_bf16");
+	CHECK(kf_judge_host_compute_peak(KF_BF16, spr, fma, 0, &u) == 16 * fma);
+	CHECK_STR(u, "amx_bf16");
+	CHECK(kf_judge_host_compute_peak(KF_BF16, spr, fma, 4e12, &u) == 4e12);
+	CHECK_STR(u, "amx_bf16");
+	/* AMX-BF16 does not make fp16 products; AVX512-FP16 does. */
+	CHECK(kf_judge_host_compute_peak(KF_F16, spr, fma, 4e12, &u) ==
+	      2 * fma);
+	CHECK_STR(u, "avx512_fp16");
+	CHECK(kf_judge_host_compute_peak(KF_F16, spr | KF_CPU_AMX_FP16, fma,
+					 4e12, &u) == 4e12);
+	CHECK_STR(u, "amx_fp16");
+	CHECK(kf_judge_host_compute_peak(KF_F16, KF_CPU_AVX512_BF16, fma, 0,
+					 &u) == fma);
+	/* 2 GFLOP at the FMA rate take 20 ms; an AMX kernel took 20/2.36. */
+	struct verdict v = {0};
+	double ns = 20e6 / 2.36;
+	kf_judge_roofline(ns, 2e9, 1e6, fma, 1e12, &v);
+	CHECK_STR(v.check, "implausible");
+	v = (struct verdict){0};
+	kf_judge_roofline(
+	    ns, 2e9, 1e6,
+	    kf_judge_host_compute_peak(KF_BF16, spr, fma, 0, NULL), 1e12, &v);
+	CHECK(v.status == KF_STATUS_OK);
+}
+
 /* A timing batch whose inputs changed during the timed calls is rejected,
  * even when every timed output matched; an intact one passes. */
 static void test_judge_timing_inputs_changed_is_rejected(void)
@@ -495,6 +538,7 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_device_bursts_pass),
     KF_TEST(test_judge_unaccounted_device_forgery_is_rejected),
     KF_TEST(test_judge_roofline_cap),
+    KF_TEST(test_judge_host_compute_peak_follows_dtype_and_cpu),
     KF_TEST(test_judge_timing_inputs_changed_is_rejected),
     KF_TEST(test_judge_host_compare_nan_and_exact_integers),
     KF_TEST(test_judge_link_policy_forbids_libraries_not_allowed),

@@ -719,13 +719,13 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	struct kf_task *t = load_ok("red/rows", RANGE_SPEC);
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(t->n_dimsets == 1); /* nothing drawn until an evaluation */
-	CHECK(t->hidden_sets == 5);
+	CHECK(t->hidden_sets == 7);
 	CHECK(t->hidden_ranges[1].lo == 1 && t->hidden_ranges[1].hi == 4097);
 	CHECK(kf_task_draw_hidden(t, 12345, &err) == 0);
-	CHECK(t->n_dimsets == 6);
-	int64_t first[5][2];
+	CHECK(t->n_dimsets == 8);
+	int64_t first[7][2];
 	bool odd = false;
-	for (int s = 1; s < 6; s++) {
+	for (int s = 1; s < 8; s++) {
 		const int64_t *v = kf_task_dims(t, s);
 		CHECK(v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 4097);
 		CHECK(!(v[0] == 64 && v[1] == 4096));
@@ -751,9 +751,16 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 				  "set %d dim %d: %lld", s + 1, d,
 				  (long long)first[s][d]);
 		}
+	/* The sixth: N a multiple of 2^7 or more (B the largest power of two
+	 * its range holds but 64, the timing B), never the timing N; the
+	 * seventh at the top of each range. */
+	CHECK(first[5][1] % 128 == 0 && first[5][1] != 4096);
+	CHECK(first[5][0] == 32); /* 64 is the timing B */
+	CHECK(first[6][1] >= 4094 && first[6][1] != 4096);
+	CHECK(first[6][0] == 63);
 	/* Another seed, other sets; drawing again replaces them. */
 	CHECK(kf_task_draw_hidden(t, 999, &err) == 0);
-	CHECK(t->n_dimsets == 6);
+	CHECK(t->n_dimsets == 8);
 	bool differ = false;
 	for (int s = 2; s < 6; s++)
 		differ = differ || kf_task_dims(t, s)[1] != first[s - 1][1];
@@ -772,6 +779,9 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	free(spec);
 	CHECK(kf_task_draw_hidden(t, 7, &err) == 0);
 	CHECK(t->n_dimsets == 6);
+	/* Five sets: the last two are the large power of two and the top. */
+	CHECK(kf_task_dims(t, 4)[1] % 64 == 0);
+	CHECK(kf_task_dims(t, 5)[1] >= 96);
 	for (int s = 1; s < t->n_dimsets; s++) {
 		const int64_t *v = kf_task_dims(t, s);
 		CHECK(v[0] == 7 && v[1] % 4 == 0 && v[1] >= 4 && v[1] <= 100);
@@ -781,6 +791,64 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	CHECK(kf_task_add_dimset(t, good_set, &err) == 0);
 	CHECK(kf_task_add_dimset(t, bad_set, &err) == KF_EINVAL);
 	kf_task_free(t);
+}
+
+/* True when v (of a range [lo, hi]) lies in the range's top 2 %. */
+static bool in_top(int64_t v, int64_t lo, int64_t hi)
+{
+	return (double)v >= (double)hi - 0.02 * (double)(hi - lo);
+}
+
+/* Over 200 evaluations' draws, every evaluation meets, in each dimension
+ * whose range allows it, a multiple of 128 other than the timing value
+ * and a value in the top 2 % of the range; the ranges' cost stays theirs
+ * (no set leaves its ranges). */
+static void test_task_every_evaluation_draws_large_powers_of_two_and_tops(void)
+{
+	static const char *const specs[] = {
+	    RANGE_SPEC,
+	    "{'description': 'd', 'dims': {'M': 4096, 'N': 4096, 'K': 4096},"
+	    " 'hidden': {'M': [1, 300], 'N': [1, 4099], 'K': [5, 100000]},"
+	    " 'inputs': [{'name': 'a', 'dtype': 'float32', 'shape': ['M', "
+	    "'K']}, {'name': 'b', 'dtype': 'float32', 'shape': ['K', 'N']}],"
+	    " 'outputs': [{'name': 'c', 'dtype': 'float32', 'shape': ['M', "
+	    "'N']}], 'flops': '2*M*N*K', 'bytes': '4*(M*K+K*N+M*N)'}",
+	};
+	for (size_t i = 0; i < sizeof(specs) / sizeof(specs[0]); i++) {
+		struct kf_task *t = load_ok("red/rows", specs[i]);
+		struct kf_err err = KF_ERR_INIT;
+		for (uint64_t seed = 1; seed <= 200; seed++) {
+			CHECK(kf_task_draw_hidden(t, seed * 7919, &err) == 0);
+			CHECK(t->n_dimsets == 8);
+			for (int d = 0; d < t->n_dims; d++) {
+				int64_t lo = t->hidden_ranges[d].lo;
+				int64_t hi = t->hidden_ranges[d].hi;
+				int64_t timing = kf_task_dims(t, 0)[d];
+				bool p2 = false, top = false;
+				for (int s = 1; s < t->n_dimsets; s++) {
+					int64_t v = kf_task_dims(t, s)[d];
+					CHECK(v >= lo && v <= hi);
+					p2 =
+					    p2 || (v % 128 == 0 && v != timing);
+					top = top || (in_top(v, lo, hi) &&
+						      v != timing);
+				}
+				bool p2_possible = hi / 128 > 1 ||
+						   (hi >= 128 && timing != 128);
+				CHECK_MSG(p2 || !p2_possible,
+					  "spec %zu seed %llu: no multiple of "
+					  "128 in %s",
+					  i, (unsigned long long)seed,
+					  t->dim_names[d]);
+				CHECK_MSG(top,
+					  "spec %zu seed %llu: nothing in the "
+					  "top 2%% of %s",
+					  i, (unsigned long long)seed,
+					  t->dim_names[d]);
+			}
+		}
+		kf_task_free(t);
+	}
 }
 
 static void test_task_rejects_bad_hidden_ranges(void)
@@ -1160,6 +1228,7 @@ KF_TESTS(task) = {
     KF_TEST(test_task_rejects_wrong_types),
     KF_TEST(test_task_rejects_bad_hidden_dims),
     KF_TEST(test_task_hidden_sets_drawn_from_ranges),
+    KF_TEST(test_task_every_evaluation_draws_large_powers_of_two_and_tops),
     KF_TEST(test_task_rejects_bad_hidden_ranges),
     KF_TEST(test_task_stress_distributions),
     KF_TEST(test_task_shapes_under_hidden_sets),

@@ -171,6 +171,14 @@ struct kf_backend_ops {
 /* The backend of that name ("host", "cuda"), or NULL. */
 const struct kf_backend_ops *kf_backend_find(const char *name);
 
+/* The host CPU's units faster than its fp32 FMA for 16-bit floats, from
+ * cpuid (and, for AMX, XCR0: the kernel enabled the tile state). */
+#define KF_CPU_AVX512_BF16 0x1u /* vdpbf16ps */
+#define KF_CPU_AVX512_FP16 0x2u /* fp16 vector FMA */
+#define KF_CPU_AMX_BF16 0x4u	/* tdpbf16ps, tiles usable */
+#define KF_CPU_AMX_FP16 0x8u	/* tdpfp16ps, tiles usable */
+unsigned kf_host_cpu_features(void);
+
 /* The poison bit pattern of one element of dt, in the low bytes of *bits. */
 void kf_poison_bits(enum kf_dtype dt, uint64_t *bits);
 

@@ -42,7 +42,7 @@ static int forge_state(uint32_t seq, double ns)
 	a.seq = seq;
 	a.smp.ns = a.smp.event_ns = ns;
 	a.smp.kernels = a.smp.streams = -1;
-	strcpy(a.text, "rounding 0, mxcsr 0x1f80");
+	strcpy(a.text, "rounding 0, mxcsr 0x1f80, x87 control word 0x037f");
 	return write(RUNNER_FD, &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : -1;
 }
 

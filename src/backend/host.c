@@ -10,7 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <stdbool.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 
 #include <kforge/backend.h>
 
@@ -406,16 +410,28 @@ static void host_flush_range(void *ctx, const void *p, size_t bytes)
 }
 
 /* The floating-point environment: the rounding mode and, on x86, MXCSR
- * (flush-to-zero and denormals-are-zero change results and speed). */
+ * (flush-to-zero and denormals-are-zero change results and speed) and the
+ * x87 control word (its precision and rounding fields change what long
+ * double and x87 code compute; fegetround reads only MXCSR's rounding on
+ * x86-64, so a candidate's fldcw shows nowhere else). */
 static void host_state(void *ctx, char *buf, size_t cap)
 {
 	(void)ctx;
 	unsigned mxcsr = 0;
-#if defined(__x86_64__) || defined(__i386__)
+#if defined(__x86_64__)
+	unsigned short x87cw = 0;
 	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	__asm__ volatile("fnstcw %0" : "=m"(x87cw));
 	mxcsr &= ~0x3fu; /* not the sticky exception flags */
+	snprintf(buf, cap, "rounding %d, mxcsr 0x%04x, x87 control word 0x%04x",
+		 fegetround(), mxcsr, (unsigned)x87cw);
+#else
+#if defined(__i386__)
+	__asm__ volatile("stmxcsr %0" : "=m"(mxcsr));
+	mxcsr &= ~0x3fu;
 #endif
 	snprintf(buf, cap, "rounding %d, mxcsr 0x%04x", fegetround(), mxcsr);
+#endif
 }
 
 static int host_sync(void *ctx, struct kf_err *err)
@@ -445,8 +461,41 @@ static int host_time_call(void *ctx, kf_entry_fn fn, const DLTensor *in,
 	return 0;
 }
 
+unsigned kf_host_cpu_features(void)
+{
+	unsigned f = 0;
+#if defined(__x86_64__)
+	unsigned a, b, c, d, a1 = 0, b1 = 0, c1 = 0, d1 = 0;
+	if (!__get_cpuid_count(7, 0, &a, &b, &c, &d))
+		return 0;
+	if (a >= 1)
+		__get_cpuid_count(7, 1, &a1, &b1, &c1, &d1);
+	unsigned ca = 0, cb = 0, cc = 0, cd = 0;
+	__get_cpuid(1, &ca, &cb, &cc, &cd);
+	unsigned long long xcr0 = 0;
+	if (cc & (1u << 27)) { /* OSXSAVE */
+		unsigned lo, hi;
+		__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+		xcr0 = ((unsigned long long)hi << 32) | lo;
+	}
+	bool zmm = (xcr0 & 0xe6) == 0xe6; /* the OS saves AVX-512 state */
+	bool tiles = (d & (1u << 24)) && (xcr0 & (3ull << 17)) == 3ull << 17;
+	if (zmm && (a1 & (1u << 5)))
+		f |= KF_CPU_AVX512_BF16;
+	if (zmm && (d & (1u << 23)))
+		f |= KF_CPU_AVX512_FP16;
+	if (tiles && (d & (1u << 22)))
+		f |= KF_CPU_AMX_BF16;
+	if (tiles && (a1 & (1u << 21)))
+		f |= KF_CPU_AMX_FP16;
+#endif
+	return f;
+}
+
 /* The roofline probe, compiled with the candidates' flags: one core's
- * FMA throughput and copy bandwidth, the best of several runs, in the
+ * FMA throughput and copy bandwidth, where the CPU has AMX-BF16 and the
+ * flags allow it the rate of its tiles (matrix_flops_per_s: bf16
+ * products, fp32 sums; 0 elsewhere), the best of several runs, in the
  * thread's CPU time as the candidates' calls are timed (wall time under a
  * load of 6 on two cores halved the copy bandwidth it found, and honest
  * kernels were then "faster than the roofline"). */
@@ -457,9 +506,40 @@ static const char host_probe[] =
     "static double now(void) { struct timespec t;\n"
     "  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);\n"
     "  return t.tv_sec + t.tv_nsec * 1e-9; }\n"
+    "#if defined(__x86_64__) && defined(__AMX_TILE__) && "
+    "defined(__AMX_BF16__)\n"
+    "#include <immintrin.h>\n"
+    "#include <sys/syscall.h>\n"
+    "#include <unistd.h>\n"
+    "/* tdpbf16ps on 8 tiles, 4 products in flight: 16x16x32 per op. */\n"
+    "static double amx_bf16(void) {\n"
+    "  if (syscall(SYS_arch_prctl, 0x1023, 18)) return 0;\n"
+    "  struct { unsigned char palette, start, r[14];\n"
+    "    unsigned short colsb[16]; unsigned char rows[16]; }\n"
+    "    __attribute__((aligned(64))) cfg;\n"
+    "  memset(&cfg, 0, sizeof(cfg)); cfg.palette = 1;\n"
+    "  for (int i = 0; i < 8; i++) { cfg.colsb[i] = 64; cfg.rows[i] = 16; }\n"
+    "  static unsigned short m[16 * 32] __attribute__((aligned(64)));\n"
+    "  _tile_loadconfig(&cfg);\n"
+    "  _tile_loadd(4, m, 64); _tile_loadd(5, m, 64);\n"
+    "  _tile_loadd(6, m, 64); _tile_loadd(7, m, 64);\n"
+    "  _tile_zero(0); _tile_zero(1); _tile_zero(2); _tile_zero(3);\n"
+    "  double best = 0; long iters = 200000;\n"
+    "  for (int r = 0; r < 5; r++) { double t0 = now();\n"
+    "    for (long i = 0; i < iters; i++) {\n"
+    "      _tile_dpbf16ps(0, 4, 6); _tile_dpbf16ps(1, 4, 7);\n"
+    "      _tile_dpbf16ps(2, 5, 6); _tile_dpbf16ps(3, 5, 7); }\n"
+    "    double t = now() - t0;\n"
+    "    double f = 4.0 * 2 * 16 * 16 * 32 * iters / t;\n"
+    "    if (f > best) best = f; }\n"
+    "  _tile_stored(0, m, 64); _tile_release();\n"
+    "  return best; }\n"
+    "#else\n"
+    "static double amx_bf16(void) { return 0; }\n"
+    "#endif\n"
     "int kf_probe(double *flops_per_s, double *bytes_per_s,\n"
     "             double *matrix_flops_per_s) {\n"
-    "  *matrix_flops_per_s = 0;\n"
+    "  *matrix_flops_per_s = amx_bf16();\n"
     "  float acc[64]; volatile float seed = 1.0f; float a = 0.999999f,\n"
     "  b = 1e-7f; for (int j = 0; j < 64; j++) acc[j] = seed * j;\n"
     "  double best = 0; long iters = 4000000;\n"

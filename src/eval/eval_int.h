@@ -67,6 +67,14 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
  * did not have all its work measured, or did not do it all (compute at the
  * device's fastest units, so that exact fp32 emulation on tensor cores is
  * not mistaken for a hack). */
+/* The compute peak a host task whose inputs are of dtype dt is held to,
+ * on a CPU with features (KF_CPU_*): the FMA rate, or the rate of the
+ * fastest units the CPU has for 16-bit floats of that dtype (amx: the
+ * tiles' rate the probe measured, 0 if none); *unit names it ("fma",
+ * "avx512_bf16", "amx_bf16", ...). */
+double kf_judge_host_compute_peak(enum kf_dtype dt, unsigned features,
+				  double fma_flops_per_s,
+				  double amx_flops_per_s, const char **unit);
 void kf_judge_roofline(double cand_ns, double flops, double bytes,
 		       double fastest_flops_per_s, double bytes_per_s,
 		       struct verdict *v);

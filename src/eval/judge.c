@@ -10,6 +10,8 @@
 #include <string.h>
 #include <sys/wait.h>
 
+#include <kforge/backend.h>
+
 #include "eval_int.h"
 
 const char *kf_status_name(enum kf_status s)
@@ -1014,6 +1016,43 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    cm.median / 1e6, stat / 1e6, n, p10c / 1e6, p10r / 1e6,
 		    limit / 1e6);
 	return charge;
+}
+
+/* Host CPUs do 16-bit float products on units faster than the fp32 FMA:
+ * AVX512-BF16's vdpbf16ps and AVX512-FP16's vector FMA do two products per
+ * fp32 lane (2x), and an AMX tile product (tdpbf16ps, tdpfp16ps: 16x16x32
+ * in 16 cycles, 1024 FLOP a cycle against the 64 of two 16-lane FMA
+ * ports) 16x. A task whose inputs are of that dtype is held to the
+ * fastest of them the CPU has: the rate the probe measured on the tiles
+ * where it could, never less than 16 times the FMA rate (the probe may
+ * have been built without the tile flags, or run on a busy core). */
+#define KF_HOST_VECTOR16_FACTOR 2.0
+#define KF_HOST_AMX_FACTOR 16.0
+
+double kf_judge_host_compute_peak(enum kf_dtype dt, unsigned features,
+				  double fma_flops_per_s,
+				  double amx_flops_per_s, const char **unit)
+{
+	double peak = fma_flops_per_s;
+	const char *name = "fma";
+	unsigned vec = dt == KF_BF16  ? KF_CPU_AVX512_BF16
+		       : dt == KF_F16 ? KF_CPU_AVX512_FP16
+				      : 0;
+	unsigned amx = dt == KF_BF16  ? KF_CPU_AMX_BF16
+		       : dt == KF_F16 ? KF_CPU_AMX_FP16
+				      : 0;
+	if (features & vec) {
+		peak = KF_HOST_VECTOR16_FACTOR * fma_flops_per_s;
+		name = dt == KF_BF16 ? "avx512_bf16" : "avx512_fp16";
+	}
+	if (features & amx) {
+		peak =
+		    fmax(amx_flops_per_s, KF_HOST_AMX_FACTOR * fma_flops_per_s);
+		name = dt == KF_BF16 ? "amx_bf16" : "amx_fp16";
+	}
+	if (unit)
+		*unit = name;
+	return peak;
 }
 
 /* A candidate at more than this fraction of its roofline bound is

@@ -1105,7 +1105,7 @@ static int parse_hidden(struct loader *ld, const cJSON *j, const cJSON *count)
 			   "every range holds only the timing dims: no hidden "
 			   "set can differ from them");
 	int most = MAX_DIMSETS - t->n_fixed_dimsets;
-	t->hidden_sets = 5;
+	t->hidden_sets = 7;
 	if (count &&
 	    !(cJSON_IsNumber(count) && is_pos_int(count->valuedouble) &&
 	      count->valuedouble <= most))
@@ -1124,45 +1124,132 @@ static uint64_t mix64(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* A value of range r for drawn set j: set 0 takes the smallest (edge sizes,
- * often 1), set 1 a uniform odd multiple, set 2 a log-uniform odd one, sets 3
- * and 4 a uniform multiple of 2^a but not of 2^(a+1), a drawn from 1-3 and
- * 4-6 (the residues a path for "N % 32 == 16" or "M % 8 == 4" needs, which
- * odd sizes never give), the others any of the first three ways or one
- * near the top; u is 64 random bits. */
-static int64_t draw_value(const struct kf_dim_range *r, int how, uint64_t u)
+/* The ways a drawn set takes its values, dimension by dimension. */
+enum draw_kind {
+	DRAW_LOW,	/* the smallest value (edge sizes, often 1) */
+	DRAW_UNIFORM,	/* uniform, odd where the range allows */
+	DRAW_LOG,	/* log-uniform, odd where the range allows */
+	DRAW_NEAR_TOP,	/* within 8 of the top, odd where it can be */
+	DRAW_POW2_LOW,	/* 2^a times an odd number, a in 1-3 */
+	DRAW_POW2_MID,	/* the same, a in 4-6 */
+	DRAW_POW2_HIGH, /* the same, a from 7 up to what the range holds */
+	DRAW_TOP,	/* the top of the range or a few elements below */
+};
+
+/* The kinds of the first drawn sets, in order. With fewer sets than these
+ * the last two slots are always DRAW_POW2_HIGH and DRAW_TOP: every
+ * evaluation meets a multiple of a large power of two and the top of
+ * every range. */
+static const enum draw_kind draw_order[] = {
+    DRAW_LOW,	   DRAW_UNIFORM,   DRAW_LOG, DRAW_POW2_LOW,
+    DRAW_POW2_MID, DRAW_POW2_HIGH, DRAW_TOP};
+#define N_DRAW_ORDER ((int)(sizeof(draw_order) / sizeof(draw_order[0])))
+
+static enum draw_kind draw_kind_of(int j, int n_sets)
 {
-	int64_t kmin, kmax, k;
+	if (n_sets >= N_DRAW_ORDER)
+		return draw_order[j];
+	if (j == n_sets - 1)
+		return DRAW_TOP;
+	if (j == n_sets - 2)
+		return DRAW_POW2_HIGH;
+	return draw_order[j];
+}
+
+/* The odd numbers in [lo, hi]: *first and how many. */
+static int64_t odd_span(int64_t lo, int64_t hi, int64_t *first)
+{
+	if (!(lo & 1))
+		lo++;
+	if (!(hi & 1))
+		hi--;
+	*first = lo;
+	return lo > hi ? 0 : (hi - lo) / 2 + 1;
+}
+
+/* k = 2^a times an odd number in [kmin, kmax], a drawn from the exponents
+ * in [a_lo, a_hi] for which one exists whose value (k * multiple_of) is
+ * not avoid; returns 0 where none is. */
+static int64_t draw_pow2(int64_t kmin, int64_t kmax, int a_lo, int a_hi,
+			 int64_t m, int64_t avoid, uint64_t u)
+{
+	int fits[63], n_fits = 0;
+	for (int a = a_lo; a <= a_hi && a < 62; a++) {
+		int64_t step = (int64_t)1 << a, q0;
+		if (step > kmax)
+			break;
+		int64_t n =
+		    odd_span((kmin + step - 1) / step, kmax / step, &q0);
+		bool only_avoid =
+		    n == 1 && avoid % m == 0 && q0 * step == avoid / m;
+		if (n > 0 && !only_avoid)
+			fits[n_fits++] = a;
+	}
+	if (!n_fits)
+		return 0;
+	int a = fits[(u >> 40) % (uint64_t)n_fits];
+	int64_t step = (int64_t)1 << a, q0;
+	int64_t n = odd_span((kmin + step - 1) / step, kmax / step, &q0);
+	int64_t i = (int64_t)((u & 0xffffffffffull) % (uint64_t)n);
+	int64_t k = (q0 + 2 * i) * step;
+	if (k * m == avoid) /* the next odd multiple, or the one before */
+		k = i + 1 < n ? k + 2 * step : k - 2 * step;
+	return k;
+}
+
+/* A value of range r of kind how; u is 64 random bits, avoid the timing
+ * dims' value of the dimension (which DRAW_POW2_HIGH and DRAW_TOP take only
+ * where the range leaves nothing else). */
+static int64_t draw_value(const struct kf_dim_range *r, enum draw_kind how,
+			  int64_t avoid, uint64_t u)
+{
+	int64_t kmin, kmax, k, m = r->multiple_of;
 	range_ks(r, &kmin, &kmax);
 	uint64_t span = (uint64_t)(kmax - kmin) + 1;
-	if (how == 4 || how == 5) {
+	if (how == DRAW_POW2_HIGH) {
+		/* a from 7 up, after DRAW_POW2_MID's 4-6: the sizes a path
+		 * for "N % 128 == 0" or "K % 256 == 0" needs; where the range
+		 * holds no such multiple, the largest power it holds. */
+		k = draw_pow2(kmin, kmax, 7, 62, m, avoid, u);
+		for (int a = 6; !k && a >= 1; a--)
+			k = draw_pow2(kmin, kmax, a, a, m, avoid, u);
+		if (k)
+			return k * m;
+		how = DRAW_TOP;
+	}
+	if (how == DRAW_TOP) {
+		/* The top, or up to 3 below it where the range is at least
+		 * 64 times wider (so within its top 1.6 %), never the timing
+		 * value where another is near. */
+		uint64_t w = (span - 1) / 64;
+		w = w > 3 ? 3 : w;
+		k = kmax - (int64_t)(u % (w + 1));
+		if (k * m == avoid)
+			k = k < kmax ? k + 1 : k > kmin ? k - 1 : k;
+		return k * m;
+	}
+	if (how == DRAW_POW2_LOW || how == DRAW_POW2_MID) {
 		/* k = 2^a times an odd number, in the range if one is. */
-		int a = (how == 4 ? 1 : 4) + (int)((u >> 58) % 3);
+		int a = (how == DRAW_POW2_LOW ? 1 : 4) + (int)((u >> 58) % 3);
 		for (; a >= 1; a--) {
-			int64_t step = (int64_t)1 << a;
-			int64_t lo = (kmin + step - 1) / step, hi = kmax / step;
-			/* odd q in [lo, hi] */
-			if (!(lo & 1))
-				lo++;
-			if (!(hi & 1))
-				hi--;
-			if (lo > hi)
+			int64_t step = (int64_t)1 << a, q0;
+			int64_t n = odd_span((kmin + step - 1) / step,
+					     kmax / step, &q0);
+			if (!n)
 				continue;
-			int64_t q =
-			    lo +
-			    2 * (int64_t)(u % (uint64_t)((hi - lo) / 2 + 1));
-			return q * step * r->multiple_of;
+			int64_t q = q0 + 2 * (int64_t)(u % (uint64_t)n);
+			return q * step * m;
 		}
-		how = 1;
+		how = DRAW_UNIFORM;
 	}
 	switch (how) {
-	case 0:
+	case DRAW_LOW:
 		k = kmin;
 		break;
-	case 1:
+	case DRAW_UNIFORM:
 		k = kmin + (int64_t)(u % span);
 		break;
-	case 2: {
+	case DRAW_LOG: {
 		double a = log((double)kmin), b = log((double)kmax + 1);
 		double x = exp(a + (b - a) * (double)(u >> 11) * 0x1p-53);
 		k = (int64_t)x;
@@ -1173,16 +1260,18 @@ static int64_t draw_value(const struct kf_dim_range *r, int how, uint64_t u)
 		break;
 	}
 	/* Odd where it can be: no vector width divides the size. */
-	if (how != 0 && !(k & 1))
+	if (how != DRAW_LOW && !(k & 1))
 		k = k + 1 <= kmax ? k + 1 : k - 1 >= kmin ? k - 1 : k;
 	k = k < kmin ? kmin : k > kmax ? kmax : k;
-	return k * r->multiple_of;
+	return k * m;
 }
 
 /*
  * Draws the sets into slots n_fixed_dimsets on. strict (at load): any
  * drawn set that fails a check is an error; otherwise such a set is drawn
- * again, up to 64 times.
+ * again, up to 64 times: the first 16 tries keep the set's kind, the
+ * others mix the kinds of the first three and DRAW_NEAR_TOP, dimension by
+ * dimension.
  */
 static int draw_sets(struct loader *ld, uint64_t seed, bool strict)
 {
@@ -1193,19 +1282,18 @@ static int draw_sets(struct loader *ld, uint64_t seed, bool strict)
 		int64_t *v = t->dimsets + (size_t)t->n_dimsets * n;
 		int rc = 0;
 		bool ok = false;
+		bool ordered = j < N_DRAW_ORDER;
 		for (int a = 0; a < 64 && !ok; a++) {
 			for (size_t d = 0; d < n; d++) {
 				uint64_t u = mix64(
 				    seed ^ mix64(((uint64_t)j << 40) ^
 						 ((uint64_t)a << 20) ^ d));
-				/* Retries mix the ways, dimension by
-				 * dimension. */
-				int how = a == 0 && j < 3 ? j
-					  : a == 0 && j < 5
-					      ? j + 1
-					      : (int)(u >> 61) & 3;
+				enum draw_kind how =
+				    ordered && a < 16
+					? draw_kind_of(j, t->hidden_sets)
+					: (enum draw_kind)((u >> 61) & 3);
 				v[d] = draw_value(&t->hidden_ranges[d], how,
-						  mix64(u));
+						  t->dimsets[d], mix64(u));
 			}
 			bool dup = false;
 			for (int s = 0; s < t->n_dimsets && !dup; s++)

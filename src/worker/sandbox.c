@@ -227,6 +227,13 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 		 * nothing may become executable. */
 		kill_if_flags(&p, SYS_mprotect, 2, PROT_EXEC);
 		kill_if_flags(&p, SYS_pkey_mprotect, 2, PROT_EXEC);
+		/* The runner stays on the core the worker pinned it to and
+		 * flushes: a candidate that moved itself elsewhere would run
+		 * with caches the flush never touched. Its constructors run
+		 * under this filter too, so the call fails from the first
+		 * instruction (EPERM, as for a process without the right:
+		 * libraries that try it carry on). */
+		on(&p, SYS_sched_setaffinity, SECCOMP_RET_ERRNO | EPERM);
 	}
 	/* clone3's flags live in memory a filter cannot read: make the C
 	 * library fall back to clone, whose flags it can. */
