@@ -8,6 +8,7 @@ WORK/tree (without build/ and .git), applies the edit, builds there, and runs
 the kill suite, stopping at its first failure:
 
   (a) KFORGE_BUILD=build build/kforge-tests judge eval_ worker_
+      kernelbench_small_outputs kernelbench_processes_are_seen
   (b) build/kforge redteam --backend host
 
 A mutant is killed when the suite fails (a test fails, a red-team row is not
@@ -74,6 +75,22 @@ MUTANTS = [
      'if (np > 0) {',
      'if (np > 8) {',
      "allow helper processes left in the candidate's namespace"),
+    ("judge_bridge_skip_children_cpu", JUDGE,
+     'if (spent > 0) {',
+     'if (spent > 1e30) {',
+     "ignore CPU time of helper processes that ended after the load"),
+    ("judge_bridge_noise_floor_wide", JUDGE,
+     '#define PRECISION_NOISE_FACTOR 1e5',
+     '#define PRECISION_NOISE_FACTOR 1e9',
+     "hold near-zero bridge outputs at 1e9 times the reference's noise"),
+    ("judge_unaccounted_negative_time", JUDGE,
+     'if (c[i] < 0) {',
+     'if (c[i] < -1e30) {',
+     "accept negative reported times"),
+    ("judge_unaccounted_median_charge_only", JUDGE,
+     'double owed = mean ? mean_d : stat;',
+     'double owed = stat;',
+     "charge the median difference under KernelBench's mean too"),
     ("judge_bridge_skip_threads", JUDGE,
      'if (th && !(cJSON_IsNumber(th) && th->valuedouble == budget)) {',
      'if (th && !(cJSON_IsNumber(th) && th->valuedouble >= budget)) {',
@@ -250,7 +267,8 @@ MUTANTS = [
      "skip the first symbol of .dynsym after the null entry"),
 ]
 
-TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_"]
+TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_",
+             "kernelbench_small_outputs", "kernelbench_processes_are_seen"]
 REDTEAM_CMD = ["build/kforge", "redteam", "--backend", "host"]
 
 

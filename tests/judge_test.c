@@ -473,7 +473,14 @@ static void test_judge_bridge_facts(void)
 			  "\"threads\": 1, \"processes\": [41, 42]}");
 	CHECK_STR(v.check, "processes");
 	CHECK_CONTAINS(v.reason, "left 2 other processes running in its "
-				 "namespace when loaded (pids 41 42)");
+				 "sandbox when loaded (pids 41 42, seen from "
+				 "outside it)");
+	/* A helper that did its work and ended: its CPU time, from outside. */
+	v = facts_verdict("{" CLEAN ", \"children_cpu_ns\": 3e7}");
+	CHECK_STR(v.check, "processes");
+	CHECK_CONTAINS(v.reason, "ended after it was loaded used 30 ms of CPU");
+	v = facts_verdict("{" CLEAN ", \"children_cpu_ns\": 0}");
+	CHECK(v.status == KF_STATUS_OK);
 	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 16}");
 	CHECK_STR(v.check, "threads");
 	CHECK_CONTAINS(v.reason, "intra-op threads to 16 during its calls");
