@@ -89,7 +89,7 @@ MUTANTS = [
      "accept negative reported times"),
     ("judge_unaccounted_median_charge_only", JUDGE,
      'double owed = mean ? mean_d : stat;',
-     'double owed = stat;',
+     'double owed = mean ? stat : stat;',
      "charge the median difference under KernelBench's mean too"),
     ("judge_bridge_skip_threads", JUDGE,
      'if (th && !(cJSON_IsNumber(th) && th->valuedouble == budget)) {',
