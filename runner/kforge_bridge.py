@@ -356,6 +356,38 @@ def layout(tt, specs, start):
     return out, off
 
 
+def watch_builds():
+    """Wraps torch.utils.cpp_extension's load_inline and load so that each
+    build's outcome is recorded, while the candidate sees them as PyTorch
+    documents them: the same arguments, results and exceptions (a build
+    that fails still raises; a candidate that catches it and falls back to
+    PyTorch is told apart in the report, not changed). Returns the list the
+    records go to: {"name", "ok", "seconds", "error"}."""
+    import functools
+    import torch.utils.cpp_extension as ce
+    builds = []
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def watched(*a, **k):
+            name = k.get("name", a[0] if a else "?")
+            t0 = time.perf_counter()
+            try:
+                r = fn(*a, **k)
+            except BaseException as e:
+                builds.append({"name": str(name), "ok": False,
+                               "seconds": time.perf_counter() - t0,
+                               "error": said(e)[:4096]})
+                raise
+            builds.append({"name": str(name), "ok": True,
+                           "seconds": time.perf_counter() - t0})
+            return r
+        return watched
+    ce.load_inline = wrap(ce.load_inline)
+    ce.load = wrap(ce.load)
+    return builds
+
+
 def import_file(path, name):
     spec = importlib.util.spec_from_file_location(name, path)
     if spec is None:
@@ -841,7 +873,8 @@ class Runner:
                         "message": "the candidate's runner could not forbid "
                         "new processes: %s" % why}
         return {"ev": "loaded", "load_ns": load_ns,
-                "state0": state0, "facts": facts}
+                "state0": state0, "facts": facts,
+                "builds": getattr(self, "builds", [])}
 
     def load_candidate(self, req, init):
         tt = self.tt
@@ -858,6 +891,14 @@ class Runner:
             return None
         if req.get("baseline"):
             return self.load_baseline(req["baseline"], init)
+        self.builds = []
+        try:
+            with open(req["candidate"], "rb") as f:
+                src = f.read()
+            if b"cpp_extension" in src or b"load_inline" in src:
+                self.builds = watch_builds()
+        except (OSError, ImportError):
+            pass
         try:
             cand = import_file(req["candidate"], "kforge_candidate")
             if not hasattr(cand, "ModelNew"):
@@ -869,10 +910,11 @@ class Runner:
         except Exception as e:
             traceback.print_exc()
             build = "Error building extension" in str(e) or \
-                type(e).__name__ == "CalledProcessError"
+                type(e).__name__ == "CalledProcessError" or \
+                any(not b["ok"] for b in self.builds)
             return {"ev": "load_error",
                     "what": "compile" if build else "candidate",
-                    "message": said(e)}
+                    "message": said(e), "builds": self.builds}
         return None
 
     def load_baseline(self, name, init):
@@ -1296,6 +1338,67 @@ def build_dir(files):
     return d
 
 
+def toolchain_key():
+    """What a build's outcome depends on beside its sources: this script,
+    Python, torch, the compilers named and found, CUDA's and the arch
+    list. A failed build is remembered under this key only."""
+    import hashlib
+    h = hashlib.sha256()
+    with open(os.path.abspath(__file__), "rb") as f:
+        h.update(f.read())
+    h.update(sys.version.encode())
+    try:
+        import torch
+        h.update(str(torch.__version__).encode())
+    except ImportError:
+        pass
+    for k in ("CC", "CXX", "CUDA_HOME", "CUDA_PATH",
+              "TORCH_CUDA_ARCH_LIST"):
+        h.update(("%s=%s;" % (k, os.environ.get(k, ""))).encode())
+    for name in ("c++", "gcc", "nvcc", "ninja"):
+        p = shutil.which(name)
+        h.update(("%s=%s;" % (name, os.path.realpath(p) if p else ""))
+                 .encode())
+    return h.hexdigest()
+
+
+FAILED_BUILD = "kforge-failed-build.json"
+
+
+def failed_build(d):
+    """The load_error of a build that failed before in build directory d
+    under this toolchain, marked as remembered; None otherwise."""
+    if not d:
+        return None
+    try:
+        with open(os.path.join(d, FAILED_BUILD)) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    if not isinstance(rec, dict) or rec.get("key") != toolchain_key():
+        return None
+    return {"ev": "load_error", "what": "compile",
+            "message": "not built again: this build failed before with "
+                       "the same sources and toolchain (kforge's record of "
+                       "failed builds): %s" % rec.get("message", "?"),
+            "builds": rec.get("builds") or [], "cached": True}
+
+
+def remember_failed_build(d, rep):
+    """Records a failed build in its directory, for failed_build()."""
+    if not d:
+        return
+    rec = {"key": toolchain_key(), "message": rep.get("message", ""),
+           "builds": rep.get("builds") or []}
+    tmp = os.path.join(d, FAILED_BUILD + ".tmp")
+    try:
+        with open(tmp, "w") as f:
+            json.dump(rec, f)
+        os.replace(tmp, os.path.join(d, FAILED_BUILD))
+    except OSError:
+        pass
+
+
 def confined_argv(python, script, fd, files, writable, cuda, info_fd):
     """The command line that starts one runner under bwrap, and its
     environment. bwrap writes the runner's pid, as this process sees it,
@@ -1360,10 +1463,10 @@ class Side:
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
         info_r, info_w = os.pipe()
+        self.build_dir = build_dir(files) if builds else None
         argv, env = confined_argv(
-            python, script, self.fd, files,
-            build_dir(files) if builds else None, bool(tt and tt.cuda),
-            info_w)
+            python, script, self.fd, files, self.build_dir,
+            bool(tt and tt.cuda), info_w)
         # The reference's messages are kept, for the error if it ends; the
         # candidate's go where this process's go (the evaluation's log).
         self.err = tempfile.TemporaryFile() if name == "reference" else None
@@ -1715,9 +1818,15 @@ class Judge:
                     os.path.abspath(req[key])
         self.kernel = bool(req.get("kernel"))
         self.baseline = bool(req.get("baseline"))
+        failed = failed_build(self.cand.build_dir)
+        if failed and req.get("candidate"):
+            return failed
         rep = self.cand.ask(creq)
+        if rep.get("ev") == "load_error" and rep.get("what") == "compile":
+            remember_failed_build(self.cand.build_dir, rep)
         if rep.get("ev") != "loaded":
             return rep
+        self.builds = rep.get("builds") or []
         load_ns = rep.get("load_ns", 0)
         self.state0 = rep.get("state0")
         self.load_facts = rep.get("facts") or {}
@@ -1741,6 +1850,7 @@ class Judge:
         flops, bytes_ = task_figure(mod, "get_flops"), \
             task_figure(mod, "get_bytes")
         return {"ev": "loaded", "device": self.device_desc(),
+                "builds": getattr(self, "builds", []),
                 "inputs": tens_in, "outputs": tens_out,
                 "candidate_load_ns": load_ns,
                 "state": {"tensors": len(self.state),

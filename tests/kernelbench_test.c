@@ -561,6 +561,52 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	release(&o);
 }
 
+/* A load_inline build that failed is remembered: the same file under the
+ * same toolchain fails at once with its log; a candidate that catches the
+ * failure and runs PyTorch instead passes, reported with build_failed. */
+static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
+{
+	kf_test_need_torch();
+	if (!kf_is_executable("/usr/bin/g++") ||
+	    !kf_is_executable("/usr/bin/ninja"))
+		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	char *cache = kf_path_join(kf_test_tmpdir(), "failed-builds");
+	const char *was = getenv("KFORGE_CACHE");
+	char *saved = was ? kf_xstrdup(was) : NULL;
+	setenv("KFORGE_CACHE", cache, 1);
+	for (int i = 0; i < 2; i++) {
+		struct outcome o = eval(RELU, CAND "1_ReLU/cpp_broken.py",
+					"--no-timing", NULL, NULL);
+		expect(&o, "compile_error", "compile");
+		const cJSON *c = cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(o.json, "compile"), "candidate");
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "build_failed")));
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "cached")) ==
+		      (i == 1));
+		const cJSON *b0 =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(c, "builds"), 0);
+		CHECK_STR(kf_json_str(b0, "name"), "kforge_test_broken");
+		if (i == 1)
+			CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+				       "not built again: this build failed "
+				       "before");
+		release(&o);
+	}
+	struct outcome o = eval(RELU, CAND "1_ReLU/cpp_fallback.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *c = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(o.json, "compile"), "candidate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "build_failed")));
+	release(&o);
+	if (saved)
+		setenv("KFORGE_CACHE", saved, 1);
+	else
+		unsetenv("KFORGE_CACHE");
+	free(saved);
+	free(cache);
+}
+
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
 	kf_test_need_torch();
@@ -1017,6 +1063,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_python_of_a_virtual_environment),
     KF_TEST(test_kernelbench_runs_from_a_directory_under_tmp),
     KF_TEST(test_kernelbench_load_inline_with_a_compiler_outside_usr),
+    KF_TEST(test_kernelbench_failed_builds_are_remembered_and_reported),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
     KF_TEST(test_kernelbench_wrong_shape_is_wrong_answer),
     KF_TEST(test_kernelbench_cached_tensor_is_wrong_on_new_inputs),

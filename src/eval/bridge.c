@@ -493,12 +493,28 @@ static void reference_json(cJSON *comp)
  * load of its module (torch's load_inline builds there), as the bridge
  * timed it; the reference is not compiled. */
 static void compile_block(struct bsession *s, bool ok, double seconds,
-			  const char *log)
+			  const char *log, const cJSON *rep)
 {
 	cJSON *comp = cJSON_AddObjectToObject(s->core.res, "compile");
 	cJSON *c = cJSON_AddObjectToObject(comp, "candidate");
 	cJSON_AddBoolToObject(c, "ok", ok);
-	cJSON_AddBoolToObject(c, "cached", false);
+	cJSON_AddBoolToObject(c, "cached",
+			      cJSON_IsTrue(cJSON_GetObjectItem(rep, "cached")));
+	/* Each torch.utils.cpp_extension build the candidate asked for, and
+	 * whether one failed: a candidate that catches the failure and runs
+	 * PyTorch instead loads, with build_failed true. */
+	const cJSON *builds = cJSON_GetObjectItem(rep, "builds");
+	bool failed = false;
+	const cJSON *b;
+	cJSON_ArrayForEach(b, builds)
+	{
+		if (!cJSON_IsTrue(cJSON_GetObjectItem(b, "ok")))
+			failed = true;
+	}
+	cJSON_AddItemToObject(c, "builds",
+			      cJSON_IsArray(builds) ? cJSON_Duplicate(builds, 1)
+						    : cJSON_CreateArray());
+	cJSON_AddBoolToObject(c, "build_failed", failed);
 	cJSON_AddNumberToObject(c, "seconds", seconds);
 	cJSON_AddStringToObject(c, "key", "");
 	cJSON_AddStringToObject(c, "command",
@@ -530,7 +546,7 @@ static void load_failed(struct bsession *s, const cJSON *rep)
 	const char *msg = kf_json_str(rep, "message");
 	bool comp = what && !strcmp(what, "compile");
 	if (!s->kernel)
-		compile_block(s, !comp, 0, comp ? msg : NULL);
+		compile_block(s, !comp, 0, comp ? msg : NULL, rep);
 	struct verdict v = {0};
 	kf_judge_load(what, s->cand_label, s->core.o->baseline, msg, &v);
 	kf_session_verdict(&s->core, &v);
@@ -578,7 +594,7 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 	if (!s->kernel)
 		compile_block(s, true,
 			      kf_json_num(rep, "candidate_load_ns", 0) / 1e9,
-			      NULL);
+			      NULL, rep);
 	*device = cJSON_DetachItemFromObject(rep, "device");
 	s->flops = kf_json_num(rep, "flops", 0);
 	s->bytes = kf_json_num(rep, "bytes", 0);
