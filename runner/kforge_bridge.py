@@ -231,24 +231,28 @@ class Torch:
 
     def make_inputs(self, get_inputs, seed, dist):
         """get_inputs() under KernelBench's seeding, on the CPU; dist 1
-        reshapes the values of every float input (reshaped())."""
+        reshapes the values of every float input (reshaped()), dist 2 the
+        same with a range at least twice as wide."""
         torch = self.torch
         self.seed_all(seed)
         out = []
         for i, x in enumerate(list(get_inputs())):
             if isinstance(x, torch.Tensor):
                 x = x.detach().to("cpu")
-                if dist == 1 and x.is_floating_point() and x.numel() > 1:
-                    x = self.reshaped(x, mix64(seed, i))
+                if dist in (1, 2) and x.is_floating_point() and \
+                        x.numel() > 1:
+                    x = self.reshaped(x, mix64(seed, i), dist == 2)
                 x = x.contiguous()
             out.append(x)
         return out
 
-    def reshaped(self, x, key):
+    def reshaped(self, x, key, wide=False):
         """x with its values' distribution changed by one odd, strictly
         increasing map of each element, y = sign(x) m s (|x| / m)^p, with m
         the largest magnitude, p drawn log-uniformly from [0.5, 2] and s
-        from [0.25, 4]: tails grow or shrink and the range moves, while
+        from [0.25, 4] ([2, 4] when wide: values beyond any that
+        get_inputs() gives, where a shortcut that holds only inside its
+        range shows): tails grow or shrink and the range moves, while
         what get_inputs() built into the tensor stays: zeros, signs, order
         and ties, so symmetric, triangular, sorted or positive inputs stay
         so. A tensor of few distinct values (labels of +-1, masks) is left
@@ -259,7 +263,8 @@ class Torch:
             return x
         r = random.Random(key)
         p = math.exp(r.uniform(math.log(0.5), math.log(2.0)))
-        sc = math.exp(r.uniform(math.log(0.25), math.log(4.0)))
+        sc = math.exp(r.uniform(math.log(2.0 if wide else 0.25),
+                                math.log(4.0)))
         wide = x.to(torch.float64)
         m = float(wide.abs().max())
         if not math.isfinite(m) or m == 0:

@@ -113,6 +113,8 @@ static void test_kernelbench_modelnew_passes_on_cpu(void)
 	const cJSON *t1 = cJSON_GetArrayItem(trials, 1);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t1, "passed")));
 	CHECK_STR(str_at(t1, "dists", "x"), "get_inputs_reshaped");
+	CHECK_STR(str_at(cJSON_GetArrayItem(trials, 3), "dists", "x"),
+		  "get_inputs_reshaped_wide");
 	const cJSON *out0 =
 	    cJSON_GetArrayItem(cJSON_GetObjectItem(t1, "outputs"), 0);
 	CHECK_STR(kf_json_str(out0, "name"), "out");
@@ -476,10 +478,16 @@ static void test_kernelbench_structured_inputs_stay_structured(void)
 		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(t1, "passed")));
 		release(&o);
 	}
-	/* The reshaped trials still tell a wrong candidate. */
+	/* The reshaped trials still tell a wrong candidate, and the wider
+	 * ones one that is right only inside get_inputs()'s range. */
 	struct outcome o =
 	    eval(RELU, CAND "1_ReLU/wrong.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/clamp6.py", "--no-timing", NULL, NULL);
+	expect(&o, "wrong_answer", "mismatch");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "with their values reshaped, wider");
 	release(&o);
 }
 

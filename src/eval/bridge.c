@@ -199,8 +199,10 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	cJSON *d = cJSON_AddObjectToObject(j, "dists");
 	for (int i = 0; i < t->n_inputs; i++)
 		cJSON_AddStringToObject(d, t->inputs[i].name,
-					p->dists[i] ? "get_inputs_reshaped"
-						    : "get_inputs");
+					p->dists[i] == 2
+					    ? "get_inputs_reshaped_wide"
+					: p->dists[i] ? "get_inputs_reshaped"
+						      : "get_inputs");
 	kf_trial_outputs_json(j, frame);
 	return j;
 }
@@ -217,16 +219,17 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		p->seed = s->core.o->seed + (uint64_t)k;
 		/* kforge's protocol alternates the inputs of get_inputs()
 		 * and the same with their values reshaped (the bridge's
-		 * reshaped(): zeros, signs, order and ties kept). */
+		 * reshaped(): zeros, signs, order and ties kept), every
+		 * second reshaping with a range at least twice as wide. */
+		int dist = s->kb_checks || k % 2 == 0 ? 0 : k % 4 == 3 ? 2 : 1;
 		for (int i = 0; i < t->n_inputs; i++)
-			p->dists[i] = s->kb_checks ? 0 : k % 2;
+			p->dists[i] = dist;
 		cJSON *req = kf_request("trial");
 		cJSON_AddNumberToObject(req, "index", k);
 		kf_add_u64(req, "seed", p->seed);
 		cJSON_AddNumberToObject(req, "dimset", 0);
 		cJSON *d = cJSON_AddArrayToObject(req, "dists");
-		cJSON_AddItemToArray(
-		    d, cJSON_CreateNumber(s->kb_checks ? 0 : k % 2));
+		cJSON_AddItemToArray(d, cJSON_CreateNumber(dist));
 		char *label = kf_judge_trial_label(t, p);
 		cJSON *rep = kf_session_exchange(
 		    &s->core, req, 3 * s->core.call_ms + 30000, label);

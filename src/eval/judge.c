@@ -27,11 +27,13 @@ const char *kf_status_name(enum kf_status s)
 char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
 {
 	if (t->kernelbench) /* no dims: the inputs come from get_inputs() */
-		return kf_xasprintf("trial %d (seed %llu, inputs of "
-				    "get_inputs()%s)",
-				    p->index, (unsigned long long)p->seed,
-				    p->dists[0] ? " with their values reshaped"
-						: "");
+		return kf_xasprintf(
+		    "trial %d (seed %llu, inputs of "
+		    "get_inputs()%s)",
+		    p->index, (unsigned long long)p->seed,
+		    p->dists[0] == 2 ? " with their values reshaped, wider"
+		    : p->dists[0]    ? " with their values reshaped"
+				     : "");
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	char *dims = kf_task_dims_str(t, p->dimset);
 	kf_strbuf_addf(&sb, "trial %d (seed %llu, %s dims %s, dists", p->index,
