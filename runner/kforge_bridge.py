@@ -532,9 +532,9 @@ def runner_pid(info_fd, fallback):
 def process_tree(pid):
     """pid and every process below it, read from /proc (each thread's
     children), from outside the processes themselves."""
-    out, todo = [], [pid]
-    while todo and len(out) < 4096:
-        p = todo.pop()
+    out, pending = [], [pid]
+    while pending and len(out) < 4096:
+        p = pending.pop()
         out.append(p)
         try:
             tids = os.listdir("/proc/%d/task" % p)
@@ -543,7 +543,7 @@ def process_tree(pid):
         for t in tids:
             try:
                 with open("/proc/%d/task/%s/children" % (p, t)) as f:
-                    todo += [int(k) for k in f.read().split()]
+                    pending += [int(k) for k in f.read().split()]
             except (OSError, ValueError):
                 pass
     return out
