@@ -83,11 +83,6 @@ def write_frame(f, obj, blobs=()):
 
 
 MESSAGE_CAP = 16 << 10
-# An output whose mean magnitude is under this share of the inputs' is near
-# zero: the judge compares it at the reference's own float noise, which the
-# reference's float64 run measures (judge.c, PRECISION_FLOOR_REL: the same
-# share).
-NEAR_ZERO = 1e-2
 
 
 def said(e, what=None):
@@ -1682,6 +1677,8 @@ class Judge:
         self.tt = None
         self.loaded = False
         self.ref = self.cand = None
+        self.noise_rate = {}     # per output: the trials' float noise / n
+        self.timed_scale = None  # the timed inputs' scale, from pair 0
 
     def send(self, obj):
         write_frame(self.out, obj)
@@ -2103,6 +2100,10 @@ class Judge:
         got, want = self.cand.got, self.ref.got
         outs = []
         exact = None
+        # The share of the inputs' scale under which the judge calls an
+        # output near zero and compares it at the reference's own float
+        # noise (judge.c, KF_BRIDGE_NEAR_ZERO).
+        near_zero = float(req.get("near_zero", 0))
         for j, (g, w) in enumerate(zip(got, want)):
             st = self.compare(g, w, kb)
             st["unwritten"] = self.unwritten(g, w)
@@ -2110,7 +2111,7 @@ class Judge:
             st["checksum_ref"] = self.tt.hash_tensor(w)
             st["checksum_1"] = self.tt.hash_tensor(g)
             if not kb and w.is_floating_point() and st["n"] and \
-                    st["l1_want"] < NEAR_ZERO * st["n"] * rep["in_scale"]:
+                    st["l1_want"] < near_zero * st["n"] * rep["in_scale"]:
                 # Near zero against the inputs' scale: the reference's own
                 # float noise, from its float64 run, for the judge.
                 if exact is None:
@@ -2118,9 +2119,8 @@ class Judge:
                 if j < len(exact):
                     st["l1_noise"] = self.noise(w, exact[j])
                     # Its rate per element, for the timed outputs.
-                    rates = self.__dict__.setdefault("noise_rate", {})
-                    rates[j] = max(rates.get(j, 0.0),
-                                   st["l1_noise"] / st["n"])
+                    self.noise_rate[j] = max(self.noise_rate.get(j, 0.0),
+                                             st["l1_noise"] / st["n"])
             outs.append(st)
         after = c.get("inputs_after") or before
         rep["inputs"] = [{"name": self.in_names[i], "before": b,
@@ -2189,7 +2189,7 @@ class Judge:
     def timed_pair(self, p, base, order, kb, last):
         """Calls both sides on base; returns (candidate's reply,
         reference's reply), or None after a fault was sent."""
-        if getattr(self, "timed_scale", None) is None:
+        if self.timed_scale is None:
             # The timed inputs' scale (their distribution is one): from
             # the first pair's, for the precision floor.
             self.timed_scale = self.in_scale(base)
@@ -2232,7 +2232,7 @@ class Judge:
                      "want_absmax": max(abs(st["want_min"]),
                                         abs(st["want_max"])),
                      "in_scale": self.timed_scale}
-                rate = getattr(self, "noise_rate", {}).get(j)
+                rate = self.noise_rate.get(j)
                 if rate is not None:
                     o["l1_noise"] = rate * st["n"]
                 worst[j] = o

@@ -228,6 +228,7 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		cJSON_AddNumberToObject(req, "index", k);
 		kf_add_u64(req, "seed", p->seed);
 		cJSON_AddNumberToObject(req, "dimset", 0);
+		cJSON_AddNumberToObject(req, "near_zero", KF_BRIDGE_NEAR_ZERO);
 		cJSON *d = cJSON_AddArrayToObject(req, "dists");
 		cJSON_AddItemToArray(d, cJSON_CreateNumber(dist));
 		char *label = kf_judge_trial_label(t, p);

@@ -56,6 +56,10 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 /* Judges a trial frame of the KernelBench-format path (bridge.c): with
  * kb_checks KernelBench's own checks only, else kforge's with a precision
  * floor for near-zero outputs; label names the trial in the reason. */
+/* The share of the inputs' mean magnitude under which a bridge output is
+ * near zero: judge.c's precision floor, and the bridge measures such
+ * outputs' float noise (the trial request's "near_zero"). */
+#define KF_BRIDGE_NEAR_ZERO 1e-2
 void kf_judge_bridge_trial(const struct kf_task *t, const struct trial_plan *p,
 			   const cJSON *frame, bool kb_checks,
 			   const char *label, struct verdict *v);

@@ -655,11 +655,12 @@ out:
 }
 
 /* The precision check's floor on the bridge: an output whose mean
- * magnitude is below this fraction of the mean magnitude of the floating
- * inputs (the bridge's in_scale) is near zero (float noise of an exact
- * computation), and its L1 error is taken relative to that floor rather
- * than to its own norm. */
-#define PRECISION_FLOOR_REL 1e-2
+ * magnitude is below KF_BRIDGE_NEAR_ZERO (eval_int.h; the bridge is sent
+ * it with each trial, to measure such outputs' noise) of the mean
+ * magnitude of the floating inputs (the bridge's in_scale) is near zero
+ * (float noise of an exact computation), and its L1 error is taken
+ * relative to a floor rather than to its own norm. */
+#define PRECISION_FLOOR_REL KF_BRIDGE_NEAR_ZERO
 /* Where the bridge measured the reference's float noise on such an output
  * (l1_noise: its L1 distance from the reference's float64 run), the floor
  * is that noise times this, so that an honest candidate's own noise of the
