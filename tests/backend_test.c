@@ -747,6 +747,80 @@ static void test_backend_compare_nan_handling(void)
 	}
 }
 
+/* A bit-exact task (atol = rtol = 0) compares bits: -0 is not +0 and a
+ * NaN keeps its payload; any other tolerance compares values. */
+static void test_backend_compare_exact_compares_bits(void)
+{
+	const uint32_t want[] = {0x00000000u, 0x7fc00001u, 0x7fc00001u,
+				 0x3f800000u, 0x80000000u};
+	const uint32_t got[] = {0x80000000u, 0x7fc00002u, 0x7fc00001u,
+				0x3f800000u, 0x80000000u};
+	struct kf_cmp c =
+	    compare_raw(KF_F32, got, want, 5, (struct kf_tolerance){0, 0});
+	CHECK_MSG(c.mismatches == 2, "%lld mismatches",
+		  (long long)c.mismatches);
+	CHECK(c.worst_index == 0 || c.worst_index == 1);
+	CHECK(c.worst_got_bits == got[c.worst_index] &&
+	      c.worst_want_bits == want[c.worst_index]);
+	c = compare_raw(KF_F32, got, want, 5, (struct kf_tolerance){0, 1e-6});
+	CHECK(c.mismatches == 0);
+	/* Half precision: -0 against +0, and a signalling NaN quieted. */
+	const uint16_t hw[] = {0x0000, 0x7d01, 0x3c00};
+	const uint16_t hg[] = {0x8000, 0x7f01, 0x3c00};
+	c = compare_raw(KF_F16, hg, hw, 3, (struct kf_tolerance){0, 0});
+	CHECK(c.mismatches == 2);
+	c = compare_raw(KF_F16, hw, hw, 3, (struct kf_tolerance){0, 0});
+	CHECK(c.mismatches == 0);
+}
+
+/* The bits distribution: every special value of each float dtype, the
+ * same bits for the same seed, never the poison pattern. */
+static void test_backend_rng_bits_cover_the_specials(void)
+{
+	const enum kf_dtype dts[] = {KF_F32, KF_F64, KF_F16, KF_BF16};
+	for (int k = 0; k < 4; k++) {
+		enum kf_dtype dt = dts[k];
+		struct kf_fill f = {99, 3, KF_DIST_BITS, {0, 0}};
+		uint64_t poison;
+		kf_poison_bits(dt, &poison);
+		int pz = 0, nz = 0, pinf = 0, ninf = 0, qnan = 0, snan = 0,
+		    sub = 0, normal = 0;
+		for (uint64_t i = 0; i < 8192; i++) {
+			uint64_t b = kf_rng_bits(&f, dt, i);
+			CHECK(b == kf_rng_bits(&f, dt, i));
+			CHECK_MSG(b != poison, "dtype %d: the poison", k);
+			unsigned char buf[8] = {0};
+			memcpy(buf, &b, 8);
+			double v = kf_load_as_double(buf, dt, 0);
+			bool neg = b >> (kf_dtype_bytes(dt) * 8 - 1) & 1;
+			if (v == 0)
+				neg ? nz++ : pz++;
+			else if (isinf(v))
+				neg ? ninf++ : pinf++;
+			else if (isnan(v)) {
+				/* The quiet bit is the mantissa's top one. */
+				uint64_t q = dt == KF_F64    ? 1ull << 51
+					     : dt == KF_F16  ? 0x200
+					     : dt == KF_BF16 ? 0x40
+							     : 0x400000;
+				(b & q) ? qnan++ : snan++;
+			} else if (!(b & (dt == KF_F64	 ? 0x7ff0000000000000ull
+					  : dt == KF_F16 ? 0x7c00
+					  : dt == KF_BF16 ? 0x7f80
+							  : 0x7f800000)))
+				sub++; /* exponent field zero: subnormal */
+			else
+				normal++;
+		}
+		CHECK_MSG(pz > 300 && nz > 300 && pinf > 200 && ninf > 200 &&
+			      qnan > 200 && snan > 200 && sub > 500 &&
+			      normal > 2000,
+			  "dtype %d: +0 %d -0 %d +inf %d -inf %d qnan %d snan "
+			  "%d subnormal %d normal %d",
+			  k, pz, nz, pinf, ninf, qnan, snan, sub, normal);
+	}
+}
+
 static void test_backend_compare_inf_handling(void)
 {
 	const double want[] = {INFINITY, -INFINITY, INFINITY, 1e30, 5};
@@ -910,6 +984,8 @@ KF_TESTS(backend) = {
     KF_TEST(test_backend_compare_equal_buffers),
     KF_TEST(test_backend_compare_unwritten_counted_apart),
     KF_TEST(test_backend_compare_nan_handling),
+    KF_TEST(test_backend_compare_exact_compares_bits),
+    KF_TEST(test_backend_rng_bits_cover_the_specials),
     KF_TEST(test_backend_compare_inf_handling),
     KF_TEST(test_backend_compare_worst_index),
     KF_TEST(test_backend_compare_tolerance_boundary),

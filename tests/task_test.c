@@ -975,7 +975,8 @@ static void test_task_stress_distributions(void)
 	     "fraction (1.5) must lie in [0, 1]"},
 	    {"{'kind': 'ties', 'width': 2}", "unknown key"},
 	    {"'spiky'", "expected normal, uniform, heavy, wide, int, const, "
-			"large, denormal, ties, negative, zeros"},
+			"large, denormal, ties, negative, zeros, bits"},
+	    {"{'kind': 'bits', 'scale': 2}", "(expected kind)"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		char *s2 = kf_xasprintf(HEAD "'inputs': [{'name': 'x', 'dtype':"
@@ -989,6 +990,9 @@ static void test_task_stress_distributions(void)
 	expect_error(HEAD "'inputs': [{'name': 'i', 'dtype': 'int32', "
 			  "'shape': ['N'], 'dist': 'ties'}]" TAIL,
 		     "inputs[0].dist", "'ties' cannot fill an integer tensor");
+	expect_error(HEAD "'inputs': [{'name': 'i', 'dtype': 'int32', "
+			  "'shape': ['N'], 'dist': 'bits'}]" TAIL,
+		     "inputs[0].dist", "'bits' cannot fill an integer tensor");
 }
 
 static void test_task_rejects_duplicate_tensor_names(void)

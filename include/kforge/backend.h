@@ -40,6 +40,7 @@ struct kf_cmp {
 	int64_t worst_index; /* the element furthest outside (or nearest to)
 				the tolerance; -1 when n == 0 */
 	double worst_got, worst_want;
+	uint64_t worst_got_bits, worst_want_bits;	/* their raw bits */
 	double want_mean, want_std, want_min, want_max; /* finite elements */
 	/* Sums over elements where both are finite: |got - want| and |want|,
 	 * whose ratio is the L1 relative error (the strict precision check). */
@@ -190,6 +191,9 @@ void kf_philox4x32(const uint32_t ctr[4], const uint32_t key[2],
 		   uint32_t out[4]);
 /* Element index's value of a distribution, in double precision. */
 double kf_rng_value(const struct kf_fill *f, uint64_t index);
+/* Element index of a KF_DIST_BITS fill: the dtype's raw bits, never its
+ * poison pattern. */
+uint64_t kf_rng_bits(const struct kf_fill *f, enum kf_dtype dt, uint64_t index);
 
 /* Reads element i of a host buffer of dtype dt as a double. */
 double kf_load_as_double(const void *base, enum kf_dtype dt, int64_t i);

@@ -86,6 +86,71 @@ static double unit(uint32_t a, uint32_t b)
 	       (1.0 / 9007199254740992.0);
 }
 
+/* The layout of a floating-point dtype's bits. */
+struct fbits {
+	int width; /* bits */
+	uint64_t exp, mant, quiet;
+};
+
+static struct fbits float_bits(enum kf_dtype dt)
+{
+	switch (dt) {
+	case KF_F64:
+		return (struct fbits){64, 0x7ff0000000000000ull,
+				      0x000fffffffffffffull, 1ull << 51};
+	case KF_F16:
+		return (struct fbits){16, 0x7c00, 0x03ff, 0x0200};
+	case KF_BF16:
+		return (struct fbits){16, 0x7f80, 0x007f, 0x0040};
+	default:
+		return (struct fbits){32, 0x7f800000u, 0x007fffffu,
+				      0x00400000u};
+	}
+}
+
+uint64_t kf_rng_bits(const struct kf_fill *f, enum kf_dtype dt, uint64_t index)
+{
+	const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),
+				 f->stream, 0x6b666f72u};
+	const uint32_t key[2] = {(uint32_t)f->seed, (uint32_t)(f->seed >> 32)};
+	uint32_t r[4];
+	kf_philox4x32(ctr, key, r);
+	struct fbits b = float_bits(dt);
+	uint64_t sign = (uint64_t)(r[2] >> 31) << (b.width - 1);
+	uint64_t all = b.width == 64 ? ~0ull : (1ull << b.width) - 1;
+	uint64_t rnd = ((uint64_t)r[0] << 32 | r[1]) & all;
+	uint64_t m = rnd & b.mant, v;
+	switch (r[3] & 15) {
+	case 0:
+	case 1: /* +-0 */
+		v = sign;
+		break;
+	case 2: /* +-inf */
+		v = sign | b.exp;
+		break;
+	case 3: /* quiet NaN, random payload */
+		v = sign | b.exp | b.quiet | m;
+		break;
+	case 4: /* signalling NaN: quiet bit clear, payload not zero */
+		m &= ~b.quiet;
+		v = sign | b.exp | (m ? m : 1);
+		break;
+	case 5:
+	case 6: /* subnormal */
+		v = sign | (m ? m : 1);
+		break;
+	case 7: /* the largest finite value */
+		v = sign | (b.exp - (b.exp & -b.exp)) | b.mant;
+		break;
+	default:
+		v = rnd;
+		break;
+	}
+	uint64_t poison;
+	kf_poison_bits(dt, &poison);
+	return v == poison ? v ^ 1 : v;
+}
+
 double kf_rng_value(const struct kf_fill *f, uint64_t index)
 {
 	const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),
@@ -123,9 +188,8 @@ double kf_rng_value(const struct kf_fill *f, uint64_t index)
 		/* A coin from the low bits of u1, nearly independent of the
 		 * sign its top bit gives. */
 		double coin = fmod(u1 * 1048576.0, 1.0);
-		double m = coin < 0.5
-			       ? exp2(f->p[0] + (f->p[1] - f->p[0]) * u0)
-			       : 0.5 + 1.5 * u0;
+		double m = coin < 0.5 ? exp2(f->p[0] + (f->p[1] - f->p[0]) * u0)
+				      : 0.5 + 1.5 * u0;
 		return u1 < 0.5 ? -m : m;
 	}
 	case KF_DIST_TIES: {
@@ -136,6 +200,8 @@ double kf_rng_value(const struct kf_fill *f, uint64_t index)
 	case KF_DIST_NEGATIVE:
 		return f->p[1] - f->p[0] * fabs(sqrt(-2.0 * log(1.0 - u0)) *
 						cos(2.0 * M_PI * u1));
+	case KF_DIST_BITS: /* not a value: fills take kf_rng_bits */
+		return NAN;
 	case KF_DIST_ZEROS: {
 		double coin = fmod(u1 * 1048576.0, 1.0);
 		return coin < f->p[0] ? 0.0

@@ -715,7 +715,10 @@ static int cuda_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	unsigned long long seed = f->seed;
 	unsigned stream = f->stream;
 	double p0 = f->p[0], p1 = f->p[1];
-	void *args[] = {&ptr, &dti, &nn, &seed, &stream, &kind, &p0, &p1};
+	uint64_t poison;
+	kf_poison_bits(dt, &poison);
+	void *args[] = {&ptr,  &dti, &nn, &seed,  &stream,
+			&kind, &p0,  &p1, &poison};
 	return launch(c, c->f_fill, n, args, err);
 }
 
@@ -730,6 +733,9 @@ static int cuda_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	void *args[] = {&ptr, &width, &nn, &bits};
 	return launch(c, c->f_poison, n, args, err);
 }
+
+/* The device code's fill knows the bits distribution by its number. */
+_Static_assert(KF_DIST_BITS == 11, "kf_fill's kind 11 is KF_DIST_BITS");
 
 /* Mirrors struct stats of the device code. */
 struct dev_stats {
@@ -817,6 +823,8 @@ static int cuda_compare(void *ctx, const void *got, const void *want,
 		   err, "cuMemcpyDtoH");
 		out->worst_got = kf_load_as_double(g, dt, 0);
 		out->worst_want = kf_load_as_double(v, dt, 0);
+		memcpy(&out->worst_got_bits, g, 8);
+		memcpy(&out->worst_want_bits, v, 8);
 	}
 	return 0;
 }

@@ -91,8 +91,45 @@
 	"}\n"                                                                  \
 	"#define GRID_LOOP(i, n) for (i64 i = blockIdx.x * (i64)blockDim.x +\\\n" \
 	"  threadIdx.x; i < (n); i += (i64)gridDim.x * blockDim.x)\n"         \
+	"__device__ int width_of(int dt) {\n"                                  \
+	"  return dt == 1 || dt == 5 ? 8 : dt == 2 || dt == 3 ? 2 : 4;\n"      \
+	"}\n"                                                                  \
+	"/* kf_rng_bits of backend.c: raw bits, never the poison. */\n"       \
+	"__device__ u64 rbits(int dt, u64 seed, u32 stream, u64 i,\n"         \
+	"                     u64 poison) {\n"                                 \
+	"  u32 c[4] = {(u32)i, (u32)(i >> 32), stream, 0x6b666f72u};\n"        \
+	"  philox(c, (u32)seed, (u32)(seed >> 32));\n"                         \
+	"  int w = dt == 1 ? 64 : dt == 2 || dt == 3 ? 16 : 32;\n"             \
+	"  u64 e = dt == 1 ? 0x7ff0000000000000ull : dt == 2 ? 0x7c00ull\n"    \
+	"        : dt == 3 ? 0x7f80ull : 0x7f800000ull;\n"                     \
+	"  u64 mm = dt == 1 ? 0x000fffffffffffffull : dt == 2 ? 0x3ffull\n"    \
+	"         : dt == 3 ? 0x7full : 0x7fffffull;\n"                        \
+	"  u64 q = dt == 1 ? 1ull << 51 : dt == 2 ? 0x200ull\n"                \
+	"        : dt == 3 ? 0x40ull : 0x400000ull;\n"                         \
+	"  u64 sign = (u64)(c[2] >> 31) << (w - 1);\n"                         \
+	"  u64 all = w == 64 ? ~0ull : (1ull << w) - 1;\n"                     \
+	"  u64 rnd = ((u64)c[0] << 32 | c[1]) & all, m = rnd & mm, v;\n"       \
+	"  switch (c[3] & 15) {\n"                                             \
+	"  case 0: case 1: v = sign; break;\n"                                 \
+	"  case 2: v = sign | e; break;\n"                                     \
+	"  case 3: v = sign | e | q | m; break;\n"                             \
+	"  case 4: m &= ~q; v = sign | e | (m ? m : 1); break;\n"              \
+	"  case 5: case 6: v = sign | (m ? m : 1); break;\n"                   \
+	"  case 7: v = sign | (e - (e & (0 - e))) | mm; break;\n"              \
+	"  default: v = rnd; break;\n"                                         \
+	"  }\n"                                                                \
+	"  return v == poison ? v ^ 1 : v;\n"                                  \
+	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_fill(void *p, int dt, i64 n, u64 seed,\n" \
-	"    u32 stream, int kind, double p0, double p1) {\n"                  \
+	"    u32 stream, int kind, double p0, double p1, u64 poison) {\n"      \
+	"  if (kind == 11) {\n"                                                \
+	"    int w = width_of(dt);\n"                                          \
+	"    GRID_LOOP(i, n) { u64 b = rbits(dt, seed, stream, i, poison);\n"  \
+	"      if (w == 2) ((unsigned short *)p)[i] = (unsigned short)b;\n"    \
+	"      else if (w == 4) ((u32 *)p)[i] = (u32)b;\n"                     \
+	"      else ((u64 *)p)[i] = b; }\n"                                    \
+	"    return;\n"                                                        \
+	"  }\n"                                                                \
 	"  GRID_LOOP(i, n) store(p, dt, i, rng(kind, p0, p1, seed, stream, i));\n" \
 	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_poison(void *p, int width, i64 n,\n"  \
@@ -115,6 +152,18 @@
 	"  double lim = atol + rtol * fabs(v), d = fabs(g - v);\n"             \
 	"  if (lim == 0) return d == 0 ? 0 : 1.0 / 0.0;\n"                     \
 	"  return d / lim;\n"                                                  \
+	"}\n"                                                                  \
+	"/* Element i's badness; a bit-exact task (atol = rtol = 0) compares\n" \
+	"   bits: -0 is not +0, a NaN keeps its payload. */\n"                 \
+	"__device__ double elem_badness(const void *got, const void *want,\n" \
+	"    int dt, i64 i, double atol, double rtol) {\n"                     \
+	"  int w = width_of(dt);\n"                                            \
+	"  if (atol == 0 && rtol == 0)\n"                                      \
+	"    return bits_of(got, w, i) == bits_of(want, w, i) ? 0 : 1.0/0.0;\n" \
+	"  /* int64 beyond 2^53 does not survive double: exact test. */\n"    \
+	"  if (dt == 5 && ((const i64 *)got)[i] == ((const i64 *)want)[i])\n" \
+	"    return 0;\n"                                                      \
+	"  return badness(load(got, dt, i), load(want, dt, i), atol, rtol);\n" \
 	"}\n"                                                                  \
 	"__device__ u64 order_key(double v) {\n"                               \
 	"  i64 b = __double_as_longlong(v);\n"                                 \
@@ -157,12 +206,7 @@
 	"      if (v != 0) mrel = max(mrel,\n"                                 \
 	"          (u64)__double_as_longlong(d / fabs(v)));\n"                 \
 	"    }\n"                                                              \
-	"    double b = badness(g, v, atol, rtol);\n"                          \
-	"    /* int64 beyond 2^53 does not survive double: exact test. */\n"  \
-	"    if (dt == 5) { i64 gi = ((const i64 *)got)[i];\n"                \
-	"      i64 vi = ((const i64 *)want)[i];\n"                            \
-	"      if (gi != vi && b <= 1 && atol == 0 && rtol == 0) b = 1.0/0.0;\n" \
-	"      if (gi == vi) b = 0; }\n"                                      \
+	"    double b = elem_badness(got, want, dt, i, atol, rtol);\n"        \
 	"    if (b > 1) mism++;\n"                                             \
 	"    worst = max(worst, (u64)__double_as_longlong(b));\n"              \
 	"  }\n"                                                                \
@@ -191,8 +235,7 @@
 	"    stats *s) {\n"                                                    \
 	"  u64 target = s->worst;\n"                                           \
 	"  GRID_LOOP(i, n) {\n"                                                \
-	"    double b = badness(load(got, dt, i), load(want, dt, i), atol,\n"  \
-	"                       rtol);\n"                                      \
+	"    double b = elem_badness(got, want, dt, i, atol, rtol);\n"        \
 	"    if ((u64)__double_as_longlong(b) == target)\n"                    \
 	"      atomicMin(&s->worst_index, (u64)i);\n"                          \
 	"  }\n"                                                                \

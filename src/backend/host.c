@@ -223,6 +223,14 @@ static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 {
 	(void)ctx;
 	(void)err;
+	if (f->kind == KF_DIST_BITS) {
+		size_t w = kf_dtype_bytes(dt);
+		for (int64_t i = 0; i < n; i++) {
+			uint64_t b = kf_rng_bits(f, dt, (uint64_t)i);
+			memcpy((char *)ptr + (size_t)i * w, &b, w);
+		}
+		return 0;
+	}
 	for (int64_t i = 0; i < n; i++)
 		kf_store_from_double(ptr, dt, i, kf_rng_value(f, (uint64_t)i));
 	return 0;
@@ -290,6 +298,7 @@ static int host_compare(void *ctx, const void *got, const void *want,
 	c->want_max = -INFINITY;
 	double worst = -1, worst_d = 0, sum = 0, sumsq = 0;
 	int64_t finite = 0;
+	bool exact = tol.atol == 0 && tol.rtol == 0;
 	for (int64_t i = 0; i < n; i++) {
 		double g = kf_load_as_double(got, dt, i);
 		double v = kf_load_as_double(want, dt, i);
@@ -320,7 +329,10 @@ static int host_compare(void *ctx, const void *got, const void *want,
 			if (v != 0 && d / fabs(v) > c->max_rel)
 				c->max_rel = d / fabs(v);
 		}
-		double b = badness(g, v, d, tol);
+		/* A bit-exact task (atol = rtol = 0) is compared bit for
+		 * bit: -0 is not +0, and a NaN keeps its payload. */
+		double b = exact ? (memcmp(gb, vb, w) ? INFINITY : 0)
+				 : badness(g, v, d, tol);
 		if (b > 1)
 			c->mismatches++;
 		/* Equally bad (every mismatch under a zero tolerance is
@@ -331,6 +343,9 @@ static int host_compare(void *ctx, const void *got, const void *want,
 			c->worst_index = i;
 			c->worst_got = g;
 			c->worst_want = v;
+			c->worst_got_bits = c->worst_want_bits = 0;
+			memcpy(&c->worst_got_bits, gb, w);
+			memcpy(&c->worst_want_bits, vb, w);
 		}
 	}
 	if (finite) {

@@ -74,6 +74,8 @@ const char *kf_dist_name(enum kf_dist_kind k)
 		return "negative";
 	case KF_DIST_ZEROS:
 		return "zeros";
+	case KF_DIST_BITS:
+		return "bits";
 	}
 	return NULL;
 }

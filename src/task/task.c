@@ -414,6 +414,7 @@ static const struct dist_info {
     [KF_DIST_TIES] = {"ties", {"levels", "scale"}, {4, 1}, 0},
     [KF_DIST_NEGATIVE] = {"negative", {"scale", "max"}, {1, -0.5}, 0},
     [KF_DIST_ZEROS] = {"zeros", {"fraction", "std"}, {0.5, 1}, 0},
+    [KF_DIST_BITS] = {"bits", {NULL, NULL}, {0, 0}, 0},
 };
 
 /* The default parameters of kind k for a tensor of dtype dt: those of the
@@ -451,11 +452,12 @@ static const struct dist_info *dist_lookup(const char *name)
 
 static int unknown_dist(struct loader *ld, const char *field, const char *name)
 {
-	return bad(ld, field,
-		   "unknown distribution '%s' (expected normal, uniform, "
-		   "heavy, wide, int, const, large, denormal, ties, "
-		   "negative, zeros)",
-		   name);
+	char names[200] = "";
+	for (int i = 0; i < N_DIST_INFOS; i++)
+		snprintf(names + strlen(names), sizeof(names) - strlen(names),
+			 "%s%s", i ? ", " : "", dist_infos[i].name);
+	return bad(ld, field, "unknown distribution '%s' (expected %s)", name,
+		   names);
 }
 
 /*
@@ -572,9 +574,10 @@ static int parse_dist(struct loader *ld, const cJSON *j, const char *field,
 		const char *allowed[] = {"kind", di->param[0], di->param[1],
 					 NULL};
 		char expected[64];
-		snprintf(expected, sizeof(expected), "kind, %s%s%s",
-			 di->param[0], di->param[1] ? ", " : "",
-			 di->param[1] ? di->param[1] : "");
+		snprintf(
+		    expected, sizeof(expected), "kind%s%s%s%s",
+		    di->param[0] ? ", " : "", di->param[0] ? di->param[0] : "",
+		    di->param[1] ? ", " : "", di->param[1] ? di->param[1] : "");
 		if ((rc = check_keys(ld, j, field, allowed, expected)))
 			return rc;
 	} else {

@@ -48,6 +48,13 @@ static cJSON *cmp_json(const struct kf_cmp *c)
 			cJSON_AddNumberToObject(o, keys[i], gw[i]);
 		}
 	}
+	char hex[2][24];
+	snprintf(hex[0], sizeof(hex[0]), "0x%llx",
+		 (unsigned long long)c->worst_got_bits);
+	snprintf(hex[1], sizeof(hex[1]), "0x%llx",
+		 (unsigned long long)c->worst_want_bits);
+	cJSON_AddStringToObject(o, "worst_got_bits", hex[0]);
+	cJSON_AddStringToObject(o, "worst_want_bits", hex[1]);
 	cJSON_AddNumberToObject(o, "l1_err", c->l1_err);
 	cJSON_AddNumberToObject(o, "l1_want", c->l1_want);
 	cJSON_AddNumberToObject(o, "want_mean", c->want_mean);
