@@ -7,6 +7,7 @@
  * the link policy's libraries and the import reader's first symbol.
  */
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -443,6 +444,24 @@ static struct verdict facts_verdict(const char *json)
 
 /* The bridge reports raw facts; each check decides here, with an honest
  * set of facts that passes every one. */
+/* A SIGXCPU with less CPU time behind it than the limit was sent by
+ * someone (the candidate, to itself): a crash, not the CPU limit. */
+static void test_judge_sigxcpu_below_the_limit_is_a_crash(void)
+{
+	static const struct kf_child worker = {"worker", 1000, true, true};
+	struct verdict v = {0};
+	kf_judge_child_end(&worker, SIGXCPU, 0, "", "trial 0", 0.31, 120, &v);
+	CHECK(v.status == KF_STATUS_RUNTIME_ERROR);
+	CHECK_STR(v.check, "crash");
+	CHECK_CONTAINS(v.reason, "after 0.31 s of CPU time, below its 120 s "
+				 "limit: a signal sent to it");
+	v = (struct verdict){0};
+	kf_judge_child_end(&worker, SIGXCPU, 0, "", "trial 0", 120.02, 120, &v);
+	CHECK(v.status == KF_STATUS_TIMEOUT);
+	CHECK_STR(v.check, "cpu_limit");
+	CHECK_CONTAINS(v.reason, "ran out of CPU time");
+}
+
 static void test_judge_bridge_facts(void)
 {
 	struct verdict v = facts_verdict(
@@ -551,5 +570,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_link_policy_forbids_libraries_not_allowed),
     KF_TEST(test_judge_incomplete_trial_report_is_not_a_pass),
     KF_TEST(test_judge_imports_list_the_first_dynamic_symbol),
+    KF_TEST(test_judge_sigxcpu_below_the_limit_is_a_crash),
     KF_TESTS_END,
 };

@@ -163,13 +163,16 @@ struct kf_limits {
 };
 
 struct kf_proc {
-	pid_t pid;	/* 0 when not running */
-	int to_child;	/* write end of the child's stdin, -1 if none */
-	int from_child; /* read end of the child's stdout, -1 if none */
+	pid_t pid;	   /* 0 when not running */
+	int to_child;	   /* write end of the child's stdin, -1 if none */
+	int from_child;	   /* read end of the child's stdout, -1 if none */
+	double cpu_soft_s; /* its RLIMIT_CPU soft limit (SIGXCPU), 0: none */
+	double cpu_used_s; /* once reaped: the CPU time of it and of every
+			      descendant it reaped (wait4's rusage) */
 };
 #define KF_PROC_INIT                                                           \
 	{                                                                      \
-		0, -1, -1                                                      \
+		0, -1, -1, 0, 0                                                \
 	}
 
 /*

@@ -24,6 +24,12 @@ static void set_limit(int res, uint64_t v)
 	setrlimit(res, &rl);
 }
 
+/* The soft CPU-time limit, in whole seconds as the kernel keeps it. */
+static rlim_t cpu_soft(const struct kf_limits *lim)
+{
+	return (rlim_t)(lim->cpu_s + 0.999);
+}
+
 static void apply_limits(const struct kf_limits *lim)
 {
 	if (!lim)
@@ -33,8 +39,7 @@ static void apply_limits(const struct kf_limits *lim)
 	if (lim->cpu_s > 0) {
 		/* The soft limit sends SIGXCPU, the hard one SIGKILL a second
 		 * later, so a candidate that ignores SIGXCPU still ends. */
-		struct rlimit rl = {(rlim_t)(lim->cpu_s + 0.999),
-				    (rlim_t)(lim->cpu_s + 1.999)};
+		struct rlimit rl = {cpu_soft(lim), cpu_soft(lim) + 1};
 		setrlimit(RLIMIT_CPU, &rl);
 	}
 	if (lim->as_bytes)
@@ -106,6 +111,8 @@ int kf_proc_spawn(struct kf_proc *p, char *const argv[],
 	p->pid = pid;
 	p->to_child = in[1];
 	p->from_child = out[0];
+	p->cpu_soft_s = lim && lim->cpu_s > 0 ? (double)cpu_soft(lim) : 0;
+	p->cpu_used_s = 0;
 	return 0;
 fail:
 	for (int i = 0; i < 2; i++) {
@@ -128,20 +135,23 @@ static void close_pipes(struct kf_proc *p)
 	p->to_child = p->from_child = -1;
 }
 
-static int reap(pid_t pid, int options, int *status, long *maxrss_kib)
+static int reap(struct kf_proc *p, int options, int *status, long *maxrss_kib)
 {
 	struct rusage ru;
 	int st = 0;
 	pid_t r;
-	while ((r = wait4(pid, &st, options, &ru)) < 0 && errno == EINTR)
+	while ((r = wait4(p->pid, &st, options, &ru)) < 0 && errno == EINTR)
 		;
-	if (r == pid) {
+	if (r == p->pid) {
 		if (status)
 			*status = st;
 		if (maxrss_kib)
 			*maxrss_kib = ru.ru_maxrss;
+		p->cpu_used_s =
+		    (double)ru.ru_utime.tv_sec + (double)ru.ru_stime.tv_sec +
+		    (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
 	}
-	return r == pid;
+	return r == p->pid;
 }
 
 void kf_proc_kill(struct kf_proc *p, int *status)
@@ -151,7 +161,7 @@ void kf_proc_kill(struct kf_proc *p, int *status)
 		return;
 	kill(-p->pid, SIGKILL); /* the whole group: no grandchild survives */
 	kill(p->pid, SIGKILL);
-	reap(p->pid, 0, status, NULL);
+	reap(p, 0, status, NULL);
 	p->pid = 0;
 }
 
@@ -163,7 +173,7 @@ int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 		return 0;
 	uint64_t end = kf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	for (;;) {
-		if (reap(p->pid, WNOHANG, status, maxrss_kib)) {
+		if (reap(p, WNOHANG, status, maxrss_kib)) {
 			kill(-p->pid, SIGKILL);
 			p->pid = 0;
 			return 0;
@@ -174,7 +184,7 @@ int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 	}
 	kill(-p->pid, SIGKILL);
 	kill(p->pid, SIGKILL);
-	reap(p->pid, 0, status, maxrss_kib);
+	reap(p, 0, status, maxrss_kib);
 	p->pid = 0;
 	return KF_ETIMEDOUT;
 }

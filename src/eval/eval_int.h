@@ -105,8 +105,11 @@ void kf_judge_compile(bool timed_out, const char *cand_path,
 		      const char *first_error, struct verdict *v);
 void kf_judge_link_policy(const char *cand_path, int bad, const char *why,
 			  struct verdict *v);
+/* cpu_used_s and cpu_soft_s: the child's (and its reaped descendants')
+ * CPU time and its soft CPU-time limit (0: none), from its kf_proc. */
 void kf_judge_child_end(const struct kf_child *c, int status, int rc,
 			const char *err_msg, const char *phase,
+			double cpu_used_s, double cpu_soft_s,
 			struct verdict *v);
 void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 		       const char *phase, struct verdict *v);

@@ -1202,14 +1202,26 @@ void kf_judge_link_policy(const char *cand_path, int bad, const char *why,
 
 void kf_judge_child_end(const struct kf_child *c, int status, int rc,
 			const char *err_msg, const char *phase,
-			struct verdict *v)
+			double cpu_used_s, double cpu_soft_s, struct verdict *v)
 {
 	const char *name = c->name;
 	int sig = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
 	char *d = kf_wait_describe(status);
-	if (sig == SIGXCPU)
+	/* The limit is per process, and no process of the tree used more
+	 * than the whole tree did: a SIGXCPU with less CPU time than the
+	 * limit behind it was sent, not earned (a candidate that signals
+	 * itself picks no verdict of its own). 0.1 s for the accounting's
+	 * ticks. */
+	bool sent =
+	    sig == SIGXCPU && cpu_soft_s > 0 && cpu_used_s < cpu_soft_s - 0.1;
+	if (sig == SIGXCPU && !sent)
 		set(v, KF_STATUS_TIMEOUT, "cpu_limit",
 		    "%s: the %s ran out of CPU time (%s)", phase, name, d);
+	else if (sent)
+		set(v, KF_STATUS_RUNTIME_ERROR, "crash",
+		    "%s: the %s died: %s after %.2f s of CPU time, below its "
+		    "%.0f s limit: a signal sent to it, not the limit",
+		    phase, name, d, cpu_used_s, cpu_soft_s);
 	else if (sig == SIGSYS && c->sandboxed)
 		set(v, KF_STATUS_REJECTED, "sandbox",
 		    "%s: the sandbox killed the %s: the candidate made a "

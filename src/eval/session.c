@@ -303,7 +303,8 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 	s->reaped = true;
 	s->exit_status = status;
 	struct verdict v = {0};
-	kf_judge_child_end(s->child, status, rc, err.msg, phase, &v);
+	kf_judge_child_end(s->child, status, rc, err.msg, phase,
+			   s->proc.cpu_used_s, s->proc.cpu_soft_s, &v);
 	kf_session_verdict(s, &v);
 	return NULL;
 }
