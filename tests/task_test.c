@@ -719,13 +719,13 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 	struct kf_task *t = load_ok("red/rows", RANGE_SPEC);
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(t->n_dimsets == 1); /* nothing drawn until an evaluation */
-	CHECK(t->hidden_sets == 7);
+	CHECK(t->hidden_sets == 9);
 	CHECK(t->hidden_ranges[1].lo == 1 && t->hidden_ranges[1].hi == 4097);
 	CHECK(kf_task_draw_hidden(t, 12345, &err) == 0);
-	CHECK(t->n_dimsets == 8);
-	int64_t first[7][2];
+	CHECK(t->n_dimsets == 10);
+	int64_t first[9][2];
 	bool odd = false;
-	for (int s = 1; s < 8; s++) {
+	for (int s = 1; s < 10; s++) {
 		const int64_t *v = kf_task_dims(t, s);
 		CHECK(v[0] >= 1 && v[0] <= 64 && v[1] >= 1 && v[1] <= 4097);
 		CHECK(!(v[0] == 64 && v[1] == 4096));
@@ -735,11 +735,12 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 		first[s - 1][1] = v[1];
 	}
 	/* The first set takes the edge of every range; the next two odd
-	 * sizes that no vector width divides; the last two 2^a times an odd
-	 * number, a in 1-3 and in 4-6, for paths taken only at such sizes. */
+	 * sizes that no vector width divides; the next four 2^a times an odd
+	 * number, a = 1, 2, 3 and a in 4-6, for paths taken only at such
+	 * sizes. */
 	CHECK(first[0][0] == 1 && first[0][1] == 1);
 	CHECK(odd);
-	for (int s = 3; s < 5; s++)
+	for (int s = 3; s < 7; s++)
 		for (int d = 0; d < 2; d++) {
 			int64_t v = first[s][d];
 			int a = 0;
@@ -747,20 +748,20 @@ static void test_task_hidden_sets_drawn_from_ranges(void)
 				v >>= 1;
 				a++;
 			}
-			CHECK_MSG(s == 3 ? a >= 1 && a <= 3 : a >= 4 && a <= 6,
+			CHECK_MSG(s < 6 ? a == s - 2 : a >= 4 && a <= 6,
 				  "set %d dim %d: %lld", s + 1, d,
 				  (long long)first[s][d]);
 		}
-	/* The sixth: N a multiple of 2^7 or more (B the largest power of two
-	 * its range holds but 64, the timing B), never the timing N; the
-	 * seventh at the top of each range. */
-	CHECK(first[5][1] % 128 == 0 && first[5][1] != 4096);
-	CHECK(first[5][0] == 32); /* 64 is the timing B */
-	CHECK(first[6][1] >= 4094 && first[6][1] != 4096);
-	CHECK(first[6][0] == 63);
+	/* The eighth: N a multiple of 2^7 or more (B the largest power of
+	 * two its range holds but 64, the timing B), never the timing N; the
+	 * ninth at the top of each range. */
+	CHECK(first[7][1] % 128 == 0 && first[7][1] != 4096);
+	CHECK(first[7][0] == 32); /* 64 is the timing B */
+	CHECK(first[8][1] >= 4094 && first[8][1] != 4096);
+	CHECK(first[8][0] == 63);
 	/* Another seed, other sets; drawing again replaces them. */
 	CHECK(kf_task_draw_hidden(t, 999, &err) == 0);
-	CHECK(t->n_dimsets == 8);
+	CHECK(t->n_dimsets == 10);
 	bool differ = false;
 	for (int s = 2; s < 6; s++)
 		differ = differ || kf_task_dims(t, s)[1] != first[s - 1][1];
@@ -819,15 +820,17 @@ static void test_task_every_evaluation_draws_large_powers_of_two_and_tops(void)
 		struct kf_err err = KF_ERR_INIT;
 		for (uint64_t seed = 1; seed <= 200; seed++) {
 			CHECK(kf_task_draw_hidden(t, seed * 7919, &err) == 0);
-			CHECK(t->n_dimsets == 8);
+			CHECK(t->n_dimsets == 10);
 			for (int d = 0; d < t->n_dims; d++) {
 				int64_t lo = t->hidden_ranges[d].lo;
 				int64_t hi = t->hidden_ranges[d].hi;
 				int64_t timing = kf_task_dims(t, 0)[d];
 				bool p2 = false, top = false;
+				int residues = 0; /* bit r: some v % 16 == r */
 				for (int s = 1; s < t->n_dimsets; s++) {
 					int64_t v = kf_task_dims(t, s)[d];
 					CHECK(v >= lo && v <= hi);
+					residues |= 1 << (v % 16);
 					p2 =
 					    p2 || (v % 128 == 0 && v != timing);
 					top = top || (in_top(v, lo, hi) &&
@@ -845,6 +848,18 @@ static void test_task_every_evaluation_draws_large_powers_of_two_and_tops(void)
 					  "top 2%% of %s",
 					  i, (unsigned long long)seed,
 					  t->dim_names[d]);
+				/* 2, 4 and 8 times an odd number: N % 4 ==
+				 * 2, N % 8 == 4, N % 16 == 8, wherever the
+				 * range holds them (all ranges here do). */
+				bool two = residues & (1 << 2 | 1 << 6 |
+						       1 << 10 | 1 << 14);
+				bool four = residues & (1 << 4 | 1 << 12);
+				bool eight = residues & (1 << 8);
+				CHECK_MSG(two && four && eight,
+					  "spec %zu seed %llu: %s misses a "
+					  "class of even sizes (%#x)",
+					  i, (unsigned long long)seed,
+					  t->dim_names[d], residues);
 			}
 		}
 		kf_task_free(t);

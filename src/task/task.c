@@ -1062,6 +1062,9 @@ static int parse_range(struct loader *ld, const cJSON *c, const char *field,
 	return 0;
 }
 
+/* One drawn set of each kind of draw_order (below). */
+#define DEFAULT_HIDDEN_SETS 9
+
 /* "hidden": a range for every dimension, and "hidden_sets". */
 static int parse_hidden(struct loader *ld, const cJSON *j, const cJSON *count)
 {
@@ -1108,7 +1111,7 @@ static int parse_hidden(struct loader *ld, const cJSON *j, const cJSON *count)
 			   "every range holds only the timing dims: no hidden "
 			   "set can differ from them");
 	int most = MAX_DIMSETS - t->n_fixed_dimsets;
-	t->hidden_sets = 7;
+	t->hidden_sets = DEFAULT_HIDDEN_SETS;
 	if (count &&
 	    !(cJSON_IsNumber(count) && is_pos_int(count->valuedouble) &&
 	      count->valuedouble <= most))
@@ -1133,20 +1136,25 @@ enum draw_kind {
 	DRAW_UNIFORM,	/* uniform, odd where the range allows */
 	DRAW_LOG,	/* log-uniform, odd where the range allows */
 	DRAW_NEAR_TOP,	/* within 8 of the top, odd where it can be */
-	DRAW_POW2_LOW,	/* 2^a times an odd number, a in 1-3 */
-	DRAW_POW2_MID,	/* the same, a in 4-6 */
+	DRAW_POW2_1,	/* 2 times an odd number (N % 4 == 2) */
+	DRAW_POW2_2,	/* 4 times an odd number (N % 8 == 4) */
+	DRAW_POW2_3,	/* 8 times an odd number (N % 16 == 8) */
+	DRAW_POW2_MID,	/* 2^a times an odd number, a in 4-6 */
 	DRAW_POW2_HIGH, /* the same, a from 7 up to what the range holds */
 	DRAW_TOP,	/* the top of the range or a few elements below */
 };
 
-/* The kinds of the first drawn sets, in order. With fewer sets than these
- * the last two slots are always DRAW_POW2_HIGH and DRAW_TOP: every
- * evaluation meets a multiple of a large power of two and the top of
- * every range. */
+/* The kinds of the first drawn sets, in order. Every evaluation meets every
+ * residue mod 16 class of even sizes (2, 4 and 8 times an odd number: a
+ * kernel wrong only at M % 8 == 4 cannot miss its set), a multiple of a
+ * large power of two and the top of every range. With fewer sets than
+ * these the last two slots are always DRAW_POW2_HIGH and DRAW_TOP. */
 static const enum draw_kind draw_order[] = {
-    DRAW_LOW,	   DRAW_UNIFORM,   DRAW_LOG, DRAW_POW2_LOW,
-    DRAW_POW2_MID, DRAW_POW2_HIGH, DRAW_TOP};
+    DRAW_LOW,	 DRAW_UNIFORM,	DRAW_LOG,	DRAW_POW2_1, DRAW_POW2_2,
+    DRAW_POW2_3, DRAW_POW2_MID, DRAW_POW2_HIGH, DRAW_TOP};
 #define N_DRAW_ORDER ((int)(sizeof(draw_order) / sizeof(draw_order[0])))
+_Static_assert(N_DRAW_ORDER == DEFAULT_HIDDEN_SETS,
+	       "by default, one set of every kind");
 
 static enum draw_kind draw_kind_of(int j, int n_sets)
 {
@@ -1231,9 +1239,14 @@ static int64_t draw_value(const struct kf_dim_range *r, enum draw_kind how,
 			k = k < kmax ? k + 1 : k > kmin ? k - 1 : k;
 		return k * m;
 	}
-	if (how == DRAW_POW2_LOW || how == DRAW_POW2_MID) {
-		/* k = 2^a times an odd number, in the range if one is. */
-		int a = (how == DRAW_POW2_LOW ? 1 : 4) + (int)((u >> 58) % 3);
+	if (how == DRAW_POW2_1 || how == DRAW_POW2_2 || how == DRAW_POW2_3 ||
+	    how == DRAW_POW2_MID) {
+		/* k = 2^a times an odd number, in the range if one is, else
+		 * the largest power below a that it holds. */
+		int a = how == DRAW_POW2_1   ? 1
+			: how == DRAW_POW2_2 ? 2
+			: how == DRAW_POW2_3 ? 3
+					     : 4 + (int)((u >> 58) % 3);
 		for (; a >= 1; a--) {
 			int64_t step = (int64_t)1 << a, q0;
 			int64_t n = odd_span((kmin + step - 1) / step,
