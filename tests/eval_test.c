@@ -589,8 +589,8 @@ static void test_eval_hidden_dims_drawn_and_recorded(void)
 	cJSON *r = run(NOISE, NOISE "/candidates/other_order.c", &o);
 	const cJSON *tj = cJSON_GetObjectItem(r, "task");
 	const cJSON *h = cJSON_GetObjectItem(tj, "hidden_dims");
-	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 7);
-	CHECK(cJSON_GetArraySize(h) == 7);
+	CHECK(kf_json_num(tj, "hidden_drawn", 0) == 9);
+	CHECK(cJSON_GetArraySize(h) == 9);
 	/* The first drawn set is the edge, N = 1; the trials ran there. */
 	CHECK(kf_json_num(cJSON_GetArrayItem(h, 0), "N", 0) == 1);
 	double n1 = kf_json_num(cJSON_GetArrayItem(h, 1), "N", 0);
@@ -644,19 +644,26 @@ static void test_eval_every_dist_meets_the_timing_dims(void)
 	cJSON *r = run("tasks/normalization/softmax",
 		       "tasks/normalization/softmax/candidates/fast.c", &o);
 	CHECK_MSG(!strcmp(status(r), "ok"), "%s: %s", status(r), reason(r));
-	/* Seven dists of x, eight dim sets: 56 trials, each dist at the
+	/* Seven dists of x, ten dim sets: 70 trials, each dist at the
 	 * timing dims. */
-	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 56);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(r, "trials")) == 70);
 	static const char *const kinds[] = {"normal", "uniform",  "heavy",
 					    "large",  "negative", "ties"};
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		bool timed = false;
 		const cJSON *t;
-		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials")) timed =
-		    timed ||
-		    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
-		     !strcmp(kf_json_str(cJSON_GetObjectItem(t, "dists"), "x"),
-			     kinds[k]));
+		cJSON_ArrayForEach(t, cJSON_GetObjectItem(r, "trials"))
+		{
+			/* "large" or "large(scale=..., mean=...)". */
+			const char *l =
+			    kf_json_str(cJSON_GetObjectItem(t, "dists"), "x");
+			size_t n = strlen(kinds[k]);
+			timed =
+			    timed ||
+			    (!cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden")) &&
+			     !strncmp(l, kinds[k], n) &&
+			     (l[n] == '\0' || l[n] == '('));
+		}
 		CHECK_MSG(timed, "no trial at the timing dims with %s",
 			  kinds[k]);
 	}

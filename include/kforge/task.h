@@ -206,6 +206,10 @@ double kf_task_bytes(const struct kf_task *t, int s);
 /* The parameters of a distribution under dimension set s. */
 void kf_dist_params(const struct kf_task *t, const struct kf_dist *d, int s,
 		    double p[2]);
+/* The distribution as the results name it: its kind, with the parameters
+ * the task gave in dim set s ("normal(mean=0, std=0.003)"); the caller
+ * frees it. */
+char *kf_dist_label(const struct kf_task *t, const struct kf_dist *d, int s);
 /* The path of the reference source for a backend ("host" or "cuda"); caller
  * frees; NULL with err set when the task has none. */
 char *kf_task_reference(const struct kf_task *t, const char *backend,

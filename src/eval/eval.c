@@ -293,9 +293,10 @@ static cJSON *trial_json(const struct kf_task *t, const struct trial_plan *p,
 	cJSON *d = cJSON_AddObjectToObject(j, "dists");
 	for (int i = 0; i < t->n_inputs; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
-		cJSON_AddStringToObject(
-		    d, sp->name,
-		    kf_dist_name(sp->dists[p->dists[i] % sp->n_dists].kind));
+		char *l = kf_dist_label(
+		    t, &sp->dists[p->dists[i] % sp->n_dists], p->dimset);
+		cJSON_AddStringToObject(d, sp->name, l);
+		free(l);
 	}
 	kf_trial_outputs_json(j, frame);
 	return j;

@@ -41,9 +41,10 @@ char *kf_judge_trial_label(const struct kf_task *t, const struct trial_plan *p)
 		       p->dimset ? "hidden" : "timing", dims);
 	for (int i = 0; i < t->n_inputs; i++) {
 		const struct kf_tensor_spec *s = &t->inputs[i];
-		kf_strbuf_addf(
-		    &sb, " %s=%s", s->name,
-		    kf_dist_name(s->dists[p->dists[i] % s->n_dists].kind));
+		char *l = kf_dist_label(t, &s->dists[p->dists[i] % s->n_dists],
+					p->dimset);
+		kf_strbuf_addf(&sb, " %s=%s", s->name, l);
+		free(l);
 	}
 	kf_strbuf_addstr(&sb, ")");
 	free(dims);

@@ -450,6 +450,25 @@ static const struct dist_info *dist_lookup(const char *name)
 	return NULL;
 }
 
+char *kf_dist_label(const struct kf_task *t, const struct kf_dist *d, int s)
+{
+	const struct dist_info *di = &dist_infos[d->kind];
+	double p[2];
+	kf_dist_params(t, d, s, p);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&sb, di->name);
+	int given = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!d->p_expr[i] || !di->param[i])
+			continue;
+		kf_strbuf_addf(&sb, "%s%s=%g", given++ ? ", " : "(",
+			       di->param[i], p[i]);
+	}
+	if (given)
+		kf_strbuf_addstr(&sb, ")");
+	return kf_strbuf_detach(&sb);
+}
+
 static int unknown_dist(struct loader *ld, const char *field, const char *name)
 {
 	char names[200] = "";
