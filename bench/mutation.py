@@ -41,10 +41,25 @@ EVAL = "src/eval/eval.c"
 HOST = "src/backend/host.c"
 IMPORTS = "src/compile/imports.c"
 POLICY = "src/eval/policy.c"
+TASK = "src/task/task.c"
 
 # name, file, original snippet (must occur exactly once), replacement,
 # description.
 MUTANTS = [
+    # Bit-exact tasks, a SIGXCPU that was sent, the even sizes every
+    # evaluation meets.
+    ("host_exact_by_value", HOST,
+     'double b = exact ? (memcmp(gb, vb, w) ? INFINITY : 0)',
+     'double b = 0 && exact ? (memcmp(gb, vb, w) ? INFINITY : 0)',
+     "compare bit-exact tasks by value (-0 = +0, any NaN = any NaN)"),
+    ("judge_sigxcpu_by_name", JUDGE,
+     'sig == SIGXCPU && cpu_soft_s > 0 && cpu_used_s < cpu_soft_s - 0.1;',
+     '0 && sig == SIGXCPU && cpu_soft_s > 0 && cpu_used_s < cpu_soft_s;',
+     "name every SIGXCPU the CPU limit, whatever the CPU time used"),
+    ("task_no_eight_times_odd", TASK,
+     ': how == DRAW_POW2_3 ? 3',
+     ': how == DRAW_POW2_3 ? 1',
+     "the set of 8 times an odd number draws 2 times an odd number"),
     # The judge: trial verdicts.
     ("judge_skip_mismatch", JUDGE,
      'if (kf_json_num(o, "mismatches", 0) > 0) {',
