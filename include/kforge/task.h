@@ -63,11 +63,12 @@ enum kf_dist_kind {
 	KF_DIST_NEGATIVE, /* max - scale * |N(0,1)|: scale (1), max (-0.5) */
 	KF_DIST_ZEROS,	  /* 0 with probability fraction (0.5), else
 			     N(0, std^2): fraction, std (1) */
-	KF_DIST_BITS,	  /* raw bit patterns of the dtype, no params: one
-			     in two of +-0, +-inf, NaNs with random
-			     payloads (quiet and signalling) and
-			     subnormals, the rest random bits. For
-			     bit-exact tasks (atol = rtol = 0). */
+	KF_DIST_BITS,	  /* raw bit patterns of the dtype, no params: half
+			     of them +-0, +-inf, NaNs with random
+			     payloads (quiet and signalling), subnormals
+			     and the largest finite value, the rest
+			     random bits (kf_rng_bits). For bit-exact
+			     tasks (atol = rtol = 0). */
 };
 const char *kf_dist_name(enum kf_dist_kind k);
 
