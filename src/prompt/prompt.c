@@ -159,9 +159,12 @@ static char *tensors_text(const struct kf_task *t)
 			       kf_dtype_name(ts->dtype));
 		add_shape(&sb, ts);
 		kf_strbuf_addstr(&sb, "; values drawn from ");
-		for (int k = 0; k < ts->n_dists; k++)
-			kf_strbuf_addf(&sb, "%s%s", k ? ", " : "",
-				       kf_dist_name(ts->dists[k].kind));
+		for (int k = 0; k < ts->n_dists; k++) {
+			/* As the results name them, at the timing dims. */
+			char *l = kf_dist_label(t, &ts->dists[k], 0);
+			kf_strbuf_addf(&sb, "%s%s", k ? ", " : "", l);
+			free(l);
+		}
 		kf_strbuf_addstr(&sb, " distributions\n");
 	}
 	for (int i = 0; i < t->n_outputs; i++) {
