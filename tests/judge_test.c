@@ -444,6 +444,36 @@ static struct verdict facts_verdict(const char *json)
 
 /* The bridge reports raw facts; each check decides here, with an honest
  * set of facts that passes every one. */
+/* --require-custom-kernel: no build, or a failed one, is rejected; a
+ * build that succeeded passes; without the option nothing is judged. */
+static void test_judge_custom_kernel_required(void)
+{
+	cJSON *none = cJSON_Parse("[]");
+	cJSON *good = cJSON_Parse("[{\"name\": \"relu\", \"ok\": true}]");
+	cJSON *bad = cJSON_Parse("[{\"name\": \"relu\", \"ok\": true}, "
+				 "{\"name\": \"gelu\", \"ok\": false, "
+				 "\"error\": \"AT_CUDA_CHECK undeclared\"}]");
+	struct verdict v = {0};
+	kf_judge_custom_kernel(none, false, &v);
+	kf_judge_custom_kernel(bad, false, &v);
+	kf_judge_custom_kernel(good, true, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_custom_kernel(none, true, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "no_custom_kernel");
+	CHECK_CONTAINS(v.reason, "built no extension");
+	v = (struct verdict){0};
+	kf_judge_custom_kernel(bad, true, &v);
+	CHECK_STR(v.check, "no_custom_kernel");
+	CHECK_CONTAINS(v.reason,
+		       "the build of 'gelu' failed and the candidate "
+		       "loaded without it (its PyTorch fallback would "
+		       "be timed): AT_CUDA_CHECK undeclared");
+	cJSON_Delete(none);
+	cJSON_Delete(good);
+	cJSON_Delete(bad);
+}
+
 /* A SIGXCPU with less CPU time behind it than the limit was sent by
  * someone (the candidate, to itself): a crash, not the CPU limit. */
 static void test_judge_sigxcpu_below_the_limit_is_a_crash(void)
@@ -571,5 +601,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_incomplete_trial_report_is_not_a_pass),
     KF_TEST(test_judge_imports_list_the_first_dynamic_symbol),
     KF_TEST(test_judge_sigxcpu_below_the_limit_is_a_crash),
+    KF_TEST(test_judge_custom_kernel_required),
     KF_TESTS_END,
 };

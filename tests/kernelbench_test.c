@@ -571,7 +571,8 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 
 /* A load_inline build that failed is remembered: the same file under the
  * same toolchain fails at once with its log; a candidate that catches the
- * failure and runs PyTorch instead passes, reported with build_failed. */
+ * failure and runs PyTorch instead passes, reported with build_failed,
+ * and fails under --require-custom-kernel. */
 static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 {
 	kf_test_need_torch();
@@ -606,6 +607,21 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 	const cJSON *c = cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(o.json, "compile"), "candidate");
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "build_failed")));
+	release(&o);
+	/* Under --require-custom-kernel the fallback fails, and so does a
+	 * ModelNew of PyTorch alone. */
+	o = eval(RELU, CAND "1_ReLU/cpp_fallback.py", "--no-timing",
+		 "--require-custom-kernel", NULL);
+	expect(&o, "rejected", "no_custom_kernel");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the build of 'kforge_test_fallback' failed and the "
+		       "candidate loaded without it");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing",
+		 "--require-custom-kernel", NULL);
+	expect(&o, "rejected", "no_custom_kernel");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate built no extension");
 	release(&o);
 	if (saved)
 		setenv("KFORGE_CACHE", saved, 1);

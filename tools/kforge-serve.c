@@ -272,6 +272,7 @@ enum {
 	O_NO_TIMING,
 	O_CALL_TIMEOUT,
 	O_MEM_LIMIT,
+	O_REQUIRE_CUSTOM,
 	O_HELP,
 };
 
@@ -299,6 +300,7 @@ static const struct option longopts[] = {
     {"no-timing", no_argument, NULL, O_NO_TIMING},
     {"call-timeout-ms", required_argument, NULL, O_CALL_TIMEOUT},
     {"mem-limit-mb", required_argument, NULL, O_MEM_LIMIT},
+    {"require-custom-kernel", no_argument, NULL, O_REQUIRE_CUSTOM},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -422,6 +424,9 @@ int main(int argc, char **argv)
 			break;
 		case O_NO_TIMING:
 			so.eo.no_timing = true;
+			break;
+		case O_REQUIRE_CUSTOM:
+			so.eo.require_custom_kernel = true;
 			break;
 		case O_CALL_TIMEOUT:
 			rc = opt_name_num(c, optarg, 1, 3.6e6,

@@ -76,6 +76,7 @@ enum {
 	OPT_MANIFEST,
 	OPT_PYTHON,
 	OPT_ENERGY_TIME,
+	OPT_REQUIRE_CUSTOM,
 	OPT_HELP,
 };
 
@@ -95,6 +96,7 @@ static const struct option eval_longopts[] = {
     {"manifest", required_argument, NULL, OPT_MANIFEST},
     {"python", required_argument, NULL, OPT_PYTHON},
     {"energy-time", required_argument, NULL, OPT_ENERGY_TIME},
+    {"require-custom-kernel", no_argument, NULL, OPT_REQUIRE_CUSTOM},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -198,6 +200,9 @@ static int parse_common(int argc, char **argv, struct common *c,
 			if (kf_parse_energy_time(optarg, &c->eo.energy_s))
 				return 2;
 			break;
+		case OPT_REQUIRE_CUSTOM:
+			c->eo.require_custom_kernel = true;
+			break;
 		case OPT_HELP:
 			c->help = true;
 			break;
@@ -236,6 +241,9 @@ static const char eval_usage[] =
     "  --energy-time S      cuda, where NVML counts energy: seconds each\n"
     "                       side runs back to back for energy.* after\n"
     "                       timing, 0 to 60 (default 0.5; 0 skips it)\n"
+    "  --require-custom-kernel  KernelBench-format: a ModelNew that\n"
+    "                       builds no extension, or loads after a failed\n"
+    "                       build, is rejected (no_custom_kernel)\n"
     "  --jobs N             with several candidates: N compile at once\n"
     "                       (default: the cores) while others are timed\n"
     "  --gpus N             GPUs measuring at once, one candidate each\n"
@@ -274,11 +282,12 @@ static int cmd_eval(int argc, char **argv)
 {
 	struct common c;
 	if (kf_evalmany_wanted(argc, argv))
-		return kf_cmd_evalmany(argc, argv); /* tools/kforge_evalmany.c */
+		return kf_cmd_evalmany(argc,
+				       argv); /* tools/kforge_evalmany.c */
 	if (parse_common(argc, argv, &c,
 			 "json backend seed trials no-timing time-cap "
 			 "call-timeout-ms no-cache mem-limit-mb protocol "
-			 "python energy-time help"))
+			 "python energy-time require-custom-kernel help"))
 		return 2;
 	if (c.help) {
 		fputs(eval_usage, stdout);
@@ -619,8 +628,8 @@ static int cmd_redteam(int argc, char **argv)
 			 * names one. */
 			got = verdict_str(st, check ? ck : NULL, deg);
 			if (want2)
-				got2 = verdict_str(st, alt_check ? ck : NULL,
-						   deg);
+				got2 =
+				    verdict_str(st, alt_check ? ck : NULL, deg);
 			reason = kf_json_str(res, "reason");
 			if (!reason)
 				reason = "";
@@ -747,9 +756,9 @@ static int cmd_doctor(int argc, char **argv)
 			       kf_json_str(g, "why"));
 	} else
 		printf("gpus     none: %s\n", kf_json_str(g, "why"));
-	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",	   "python",
-			      "torch",	       "cache", "sandbox", "bwrap",
-			      "bwrap_confines"};
+	const char *keys[] = {"nvidia_driver", "cc",	"nvcc",
+			      "python",	       "torch", "cache",
+			      "sandbox",       "bwrap", "bwrap_confines"};
 	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
 		const char *v = kf_json_str(d, keys[i]);
 		printf("%-8s %s\n", keys[i], v ? v : "not found");

@@ -37,6 +37,9 @@ static const char serve_usage_text[] =
     "  --no-timing          checks only (speedup null, treated as 1)\n"
     "  --call-timeout-ms MS longest one call may take in checks\n"
     "  --mem-limit-mb MB    the host worker's memory\n"
+    "  --require-custom-kernel  KernelBench-format problems: a ModelNew\n"
+    "                       that builds no extension, or loads after a\n"
+    "                       failed build, is rejected (no_custom_kernel)\n"
     "\n"
     "Stops on SIGINT or SIGTERM. Exit status: 0 stopped, 2 bad usage or\n"
     "an error at start.\n";

@@ -44,12 +44,12 @@ struct kf_eval_opts {
 	bool no_cache;		 /* recompile even when cached */
 	uint64_t mem_limit_bytes; /* host worker's address space (default:
 				     1 GiB + 8x the task's largest tensors) */
-	const char *protocol; /* timing: "kforge" (NULL, the default),
-				 "kernelbench" (KernelBench's: mean of 100
-				 event-timed calls per side), or "both" */
-	int device; /* cuda: run the worker on the device-th visible GPU
-		       (CUDA_VISIBLE_DEVICES set to that one for it); -1:
-		       the environment as it is */
+	const char *protocol;	  /* timing: "kforge" (NULL, the default),
+				     "kernelbench" (KernelBench's: mean of 100
+				     event-timed calls per side), or "both" */
+	int device;	    /* cuda: run the worker on the device-th visible GPU
+			       (CUDA_VISIBLE_DEVICES set to that one for it); -1:
+			       the environment as it is */
 	const char *python; /* KernelBench-format tasks: the Python that runs
 			       the PyTorch bridge; NULL: the first python3
 			       on PATH that imports torch */
@@ -65,11 +65,14 @@ struct kf_eval_opts {
 				 "compile_ro" or "cudagraph",
 				 docs/kernelbench.md); candidate_path may
 				 then be NULL. NULL: a candidate file */
+	/* KernelBench-format: a ModelNew that built no extension (PyTorch
+	 * alone) or loaded after a failed build fails, no_custom_kernel. */
+	bool require_custom_kernel;
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0, NULL, -1, NULL, 0.5, NULL                        \
+		    false, 0, NULL, -1, NULL, 0.5, NULL, false                 \
 	}
 #define KF_ENERGY_MAX_S 60.0
 

@@ -599,6 +599,17 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 		compile_block(s, true,
 			      kf_json_num(rep, "candidate_load_ns", 0) / 1e9,
 			      NULL, rep);
+	/* A kforge kernel on the task (s->kernel) is custom code itself;
+	 * a baseline is not judged for it. */
+	struct verdict cv = {0};
+	if (!s->kernel && !s->core.o->baseline)
+		kf_judge_custom_kernel(cJSON_GetObjectItem(rep, "builds"),
+				       s->core.o->require_custom_kernel, &cv);
+	if (cv.status != KF_STATUS_OK) {
+		kf_session_verdict(&s->core, &cv);
+		cJSON_Delete(rep);
+		return false;
+	}
 	*device = cJSON_DetachItemFromObject(rep, "device");
 	s->flops = kf_json_num(rep, "flops", 0);
 	s->bytes = kf_json_num(rep, "bytes", 0);

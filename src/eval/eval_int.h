@@ -115,6 +115,11 @@ void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 		       const char *phase, struct verdict *v);
 void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v);
+/* Under --require-custom-kernel (required): a candidate's builds (the
+ * bridge's "builds": {"name", "ok", "error"} each) with none, or with one
+ * that failed, is rejected no_custom_kernel. */
+void kf_judge_custom_kernel(const cJSON *builds, bool required,
+			    struct verdict *v);
 void kf_judge_load(const char *what, const char *cand_label,
 		   const char *baseline, const char *msg, struct verdict *v);
 

@@ -1201,6 +1201,34 @@ void kf_judge_link_policy(const char *cand_path, int bad, const char *why,
 		    why);
 }
 
+void kf_judge_custom_kernel(const cJSON *builds, bool required,
+			    struct verdict *v)
+{
+	if (!required)
+		return;
+	const cJSON *b;
+	int n = 0;
+	cJSON_ArrayForEach(b, builds)
+	{
+		n++;
+		if (cJSON_IsTrue(cJSON_GetObjectItem(b, "ok")))
+			continue;
+		const char *name = kf_json_str(b, "name");
+		const char *err = kf_json_str(b, "error");
+		set(v, KF_STATUS_REJECTED, "no_custom_kernel",
+		    "--require-custom-kernel: the build of '%s' failed and "
+		    "the candidate loaded without it (its PyTorch fallback "
+		    "would be timed): %.300s",
+		    name ? name : "?", err ? err : "no message");
+		return;
+	}
+	if (!n)
+		set(v, KF_STATUS_REJECTED, "no_custom_kernel",
+		    "--require-custom-kernel: the candidate built no extension "
+		    "(load_inline or load of torch.utils.cpp_extension): its "
+		    "ModelNew runs PyTorch alone");
+}
+
 void kf_judge_child_end(const struct kf_child *c, int status, int rc,
 			const char *err_msg, const char *phase,
 			double cpu_used_s, double cpu_soft_s, struct verdict *v)

@@ -167,6 +167,8 @@ cJSON *kf_eval_opts_json(const struct kf_eval_opts *eo)
 	cJSON_AddNumberToObject(o, "mem_limit_bytes",
 				(double)eo->mem_limit_bytes);
 	cJSON_AddNumberToObject(o, "energy_s", eo->energy_s);
+	cJSON_AddBoolToObject(o, "require_custom_kernel",
+			      eo->require_custom_kernel);
 	return o;
 }
 
@@ -194,4 +196,6 @@ void kf_eval_opts_from_json(const cJSON *o, struct kf_eval_opts *eo)
 	eo->no_cache = cJSON_IsTrue(cJSON_GetObjectItem(o, "no_cache"));
 	eo->mem_limit_bytes = (uint64_t)kf_json_num(o, "mem_limit_bytes", 0);
 	eo->energy_s = kf_json_num(o, "energy_s", eo->energy_s);
+	eo->require_custom_kernel =
+	    cJSON_IsTrue(cJSON_GetObjectItem(o, "require_custom_kernel"));
 }
