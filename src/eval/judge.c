@@ -129,14 +129,9 @@ static void mismatch(const struct kf_task *t, const struct trial_plan *p,
 	snprintf(ws, sizeof(ws), "%.9g", want);
 	/* A bit-exact task compares bits: the text shows them (-0 against
 	 * 0, one NaN's payload against another's). */
-	char gm[64], wm[64];
 	const char *gb = kf_json_str(o, "worst_got_bits");
 	const char *wb = kf_json_str(o, "worst_want_bits");
 	bool bits = tol.atol == 0 && tol.rtol == 0 && gb && wb;
-	snprintf(gm, sizeof(gm), "%s%s%.18s%s", gs, bits ? " (bits " : "",
-		 bits ? gb : "", bits ? ")" : "");
-	snprintf(wm, sizeof(wm), "%s%s%.18s%s", ws, bits ? " (bits " : "",
-		 bits ? wb : "", bits ? ")" : "");
 	if (bits) {
 		cJSON_AddStringToObject(f, "got_bits", gb);
 		cJSON_AddStringToObject(f, "want_bits", wb);
@@ -162,9 +157,9 @@ static void mismatch(const struct kf_task *t, const struct trial_plan *p,
 		set(v, KF_STATUS_WRONG_ANSWER, "mismatch",
 		    "%s: output '%s': %.0f of %.0f elements not bit-identical "
 		    "to the reference's (the task's atol = rtol = 0); worst "
-		    "at %s: got %s, want %s",
+		    "at %s: got %s (bits %.18s), want %s (bits %.18s)",
 		    label, s->name, kf_json_num(o, "mismatches", 0),
-		    kf_json_num(o, "n", 0), where, gm, wm);
+		    kf_json_num(o, "n", 0), where, gs, gb, ws, wb);
 		return;
 	}
 	set(v, KF_STATUS_WRONG_ANSWER, "mismatch",
@@ -172,7 +167,7 @@ static void mismatch(const struct kf_task *t, const struct trial_plan *p,
 	    "(atol %g, rtol %g); worst at %s: got %s, want %s (abs err %.3g, "
 	    "allowed %.3g); max abs err %.3g, max rel err %.3g",
 	    label, s->name, kf_json_num(o, "mismatches", 0),
-	    kf_json_num(o, "n", 0), tol.atol, tol.rtol, where, gm, wm, abs_err,
+	    kf_json_num(o, "n", 0), tol.atol, tol.rtol, where, gs, ws, abs_err,
 	    allowed, kf_json_num(o, "max_abs", 0),
 	    kf_json_num(o, "max_rel", 0));
 }
