@@ -30,7 +30,7 @@ endif
 # python3-torch (CPU) runs the tests of KernelBench-format tasks
 # (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make python3-venv libcjson-dev libdlpack-dev libcurl4-openssl-dev \
-	   libsqlite3-dev libmicrohttpd-dev python3-torch bubblewrap
+	   libsqlite3-dev libmicrohttpd-dev python3-torch bubblewrap rsync
 
 # The runners of KernelBench-format tasks run under bubblewrap; the build
 # ships Debian's copy beside kforge for machines without it (its libraries,

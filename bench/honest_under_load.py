@@ -25,7 +25,8 @@ import sys
 import tempfile
 import time
 
-FORGED = ("runner_underreport", "runner_takeover")
+FORGED = ("runner_underreport", "runner_takeover", "runner_underreport_slow",
+          "runner_underreport_mixed")
 # Attacks the corpus expects to pass (docs/redteam.md, residual): not honest.
 RESIDUAL = ("runner_underreport_flushed",)
 

@@ -151,6 +151,16 @@ MUTANTS = [
      '#define KF_UNACCOUNTED_HOST_NS 20e3',
      '#define KF_UNACCOUNTED_HOST_NS 200e3',
      "widen the host unaccounted-time floor 10x (20 us to 200 us)"),
+    ("judge_device_low_share_all_calls", JUDGE,
+     '\t\tif (x[i] <= med)\n',
+     '\t\tif (1 || x[i] <= med)\n',
+     "take the device's lower deciles over all calls, not those that set "
+     "the median report"),
+    ("judge_device_fixed_limit_only", JUDGE,
+     '#define KF_UNACCOUNTED_NOISY_NS 50e3',
+     '#define KF_UNACCOUNTED_NOISY_NS 50e9',
+     "drop the device limit set by the evaluation's own noise (0.1 ms + "
+     "10 % only)"),
     ("judge_accept_roofline", JUDGE,
      'if (fraction > KF_PLAUSIBLE_FRACTION)',
      'if (fraction > INFINITY)',

@@ -208,6 +208,96 @@ static void test_judge_unaccounted_device_forgery_is_rejected(void)
 	cJSON_Delete(tm);
 }
 
+/* Device pairs of a candidate call of tc ns (event times with 1 % noise)
+ * against a 2 ms reference, shares of 0.5 ms with jitter ns of noise and
+ * bursts in a third of the calls. The candidate's runner reports
+ * (1 - under) of each call, except every fifth, which it reports as
+ * (1 + over) of it. */
+static void device_calls(double *c, double *r, double *cw, double *rw,
+			 double tc, double jitter, double under, double over)
+{
+	unsigned s = 23;
+	for (int i = 0; i < N; i++) {
+		double ec = tc * (1 + 0.02 * noise(&s));
+		double er = 2e6 * (1 + 0.02 * noise(&s));
+		c[i] =
+		    i % 5 == 4 && over > 0 ? ec * (1 + over) : ec * (1 - under);
+		r[i] = er;
+		cw[i] = ec + 5e5 + jitter * noise(&s);
+		rw[i] = er + 5e5 + jitter * noise(&s);
+		if (i % 3 == 0)
+			cw[i] += 3e6 * (noise(&s) + 0.5);
+		if (i % 3 == 1)
+			rw[i] += 3e6 * (noise(&s) + 0.5);
+	}
+}
+
+/* A runner that hides a tenth of a 4 ms call: 0.4 ms, inside the fixed
+ * 0.1 ms + 10 % but far above what this evaluation's noise allows. */
+static void test_judge_unaccounted_device_tenth_of_a_long_call_is_rejected(void)
+{
+	double c[N], r[N], cw[N], rw[N];
+	device_calls(c, r, cw, rw, 4e6, 2e4, 0.10, 0);
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "unaccounted_time");
+	CHECK_CONTAINS(v.reason, "at or below each side's median");
+	CHECK_CONTAINS(v.reason, "the reference's own noise was");
+	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	double lim = kf_json_num(u, "limit", 0);
+	CHECK(lim > 0.05 && lim < 0.1 + 0.1 * 3.6);
+	CHECK(kf_json_num(u, "reference_p10_noise", -1) > 0);
+	cJSON_Delete(tm);
+	/* The same call reported honestly passes. */
+	device_calls(c, r, cw, rw, 4e6, 2e4, 0, 0);
+	tm = cJSON_CreateObject();
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	cJSON_Delete(tm);
+}
+
+/* Under-reporting four calls in five by a tenth and over-reporting the
+ * fifth by 30 %: the over-reported calls have the smallest shares and
+ * would set a lower decile over all calls; over the calls that set the
+ * median they do not. */
+static void test_judge_unaccounted_device_mixed_report_is_rejected(void)
+{
+	double c[N], r[N], cw[N], rw[N];
+	device_calls(c, r, cw, rw, 4e6, 2e4, 0.10, 0.30);
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "unaccounted_time");
+	cJSON_Delete(tm);
+}
+
+/* A reference whose shares jitter by 0.4 ms widens the limit (never past
+ * 0.1 ms + 10 %): an honest candidate with the same jitter passes. */
+static void test_judge_unaccounted_device_noisy_reference_widens_limit(void)
+{
+	double c[N], r[N], cw[N], rw[N];
+	device_calls(c, r, cw, rw, 4e6, 4e5, 0, 0);
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	double lim = kf_json_num(u, "limit", 0);
+	double quiet_lim;
+	cJSON_Delete(tm);
+	device_calls(c, r, cw, rw, 4e6, 2e4, 0, 0);
+	tm = cJSON_CreateObject();
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	quiet_lim =
+	    kf_json_num(cJSON_GetObjectItem(tm, "unaccounted_ms"), "limit", 0);
+	CHECK(lim > quiet_lim);
+	CHECK(lim <= 0.1 + 0.1 * 4.1);
+	cJSON_Delete(tm);
+}
+
 static void test_judge_roofline_cap(void)
 {
 	struct verdict v = {0};
@@ -593,6 +683,9 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_mean_charge_and_negative_times),
     KF_TEST(test_judge_unaccounted_device_bursts_pass),
     KF_TEST(test_judge_unaccounted_device_forgery_is_rejected),
+    KF_TEST(test_judge_unaccounted_device_tenth_of_a_long_call_is_rejected),
+    KF_TEST(test_judge_unaccounted_device_mixed_report_is_rejected),
+    KF_TEST(test_judge_unaccounted_device_noisy_reference_widens_limit),
     KF_TEST(test_judge_roofline_cap),
     KF_TEST(test_judge_host_compute_peak_follows_dtype_and_cpu),
     KF_TEST(test_judge_timing_inputs_changed_is_rejected),

@@ -309,6 +309,51 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 	return NULL;
 }
 
+static void add_ns(cJSON *o, const char *key, const double *x, int n)
+{
+	cJSON *a = cJSON_AddArrayToObject(o, key);
+	for (int i = 0; i < n; i++)
+		cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
+}
+
+/* KFORGE_SAMPLES=FILE appends one JSON line per evaluation timed: the
+ * samples the unaccounted-time rule saw (the runners' reports and the
+ * engine's views, ns) beside its statistics, to study the noise that sets
+ * its limits (docs/measuring.md). One write per line, O_APPEND: parallel
+ * evaluations may share the file. Quietly skipped when it cannot open. */
+static void keep_samples(const struct kf_session_core *s, const double *c,
+			 const double *r, const double *cw, const double *rw,
+			 int n, const cJSON *tm)
+{
+	const char *path = getenv("KFORGE_SAMPLES");
+	if (!path || !*path)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	cJSON_AddStringToObject(o, "task", s->task ? s->task->name : "");
+	const char *cand =
+	    kf_json_str(cJSON_GetObjectItem(s->res, "candidate"), "path");
+	cJSON_AddStringToObject(o, "candidate", cand ? cand : "");
+	cJSON_AddStringToObject(o, "backend", s->o->backend);
+	add_ns(o, "cand_ns", c, n);
+	add_ns(o, "ref_ns", r, n);
+	add_ns(o, "cand_wall_ns", cw, n);
+	add_ns(o, "ref_wall_ns", rw, n);
+	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	if (u)
+		cJSON_AddItemToObject(o, "unaccounted_ms",
+				      cJSON_Duplicate(u, true));
+	char *line = cJSON_PrintUnformatted(o);
+	cJSON_Delete(o);
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+	if (fd >= 0) {
+		size_t len = strlen(line);
+		line[len] = '\n'; /* the terminator: written as the newline */
+		(void)!write(fd, line, len + 1);
+		close(fd);
+	}
+	free(line);
+}
+
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
 			    int n, bool host, bool mean, bool trusted,
@@ -317,6 +362,7 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 	struct verdict v = {0};
 	double charge =
 	    kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v);
+	keep_samples(s, c, r, cw, rw, n, tm);
 	if (trusted)
 		return false;
 	for (int i = 0; i < n; i++)
