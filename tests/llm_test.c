@@ -3,6 +3,7 @@
  * scripted server on 127.0.0.1: what the caller sees for each reply and
  * failure, and what the client sent; and the settings.
  */
+#include <math.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -77,7 +78,9 @@ static void config(struct kf_llm_config *cfg,
 			      "KFORGE_LLM_CONNECT_TIMEOUT_MS",
 			      "KFORGE_LLM_RETRIES",
 			      "KFORGE_LLM_BACKOFF_MS",
-			      "KFORGE_LLM_MAX_RESPONSE_BYTES"};
+			      "KFORGE_LLM_MAX_RESPONSE_BYTES",
+			      "KFORGE_LLM_MAX_TOKENS_FIELD",
+			      "KFORGE_LLM_CONTINUATIONS"};
 	for (size_t i = 0; i < sizeof(vars) / sizeof(vars[0]); i++)
 		unsetenv(vars[i]);
 	setenv("KFORGE_LOG", "error", 1);
@@ -516,6 +519,16 @@ static void test_llm_config_file(void)
 					      "\"b\"}");
 	CHECK(kf_llm_config_file(&cfg, twice, &err) == KF_EINVAL);
 	CHECK_CONTAINS(err.msg, "given twice");
+	char *none = write_tmp("none.json", "{\"temperature\": \"none\", "
+					    "\"max_tokens_field\": "
+					    "\"max_completion_tokens\"}");
+	CHECK_MSG(kf_llm_config_file(&cfg, none, &err) == 0, "%s", err.msg);
+	CHECK(isnan(cfg.temperature) && cfg.max_completion_tokens);
+	char *hot = write_tmp("hot.json", "{\"temperature\": \"hot\"}");
+	CHECK(kf_llm_config_file(&cfg, hot, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "must be a number or \"none\"");
+	free(none);
+	free(hot);
 	char *notobj = write_tmp("array.json", "[1, 2]");
 	CHECK(kf_llm_config_file(&cfg, notobj, &err) == KF_EINVAL);
 	CHECK(kf_llm_config_file(&cfg, "/nonexistent/llm.json", &err) ==
@@ -529,6 +542,132 @@ static void test_llm_config_file(void)
 	free(range);
 	free(twice);
 	free(notobj);
+}
+
+/* The body of request k the server recorded (borrowed from reqs). */
+static const cJSON *request_body_at(const cJSON *reqs, int k)
+{
+	return cJSON_GetObjectItem(cJSON_GetArrayItem(reqs, k), "body");
+}
+
+/* OpenAI's o-series and gpt-5 take max_completion_tokens and only their
+ * own temperature: both can be asked for. */
+static void test_llm_max_completion_tokens_and_no_temperature(void)
+{
+	struct kf_test_chat_server s;
+	struct kf_llm_config cfg;
+	struct kf_llm_reply r = KF_LLM_REPLY_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	server_start(&s, "{\"steps\": [{\"content\": \"a\"}, "
+			 "{\"content\": \"b\"}]}");
+	config(&cfg, &s);
+	CHECK(kf_llm_config_set(&cfg, "max_tokens_field",
+				"max_completion_tokens", &err) == 0);
+	CHECK(kf_llm_config_set(&cfg, "temperature", "none", &err) == 0);
+	CHECK_MSG(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == 0, "%s", err.msg);
+	CHECK(r.max_tokens == 8192);
+	kf_llm_reply_release(&r);
+	/* Back to the defaults' names. */
+	CHECK(kf_llm_config_set(&cfg, "max_tokens_field", "max_tokens", &err) ==
+	      0);
+	CHECK(kf_llm_config_set(&cfg, "temperature", "0.5", &err) == 0);
+	CHECK_MSG(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == 0, "%s", err.msg);
+	cJSON *reqs = requests(&s);
+	const cJSON *b0 = request_body_at(reqs, 0),
+		    *b1 = request_body_at(reqs, 1);
+	CHECK(kf_json_num(b0, "max_completion_tokens", 0) == 8192);
+	CHECK(!cJSON_GetObjectItem(b0, "max_tokens"));
+	CHECK(!cJSON_GetObjectItem(b0, "temperature"));
+	CHECK(kf_json_num(b1, "max_tokens", 0) == 8192);
+	CHECK(!cJSON_GetObjectItem(b1, "max_completion_tokens"));
+	CHECK(kf_json_num(b1, "temperature", 0) == 0.5);
+	cJSON_Delete(reqs);
+	CHECK(kf_llm_config_set(&cfg, "max_tokens_field", "max_length", &err) ==
+	      KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "max_tokens_field: \"max_length\" is neither");
+	kf_llm_reply_release(&r);
+	kf_llm_config_release(&cfg);
+	kf_test_chat_server_stop(&s);
+}
+
+/* vLLM answers 400 when prompt and budget exceed the model's context: the
+ * request goes again at once with the budget that fits. A prompt too long
+ * by itself is reported at once. */
+static void test_llm_context_overflow_lowers_the_budget(void)
+{
+	struct kf_test_chat_server s;
+	struct kf_llm_config cfg;
+	struct kf_llm_reply r = KF_LLM_REPLY_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	server_start(
+	    &s,
+	    "{\"steps\": [{\"status\": 400, \"body\": \"{\\\"error\\\": "
+	    "{\\\"message\\\": \\\"'max_tokens' or 'max_completion_tokens' is "
+	    "too large: 8192. This model's maximum context length is 4096 "
+	    "tokens and your request has 2778 input tokens (8192 > 4096 - "
+	    "2778).\\\", \\\"type\\\": \\\"BadRequestError\\\", \\\"code\\\": "
+	    "400}}\"}, {\"content\": \"fits\"}, {\"status\": 400, \"body\": "
+	    "\"{\\\"error\\\": {\\\"message\\\": \\\"This model's maximum "
+	    "context length is 4096 tokens. However, your request has 5000 "
+	    "input tokens. Please reduce the length of the input "
+	    "messages.\\\"}}\"}]}");
+	config(&cfg, &s);
+	CHECK_MSG(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == 0, "%s", err.msg);
+	CHECK_STR(r.texts[0], "fits");
+	CHECK(r.attempts == 2 && r.max_tokens == 4096 - 2778);
+	kf_llm_reply_release(&r);
+	CHECK(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == KF_EIO);
+	CHECK(r.attempts == 1);
+	CHECK_CONTAINS(err.msg, "HTTP 400");
+	CHECK_CONTAINS(err.msg, "5000 input tokens");
+	cJSON *reqs = requests(&s);
+	CHECK(cJSON_GetArraySize(reqs) == 3);
+	CHECK(kf_json_num(request_body_at(reqs, 0), "max_tokens", 0) == 8192);
+	CHECK(kf_json_num(request_body_at(reqs, 1), "max_tokens", 0) == 1318);
+	cJSON_Delete(reqs);
+	kf_llm_reply_release(&r);
+	kf_llm_config_release(&cfg);
+	kf_test_chat_server_stop(&s);
+}
+
+/* A completion cut at the budget is continued: the conversation, the cut
+ * text as the assistant's turn and a request to go on; the texts join. */
+static void test_llm_cut_reply_is_continued(void)
+{
+	struct kf_test_chat_server s;
+	struct kf_llm_config cfg;
+	struct kf_llm_reply r = KF_LLM_REPLY_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	server_start(&s, "{\"steps\": [{\"content\": \"```c\\nint a;\", "
+			 "\"finish_reason\": \"length\"}, {\"content\": "
+			 "\"\\nint b;\\n```\"}, {\"content\": \"cut\", "
+			 "\"finish_reason\": \"length\"}]}");
+	config(&cfg, &s);
+	CHECK_MSG(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == 0, "%s", err.msg);
+	CHECK_STR(r.texts[0], "```c\nint a;\nint b;\n```");
+	CHECK_STR(r.finish_reasons[0], "stop");
+	CHECK(r.continued == 1 && r.attempts == 2);
+	kf_llm_reply_release(&r);
+	cJSON *reqs = requests(&s);
+	const cJSON *msgs =
+	    cJSON_GetObjectItem(request_body_at(reqs, 1), "messages");
+	CHECK(cJSON_GetArraySize(msgs) == 4);
+	const cJSON *asst = cJSON_GetArrayItem(msgs, 2);
+	CHECK_STR(kf_json_str(asst, "role"), "assistant");
+	CHECK_STR(kf_json_str(asst, "content"), "```c\nint a;");
+	CHECK_STR(kf_json_str(cJSON_GetArrayItem(msgs, 3), "role"), "user");
+	CHECK(kf_json_num(request_body_at(reqs, 1), "n", 0) == 1);
+	cJSON_Delete(reqs);
+	/* With no continuations the cut text comes back as it is. */
+	CHECK(kf_llm_config_set(&cfg, "continuations", "0", &err) == 0);
+	CHECK_MSG(kf_llm_chat(&cfg, two_msgs, 2, &r, &err) == 0, "%s", err.msg);
+	CHECK_STR(r.texts[0], "cut");
+	CHECK_STR(r.finish_reasons[0], "length");
+	CHECK(r.continued == 0);
+	CHECK(kf_llm_config_set(&cfg, "continuations", "9", &err) == KF_EINVAL);
+	kf_llm_reply_release(&r);
+	kf_llm_config_release(&cfg);
+	kf_test_chat_server_stop(&s);
 }
 
 /*
@@ -631,5 +770,8 @@ KF_TESTS(llm) = {
     KF_TEST(test_llm_config_set_rejects_bad_values),
     KF_TEST(test_llm_config_file),
     KF_TEST(test_llm_multi_turn_feedback),
+    KF_TEST(test_llm_max_completion_tokens_and_no_temperature),
+    KF_TEST(test_llm_context_overflow_lowers_the_budget),
+    KF_TEST(test_llm_cut_reply_is_continued),
     KF_TESTS_END,
 };

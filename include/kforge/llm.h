@@ -5,6 +5,7 @@
 #ifndef KFORGE_LLM_H
 #define KFORGE_LLM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include <kforge/base.h>
@@ -30,7 +31,8 @@ struct kf_llm_config {
 	/* Sent as "Authorization: Bearer ..."; NULL: no Authorization header
 	 * at all. Never printed. */
 	char *api_key;
-	double temperature;	/* sampling temperature, [0, 2] */
+	double temperature;	/* sampling temperature, [0, 2]; NAN: not
+				   sent (models that take only their own) */
 	int samples;		/* completions per call ("n"), 1 to 64 */
 	int max_tokens;		/* per completion; 0: not sent (the server's
 				   default) */
@@ -41,6 +43,15 @@ struct kf_llm_config {
 	 * header, when longer, replaces it; at most 60 s. */
 	int backoff_ms;
 	size_t max_response_bytes; /* a longer body aborts the transfer */
+	/* The name the completion's budget goes by: false "max_tokens",
+	 * true "max_completion_tokens" (OpenAI's o-series and gpt-5 take
+	 * only that; vLLM takes either). */
+	bool max_completion_tokens;
+	/* Follow-up requests per completion cut at max tokens
+	 * (finish_reason "length"), 0 to 8: each sends the conversation, the
+	 * cut text as the assistant's and a request to go on, and appends
+	 * the answer. */
+	int continuations;
 };
 
 /*
@@ -52,7 +63,8 @@ struct kf_llm_config {
  *   KFORGE_LLM_TEMPERATURE (0.7), KFORGE_LLM_SAMPLES (1),
  *   KFORGE_LLM_MAX_TOKENS (8192), KFORGE_LLM_TIMEOUT_MS (600000),
  *   KFORGE_LLM_CONNECT_TIMEOUT_MS (10000), KFORGE_LLM_RETRIES (4),
- *   KFORGE_LLM_BACKOFF_MS (1000), KFORGE_LLM_MAX_RESPONSE_BYTES (8 MiB).
+ *   KFORGE_LLM_BACKOFF_MS (1000), KFORGE_LLM_MAX_RESPONSE_BYTES (8 MiB),
+ *   KFORGE_LLM_MAX_TOKENS_FIELD (max_tokens), KFORGE_LLM_CONTINUATIONS (1).
  * Empty variables are ignored. Returns 0, or KF_EINVAL with err naming the
  * variable and why when a value is malformed or out of range (cfg then
  * holds the defaults and the variables before it; release it either way).
@@ -63,6 +75,8 @@ int kf_llm_config_init(struct kf_llm_config *cfg, struct kf_err *err);
  * Sets one setting from text (a command-line flag). key is one of the
  * field names above, or "api_key_env": the name of an environment variable
  * that holds the key (so that keys stay out of files and command lines).
+ * temperature also takes "none" (not sent); max_tokens_field takes
+ * "max_tokens" or "max_completion_tokens".
  * Returns 0, or KF_EINVAL naming the key and why (unknown key, a number
  * that does not parse or is out of range, an unset api_key_env variable);
  * cfg is unchanged then.
@@ -108,10 +122,14 @@ struct kf_llm_reply {
 	double latency_ms; /* the last attempt, request to last byte */
 	int attempts;	   /* requests sent, retries included */
 	int http_status;   /* of the last attempt; 0 when no response */
+	int max_tokens;	   /* the budget the last request asked for (lowered
+			      to fit the model's context, see below); 0 when
+			      none was sent */
+	int continued;	   /* continuation requests sent */
 };
 #define KF_LLM_REPLY_INIT                                                      \
 	{                                                                      \
-		0, NULL, NULL, NULL, -1, -1, 0.0, 0, 0                         \
+		0, NULL, NULL, NULL, -1, -1, 0.0, 0, 0, 0, 0                   \
 	}
 
 /*
@@ -121,7 +139,12 @@ struct kf_llm_reply {
  * must be released, or be KF_LLM_REPLY_INIT, before the call).
  *
  * A 429 (after its Retry-After), a 5xx, a timeout or a connection failure
- * is retried up to cfg->retries times with exponential backoff. Returns 0
+ * is retried up to cfg->retries times with exponential backoff. A 400 that
+ * says the prompt and max tokens exceed the model's context (vLLM: "This
+ * model's maximum context length is L tokens and your request has P input
+ * tokens") is sent again at once with max tokens L - P, at most twice per
+ * call. A completion cut at max tokens is continued cfg->continuations
+ * times (its finish reason is then the last part's). Returns 0
  * with reply->n >= 1, or, with err naming the URL, the HTTP status when
  * there was one, and why (never the API key):
  *   KF_EINVAL    bad settings or arguments (no model, no messages);

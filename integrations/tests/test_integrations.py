@@ -64,6 +64,28 @@ def check_trl():
         problem_id=["scale", "scale"], completion_ids=[[1], [2]],
         trainer_state=None)
     assert len(rewards) == 2 and rewards[0] > rewards[1], rewards
+    # A tool-call-only last message (content None), a reply in parts and a
+    # completion with no text at all: scored, none raises.
+    logged = {}
+    rewards = asyncio.run(trl_reward.kforge_reward_async(
+        prompts=prompts * 2,
+        completions=[
+            [{"role": "assistant", "content": ok_reply},
+             {"role": "assistant", "content": None,
+              "tool_calls": [{"type": "function",
+                              "function": {"name": "f", "arguments": {}}}]}],
+            [{"role": "assistant",
+              "content": [{"type": "text", "text": ok_reply}]}],
+            [{"role": "assistant", "content": None}],
+            [{"role": "tool", "content": "42"}]],
+        problem_id=["scale"] * 4, completion_ids=[[1]] * 4,
+        trainer_state=None,
+        log_metric=lambda k, v: logged.__setitem__(k, v)))
+    assert len(rewards) == 4, rewards
+    assert rewards[0] > rewards[2] and rewards[1] > rewards[2], rewards
+    assert rewards[2] == rewards[3], rewards
+    assert logged.get("kforge/correct") == 0.5, logged
+    assert logged.get("kforge/speedup", 1) > 0, logged
 
 
 def check_openrlhf():

@@ -23,7 +23,10 @@
 #define BACKOFF_CAP_MS 60000
 #define ERROR_QUOTE_CAP 300 /* bytes of a server's error message quoted */
 
-enum key_type { KEY_STR, KEY_NUM };
+/* KEY_NUM_OR_NONE: a number, or the string "none" in a file. */
+enum key_type { KEY_STR, KEY_NUM, KEY_NUM_OR_NONE };
+#define MAX_CONTINUATIONS 8
+#define CONTEXT_FITS 2 /* budget lowerings per call (see kf_llm_chat) */
 
 struct key_def {
 	const char *name;
@@ -35,7 +38,7 @@ static const struct key_def keys[] = {
     {"model", KEY_STR},
     {"api_key", KEY_STR},
     {"api_key_env", KEY_STR},
-    {"temperature", KEY_NUM},
+    {"temperature", KEY_NUM_OR_NONE},
     {"samples", KEY_NUM},
     {"max_tokens", KEY_NUM},
     {"timeout_ms", KEY_NUM},
@@ -43,6 +46,8 @@ static const struct key_def keys[] = {
     {"retries", KEY_NUM},
     {"backoff_ms", KEY_NUM},
     {"max_response_bytes", KEY_NUM},
+    {"max_tokens_field", KEY_STR},
+    {"continuations", KEY_NUM},
 };
 #define N_KEYS (sizeof(keys) / sizeof(keys[0]))
 
@@ -108,7 +113,8 @@ int kf_llm_config_set(struct kf_llm_config *cfg, const char *key,
 				  " (known: base_url, model, api_key, "
 				  "api_key_env, temperature, samples, "
 				  "max_tokens, timeout_ms, connect_timeout_ms, "
-				  "retries, backoff_ms, max_response_bytes)",
+				  "retries, backoff_ms, max_response_bytes, "
+				  "max_tokens_field, continuations)",
 				  key ? key : "");
 	if (!value)
 		return kf_err_set(err, KF_EINVAL, "%s: no value", key);
@@ -143,6 +149,9 @@ int kf_llm_config_set(struct kf_llm_config *cfg, const char *key,
 		if ((rc = check_str(value, k, KEY_CAP, err)))
 			return rc;
 		replace(&cfg->api_key, k);
+	} else if (strcmp(key, "temperature") == 0 &&
+		   strcmp(value, "none") == 0) {
+		cfg->temperature = NAN;
 	} else if (strcmp(key, "temperature") == 0) {
 		char *end = NULL;
 		errno = 0;
@@ -150,7 +159,7 @@ int kf_llm_config_set(struct kf_llm_config *cfg, const char *key,
 		if (!*value || errno || *end || !isfinite(t))
 			return kf_err_set(err, KF_EINVAL,
 					  "temperature: \"%.40s\" is not a "
-					  "number",
+					  "number (or \"none\": not sent)",
 					  value);
 		if (t < 0 || t > 2)
 			return kf_err_set(err, KF_EINVAL,
@@ -182,6 +191,20 @@ int kf_llm_config_set(struct kf_llm_config *cfg, const char *key,
 		if ((rc = parse_int(key, value, 0, BACKOFF_CAP_MS, &x, err)))
 			return rc;
 		cfg->backoff_ms = (int)x;
+	} else if (strcmp(key, "max_tokens_field") == 0) {
+		if (strcmp(value, "max_tokens") &&
+		    strcmp(value, "max_completion_tokens"))
+			return kf_err_set(err, KF_EINVAL,
+					  "max_tokens_field: \"%.40s\" is "
+					  "neither max_tokens nor "
+					  "max_completion_tokens",
+					  value);
+		cfg->max_completion_tokens =
+		    strcmp(value, "max_completion_tokens") == 0;
+	} else if (strcmp(key, "continuations") == 0) {
+		if ((rc = parse_int(key, value, 0, MAX_CONTINUATIONS, &x, err)))
+			return rc;
+		cfg->continuations = (int)x;
 	} else {
 		if ((rc = parse_int(key, value, 1024,
 				    (long long)KF_LLM_RESPONSE_CAP_MAX, &x,
@@ -211,6 +234,8 @@ int kf_llm_config_init(struct kf_llm_config *cfg, struct kf_err *err)
 	    {"KFORGE_LLM_RETRIES", "retries"},
 	    {"KFORGE_LLM_BACKOFF_MS", "backoff_ms"},
 	    {"KFORGE_LLM_MAX_RESPONSE_BYTES", "max_response_bytes"},
+	    {"KFORGE_LLM_MAX_TOKENS_FIELD", "max_tokens_field"},
+	    {"KFORGE_LLM_CONTINUATIONS", "continuations"},
 	};
 	memset(cfg, 0, sizeof(*cfg));
 	cfg->base_url = kf_xstrdup("http://127.0.0.1:8000/v1");
@@ -222,6 +247,7 @@ int kf_llm_config_init(struct kf_llm_config *cfg, struct kf_err *err)
 	cfg->retries = 4;
 	cfg->backoff_ms = 1000;
 	cfg->max_response_bytes = (size_t)8 << 20;
+	cfg->continuations = 1;
 	for (size_t i = 0; i < sizeof(env) / sizeof(env[0]); i++) {
 		const char *v = getenv(env[i].var);
 		if (!v || !*v)
@@ -286,12 +312,15 @@ int kf_llm_config_file(struct kf_llm_config *cfg, const char *path,
 			why = "must be a string";
 		if (!why && k->type == KEY_NUM && !cJSON_IsNumber(it))
 			why = "must be a number";
+		if (!why && k->type == KEY_NUM_OR_NONE && !cJSON_IsNumber(it) &&
+		    !(cJSON_IsString(it) && !strcmp(it->valuestring, "none")))
+			why = "must be a number or \"none\"";
 		if (why) {
 			rc = kf_err_set(err, KF_EINVAL, "%s: key \"%.64s\": %s",
 					path, it->string, why);
 			goto out;
 		}
-		if (k->type == KEY_STR) {
+		if (k->type != KEY_NUM && cJSON_IsString(it)) {
 			rc = kf_llm_config_set(&tmp, k->name, it->valuestring,
 					       err);
 		} else {
@@ -377,7 +406,8 @@ static char *chat_url(const char *base)
 }
 
 static char *request_body(const struct kf_llm_config *cfg,
-			  const struct kf_llm_msg *msgs, int n_msgs)
+			  const struct kf_llm_msg *msgs, int n_msgs,
+			  int samples, int max_tokens)
 {
 	cJSON *root = cJSON_CreateObject();
 	cJSON_AddStringToObject(root, "model", cfg->model);
@@ -388,14 +418,49 @@ static char *request_body(const struct kf_llm_config *cfg,
 		cJSON_AddStringToObject(m, "content", msgs[i].content);
 		cJSON_AddItemToArray(arr, m);
 	}
-	cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
-	cJSON_AddNumberToObject(root, "n", cfg->samples);
-	if (cfg->max_tokens > 0)
-		cJSON_AddNumberToObject(root, "max_tokens", cfg->max_tokens);
+	if (!isnan(cfg->temperature))
+		cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
+	cJSON_AddNumberToObject(root, "n", samples);
+	if (max_tokens > 0)
+		cJSON_AddNumberToObject(root,
+					cfg->max_completion_tokens
+					    ? "max_completion_tokens"
+					    : "max_tokens",
+					max_tokens);
 	cJSON_AddFalseToObject(root, "stream");
 	char *s = kf_json_print(root);
 	cJSON_Delete(root);
 	return s;
+}
+
+/*
+ * From a 400's message: the model's context (*limit) and the prompt's
+ * tokens (*prompt), when it says that the prompt and the completion's
+ * budget do not fit together. vLLM's words (its input validation):
+ * "'max_tokens' or 'max_completion_tokens' is too large: M. This model's
+ * maximum context length is L tokens and your request has P input tokens
+ * (M > L - P)."; before that: "This model's maximum context length is L
+ * tokens. However, you requested T tokens (P in the messages, M in the
+ * completion)." A prompt longer than the context by itself ("However, your
+ * request has P input tokens. Please reduce the length of the input
+ * messages.") is not one: no budget fits it.
+ */
+static bool context_limit(const char *msg, long *limit, long *prompt)
+{
+	static const char at[] = "maximum context length is ";
+	const char *a = strstr(msg, at);
+	if (!a)
+		return false;
+	*limit = strtol(a + strlen(at), NULL, 10);
+	const char *b = strstr(a, "your request has ");
+	if (b &&
+	    (strstr(msg, "max_tokens") || strstr(msg, "max_completion_tokens")))
+		*prompt = strtol(b + strlen("your request has "), NULL, 10);
+	else if ((b = strstr(a, "tokens (")) && strstr(b, " in the messages"))
+		*prompt = strtol(b + strlen("tokens ("), NULL, 10);
+	else
+		return false;
+	return *limit > 0 && *prompt > 0 && *prompt < *limit;
 }
 
 /* A short, safe quote of what an error body says. */
@@ -585,8 +650,12 @@ static void reply_clear_texts(struct kf_llm_reply *r)
 	r->prompt_tokens = r->completion_tokens = -1;
 }
 
-int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
-		int n_msgs, struct kf_llm_reply *reply, struct kf_err *err)
+/* One call: samples completions of msgs, with retries, and with the budget
+ * lowered to fit the model's context when the server says it does not
+ * (at most CONTEXT_FITS times). The arguments are checked. */
+static int chat_call(const struct kf_llm_config *cfg,
+		     const struct kf_llm_msg *msgs, int n_msgs, int samples,
+		     struct kf_llm_reply *reply, struct kf_err *err)
 {
 	struct kf_llm_reply init = KF_LLM_REPLY_INIT;
 	struct body b = {KF_STRBUF_INIT, 0, 0, -1};
@@ -594,25 +663,15 @@ int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
 	char *url = NULL, *req = NULL, *auth = NULL;
 	CURL *h = NULL;
 	struct kf_err e = KF_ERR_INIT; /* err may be NULL; retries log it */
-	int rc = 0;
+	int rc = 0, fits = 0;
 	*reply = init;
-	if (!cfg->base_url || !cfg->model)
-		return kf_err_set(err, KF_EINVAL,
-				  "no LLM model set: give one with --model, "
-				  "KFORGE_LLM_MODEL or a config file");
-	if (n_msgs < 1 || !msgs)
-		return kf_err_set(err, KF_EINVAL, "no messages to send");
-	for (int i = 0; i < n_msgs; i++)
-		if (!msgs[i].role || !msgs[i].content)
-			return kf_err_set(err, KF_EINVAL,
-					  "message %d has no role or content",
-					  i);
 	pthread_once(&curl_once, curl_init);
 	if (curl_init_rc != CURLE_OK)
 		return kf_err_set(err, KF_ENOSYS, "libcurl: %s",
 				  curl_easy_strerror(curl_init_rc));
 	url = chat_url(cfg->base_url);
-	req = request_body(cfg, msgs, n_msgs);
+	reply->max_tokens = cfg->max_tokens;
+	req = request_body(cfg, msgs, n_msgs, samples, reply->max_tokens);
 	h = curl_easy_init();
 	if (!h) {
 		rc = kf_err_set(err, KF_ENOSYS, "%s: libcurl has no handle",
@@ -632,9 +691,6 @@ int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
 	curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
 	curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
 	curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDS, req);
-	curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
-			 (curl_off_t)strlen(req));
 	curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, (long)cfg->timeout_ms);
 	curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)cfg->connect_timeout_ms);
@@ -648,6 +704,9 @@ int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
 	curl_easy_setopt(h, CURLOPT_ACCEPT_ENCODING, "");
 	long backoff_ms = cfg->backoff_ms;
 	for (int a = 0;; a++) {
+		curl_easy_setopt(h, CURLOPT_POSTFIELDS, req);
+		curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE,
+				 (curl_off_t)strlen(req));
 		b.sb.len = 0;
 		if (b.sb.buf)
 			b.sb.buf[0] = 0;
@@ -655,6 +714,30 @@ int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
 		b.retry_after_ms = -1;
 		reply_clear_texts(reply);
 		enum attempt_end end = attempt(h, url, &b, reply, &rc, &e);
+		long limit = 0, prompt = 0;
+		if (end == END_FAIL && reply->http_status == 400 &&
+		    fits < CONTEXT_FITS &&
+		    context_limit(e.msg, &limit, &prompt) &&
+		    (reply->max_tokens <= 0 ||
+		     limit - prompt < reply->max_tokens)) {
+			/* Sent again at once, with the budget that fits: not a
+			 * retry (nothing was wrong with the server). */
+			fits++;
+			kf_log(KF_LOG_WARN,
+			       "%s; asking again with %s %ld (the model's "
+			       "context %ld less the prompt's %ld tokens)",
+			       e.msg,
+			       cfg->max_completion_tokens
+				   ? "max_completion_tokens"
+				   : "max_tokens",
+			       limit - prompt, limit, prompt);
+			reply->max_tokens = (int)(limit - prompt);
+			free(req);
+			req = request_body(cfg, msgs, n_msgs, samples,
+					   reply->max_tokens);
+			a--;
+			continue;
+		}
 		if (end == END_OK || end == END_FAIL || a >= cfg->retries)
 			break;
 		long wait_ms = backoff_ms;
@@ -684,6 +767,74 @@ out:
 	free(req);
 	free(url);
 	kf_strbuf_release(&b.sb);
+	return rc;
+}
+
+/* What a continuation asks, after the cut text as the assistant's turn. */
+static const char continue_text[] =
+    "Your reply was cut off at the token limit. Continue exactly where it "
+    "stopped, with no repetition and nothing before it.";
+
+/* Continues completion i while it was cut at the budget, up to
+ * cfg->continuations times; a continuation that fails leaves the text as it
+ * was (logged). */
+static void continue_cut(const struct kf_llm_config *cfg,
+			 const struct kf_llm_msg *msgs, int n_msgs,
+			 struct kf_llm_reply *reply, int i)
+{
+	struct kf_llm_msg *m = kf_xcalloc((size_t)n_msgs + 2, sizeof(*m));
+	memcpy(m, msgs, sizeof(*m) * (size_t)n_msgs);
+	for (int k = 0;
+	     k < cfg->continuations &&
+	     !strcmp(reply->finish_reasons[i], "length") && reply->texts[i][0];
+	     k++) {
+		struct kf_llm_reply part = KF_LLM_REPLY_INIT;
+		struct kf_err e = KF_ERR_INIT;
+		m[n_msgs] = (struct kf_llm_msg){"assistant", reply->texts[i]};
+		m[n_msgs + 1] = (struct kf_llm_msg){"user", continue_text};
+		int rc = chat_call(cfg, m, n_msgs + 2, 1, &part, &e);
+		reply->continued++;
+		reply->attempts += part.attempts;
+		if (rc) {
+			kf_log(KF_LOG_WARN,
+			       "completion %d was cut at the token limit and "
+			       "its continuation failed: %s",
+			       i, e.msg);
+			break;
+		}
+		char *joined =
+		    kf_xasprintf("%s%s", reply->texts[i], part.texts[0]);
+		free(reply->texts[i]);
+		reply->texts[i] = joined;
+		free(reply->finish_reasons[i]);
+		reply->finish_reasons[i] = kf_xstrdup(part.finish_reasons[0]);
+		if (reply->completion_tokens >= 0 &&
+		    part.completion_tokens >= 0)
+			reply->completion_tokens += part.completion_tokens;
+		kf_llm_reply_release(&part);
+	}
+	free(m);
+}
+
+int kf_llm_chat(const struct kf_llm_config *cfg, const struct kf_llm_msg *msgs,
+		int n_msgs, struct kf_llm_reply *reply, struct kf_err *err)
+{
+	struct kf_llm_reply init = KF_LLM_REPLY_INIT;
+	*reply = init;
+	if (!cfg->base_url || !cfg->model)
+		return kf_err_set(err, KF_EINVAL,
+				  "no LLM model set: give one with --model, "
+				  "KFORGE_LLM_MODEL or a config file");
+	if (n_msgs < 1 || !msgs)
+		return kf_err_set(err, KF_EINVAL, "no messages to send");
+	for (int i = 0; i < n_msgs; i++)
+		if (!msgs[i].role || !msgs[i].content)
+			return kf_err_set(err, KF_EINVAL,
+					  "message %d has no role or content",
+					  i);
+	int rc = chat_call(cfg, msgs, n_msgs, cfg->samples, reply, err);
+	for (int i = 0; !rc && i < reply->n; i++)
+		continue_cut(cfg, msgs, n_msgs, reply, i);
 	return rc;
 }
 

@@ -282,6 +282,16 @@ static int ask(struct llm_policy *p, struct kf_err *err)
 		kf_err_prefix(err, "llm");
 		goto out;
 	}
+	if (reply.continued ||
+	    (p->cfg.max_tokens > 0 && reply.max_tokens < p->cfg.max_tokens)) {
+		char line[300];
+		snprintf(line, sizeof(line),
+			 "llm: %d continuation request%s for replies cut at "
+			 "the token limit; budget %d tokens (asked %d)",
+			 reply.continued, reply.continued == 1 ? "" : "s",
+			 reply.max_tokens, p->cfg.max_tokens);
+		note(p, line);
+	}
 	int found = 0;
 	for (int i = 0; i < reply.n; i++) {
 		char *code = kf_prompt_extract_as(
