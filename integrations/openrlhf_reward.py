@@ -2,11 +2,15 @@
 
 Point OpenRLHF at the server's route directly (no Python needed):
 
-    --remote_rm_url http://127.0.0.1:8471/v1/openrlhf --label_key problem_id
+    --reward.remote_url http://127.0.0.1:8471/v1/openrlhf
+        --data.label_key problem_id
 
 or, where a reward function file is preferred, at this file:
 
-    --remote_rm_url integrations/openrlhf_reward.py --label_key problem_id
+    --reward.remote_url integrations/openrlhf_reward.py
+        --data.label_key problem_id
+
+(OpenRLHF 0.11.0's names; before 0.10.2: --remote_rm_url, --label_key.)
 
 reward_func gets OpenRLHF's queries (prompt + response), prompts and labels
 (problem ids) and returns {rewards, scores, extra_logs}.
