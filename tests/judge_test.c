@@ -232,30 +232,37 @@ static void device_calls(double *c, double *r, double *cw, double *rw,
 	}
 }
 
+/* device_calls judged: the verdict in *v, the unaccounted_ms block in
+ * *limit and *noise (ms). */
+static void judge_device(double tc, double jitter, double under, double over,
+			 struct verdict *v, double *limit, double *noise)
+{
+	double c[N], r[N], cw[N], rw[N];
+	device_calls(c, r, cw, rw, tc, jitter, under, over);
+	cJSON *tm = cJSON_CreateObject();
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, v);
+	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	*limit = kf_json_num(u, "limit", 0);
+	*noise = kf_json_num(u, "reference_p10_noise", -1);
+	cJSON_Delete(tm);
+}
+
 /* A runner that hides a tenth of a 4 ms call: 0.4 ms, inside the fixed
  * 0.1 ms + 10 % but far above what this evaluation's noise allows. */
 static void test_judge_unaccounted_device_tenth_of_a_long_call_is_rejected(void)
 {
-	double c[N], r[N], cw[N], rw[N];
-	device_calls(c, r, cw, rw, 4e6, 2e4, 0.10, 0);
-	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	double lim, noise;
+	judge_device(4e6, 2e4, 0.10, 0, &v, &lim, &noise);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	CHECK_CONTAINS(v.reason, "at or below each side's median");
 	CHECK_CONTAINS(v.reason, "the reference's own noise was");
-	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
-	double lim = kf_json_num(u, "limit", 0);
 	CHECK(lim > 0.05 && lim < 0.1 + 0.1 * 3.6);
-	CHECK(kf_json_num(u, "reference_p10_noise", -1) > 0);
-	cJSON_Delete(tm);
+	CHECK(noise > 0);
 	/* The same call reported honestly passes. */
-	device_calls(c, r, cw, rw, 4e6, 2e4, 0, 0);
-	tm = cJSON_CreateObject();
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	judge_device(4e6, 2e4, 0, 0, &v, &lim, &noise);
 	CHECK(v.status == KF_STATUS_OK);
-	cJSON_Delete(tm);
 }
 
 /* Under-reporting four calls in five by a tenth and over-reporting the
@@ -264,38 +271,24 @@ static void test_judge_unaccounted_device_tenth_of_a_long_call_is_rejected(void)
  * median they do not. */
 static void test_judge_unaccounted_device_mixed_report_is_rejected(void)
 {
-	double c[N], r[N], cw[N], rw[N];
-	device_calls(c, r, cw, rw, 4e6, 2e4, 0.10, 0.30);
-	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	double lim, noise;
+	judge_device(4e6, 2e4, 0.10, 0.30, &v, &lim, &noise);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
-	cJSON_Delete(tm);
 }
 
 /* A reference whose shares jitter by 0.4 ms widens the limit (never past
  * 0.1 ms + 10 %): an honest candidate with the same jitter passes. */
 static void test_judge_unaccounted_device_noisy_reference_widens_limit(void)
 {
-	double c[N], r[N], cw[N], rw[N];
-	device_calls(c, r, cw, rw, 4e6, 4e5, 0, 0);
-	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	double lim, quiet_lim, noise;
+	judge_device(4e6, 4e5, 0, 0, &v, &lim, &noise);
 	CHECK(v.status == KF_STATUS_OK);
-	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
-	double lim = kf_json_num(u, "limit", 0);
-	double quiet_lim;
-	cJSON_Delete(tm);
-	device_calls(c, r, cw, rw, 4e6, 2e4, 0, 0);
-	tm = cJSON_CreateObject();
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
-	quiet_lim =
-	    kf_json_num(cJSON_GetObjectItem(tm, "unaccounted_ms"), "limit", 0);
+	judge_device(4e6, 2e4, 0, 0, &v, &quiet_lim, &noise);
 	CHECK(lim > quiet_lim);
 	CHECK(lim <= 0.1 + 0.1 * 4.1);
-	cJSON_Delete(tm);
 }
 
 static void test_judge_roofline_cap(void)

@@ -309,13 +309,6 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 	return NULL;
 }
 
-static void add_ns(cJSON *o, const char *key, const double *x, int n)
-{
-	cJSON *a = cJSON_AddArrayToObject(o, key);
-	for (int i = 0; i < n; i++)
-		cJSON_AddItemToArray(a, cJSON_CreateNumber(x[i]));
-}
-
 /* KFORGE_SAMPLES=FILE appends one JSON line per evaluation timed: the
  * samples the unaccounted-time rule saw (the runners' reports and the
  * engine's views, ns) beside its statistics, to study the noise that sets
@@ -334,15 +327,16 @@ static void keep_samples(const struct kf_session_core *s, const double *c,
 	    kf_json_str(cJSON_GetObjectItem(s->res, "candidate"), "path");
 	cJSON_AddStringToObject(o, "candidate", cand ? cand : "");
 	cJSON_AddStringToObject(o, "backend", s->o->backend);
-	add_ns(o, "cand_ns", c, n);
-	add_ns(o, "ref_ns", r, n);
-	add_ns(o, "cand_wall_ns", cw, n);
-	add_ns(o, "ref_wall_ns", rw, n);
+	cJSON_AddItemToObject(o, "cand_ns", cJSON_CreateDoubleArray(c, n));
+	cJSON_AddItemToObject(o, "ref_ns", cJSON_CreateDoubleArray(r, n));
+	cJSON_AddItemToObject(o, "cand_wall_ns",
+			      cJSON_CreateDoubleArray(cw, n));
+	cJSON_AddItemToObject(o, "ref_wall_ns", cJSON_CreateDoubleArray(rw, n));
 	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
 	if (u)
 		cJSON_AddItemToObject(o, "unaccounted_ms",
 				      cJSON_Duplicate(u, true));
-	char *line = cJSON_PrintUnformatted(o);
+	char *line = kf_json_print(o);
 	cJSON_Delete(o);
 	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
 	if (fd >= 0) {

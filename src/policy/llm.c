@@ -405,6 +405,13 @@ static char *chat_url(const char *base)
 	return kf_xasprintf("%.*s/chat/completions", (int)n, base);
 }
 
+/* The name the completion's budget is sent under. */
+static const char *budget_name(const struct kf_llm_config *cfg)
+{
+	return cfg->max_completion_tokens ? "max_completion_tokens"
+					  : "max_tokens";
+}
+
 static char *request_body(const struct kf_llm_config *cfg,
 			  const struct kf_llm_msg *msgs, int n_msgs,
 			  int samples, int max_tokens)
@@ -422,11 +429,7 @@ static char *request_body(const struct kf_llm_config *cfg,
 		cJSON_AddNumberToObject(root, "temperature", cfg->temperature);
 	cJSON_AddNumberToObject(root, "n", samples);
 	if (max_tokens > 0)
-		cJSON_AddNumberToObject(root,
-					cfg->max_completion_tokens
-					    ? "max_completion_tokens"
-					    : "max_tokens",
-					max_tokens);
+		cJSON_AddNumberToObject(root, budget_name(cfg), max_tokens);
 	cJSON_AddFalseToObject(root, "stream");
 	char *s = kf_json_print(root);
 	cJSON_Delete(root);
@@ -726,11 +729,8 @@ static int chat_call(const struct kf_llm_config *cfg,
 			kf_log(KF_LOG_WARN,
 			       "%s; asking again with %s %ld (the model's "
 			       "context %ld less the prompt's %ld tokens)",
-			       e.msg,
-			       cfg->max_completion_tokens
-				   ? "max_completion_tokens"
-				   : "max_tokens",
-			       limit - prompt, limit, prompt);
+			       e.msg, budget_name(cfg), limit - prompt, limit,
+			       prompt);
 			reply->max_tokens = (int)(limit - prompt);
 			free(req);
 			req = request_body(cfg, msgs, n_msgs, samples,
