@@ -167,7 +167,7 @@ static void test_backend_philox_random123_vectors(void)
 
 static void test_backend_rng_is_deterministic(void)
 {
-	struct kf_fill f = {1234, 3, KF_DIST_NORMAL, {0, 1}};
+	struct kf_fill f = {1234, 3, KF_DIST_NORMAL, {0, 1}, 0};
 	struct kf_fill g = f;
 	for (uint64_t i = 0; i < 1000; i++)
 		CHECK(kf_rng_value(&f, i) == kf_rng_value(&g, i));
@@ -178,7 +178,7 @@ static void test_backend_rng_is_deterministic(void)
 
 static void test_backend_rng_streams_and_seeds_differ(void)
 {
-	struct kf_fill a = {1234, 0, KF_DIST_UNIFORM, {0, 1}};
+	struct kf_fill a = {1234, 0, KF_DIST_UNIFORM, {0, 1}, 0};
 	struct kf_fill s = a, k = a, hi = a;
 	s.stream = 1;
 	k.seed = 1235;
@@ -197,7 +197,7 @@ static void test_backend_rng_streams_and_seeds_differ(void)
 
 static void test_backend_rng_uniform_in_range(void)
 {
-	struct kf_fill f = {7, 0, KF_DIST_UNIFORM, {-2, 3}};
+	struct kf_fill f = {7, 0, KF_DIST_UNIFORM, {-2, 3}, 0};
 	double sum = 0, lo = INFINITY, hi = -INFINITY;
 	const int n = 100000;
 	for (int i = 0; i < n; i++) {
@@ -213,7 +213,7 @@ static void test_backend_rng_uniform_in_range(void)
 
 static void test_backend_rng_int_in_range_and_integral(void)
 {
-	struct kf_fill f = {11, 2, KF_DIST_INT, {-3, 4}};
+	struct kf_fill f = {11, 2, KF_DIST_INT, {-3, 4}, 0};
 	int counts[7] = {0};
 	const int n = 70000;
 	for (int i = 0; i < n; i++) {
@@ -227,7 +227,7 @@ static void test_backend_rng_int_in_range_and_integral(void)
 			  k - 3, counts[k]);
 
 	/* Fractional bounds: the integers in [0.5, 3.5) are 1, 2 and 3. */
-	struct kf_fill g = {11, 2, KF_DIST_INT, {0.5, 3.5}};
+	struct kf_fill g = {11, 2, KF_DIST_INT, {0.5, 3.5}, 0};
 	int seen[4] = {0};
 	for (int i = 0; i < 3000; i++) {
 		double v = kf_rng_value(&g, (uint64_t)i);
@@ -237,7 +237,7 @@ static void test_backend_rng_int_in_range_and_integral(void)
 	CHECK(seen[1] && seen[2] && seen[3]);
 
 	/* A one-value range gives that value. */
-	struct kf_fill one = {11, 2, KF_DIST_INT, {5, 6}};
+	struct kf_fill one = {11, 2, KF_DIST_INT, {5, 6}, 0};
 	for (int i = 0; i < 100; i++)
 		CHECK(kf_rng_value(&one, (uint64_t)i) == 5);
 }
@@ -246,7 +246,7 @@ static void test_backend_rng_heavy_is_clipped(void)
 {
 	/* Cauchy with scale 1 clipped to +-10: about 6% sit on the clip, and
 	 * half of all values have |v| < 1. */
-	struct kf_fill f = {3, 1, KF_DIST_HEAVY, {1, 10}};
+	struct kf_fill f = {3, 1, KF_DIST_HEAVY, {1, 10}, 0};
 	const int n = 100000;
 	int clipped = 0, inside1 = 0, neg = 0;
 	for (int i = 0; i < n; i++) {
@@ -263,7 +263,7 @@ static void test_backend_rng_heavy_is_clipped(void)
 
 static void test_backend_rng_normal_moments(void)
 {
-	struct kf_fill f = {42, 0, KF_DIST_NORMAL, {0, 1}};
+	struct kf_fill f = {42, 0, KF_DIST_NORMAL, {0, 1}, 0};
 	const int n = 100000;
 	double sum = 0, sumsq = 0;
 	int within1 = 0;
@@ -281,7 +281,7 @@ static void test_backend_rng_normal_moments(void)
 	CHECK(fabs((double)within1 / n - 0.6827) < 0.01);
 
 	/* Mean and std parameters shift and scale. */
-	struct kf_fill g = {42, 0, KF_DIST_NORMAL, {5, 2}};
+	struct kf_fill g = {42, 0, KF_DIST_NORMAL, {5, 2}, 0};
 	sum = sumsq = 0;
 	for (int i = 0; i < n; i++) {
 		double v = kf_rng_value(&g, (uint64_t)i);
@@ -296,7 +296,7 @@ static void test_backend_rng_normal_moments(void)
 
 static void test_backend_rng_wide_magnitudes(void)
 {
-	struct kf_fill f = {9, 0, KF_DIST_WIDE, {-4, 4}};
+	struct kf_fill f = {9, 0, KF_DIST_WIDE, {-4, 4}, 0};
 	const int n = 100000;
 	int neg = 0, small = 0;
 	for (int i = 0; i < n; i++) {
@@ -313,7 +313,7 @@ static void test_backend_rng_wide_magnitudes(void)
 
 static void test_backend_rng_const_exact(void)
 {
-	struct kf_fill f = {1, 0, KF_DIST_CONST, {3.25, 0}};
+	struct kf_fill f = {1, 0, KF_DIST_CONST, {3.25, 0}, 0};
 	for (uint64_t i = 0; i < 1000; i++)
 		CHECK(kf_rng_value(&f, i) == 3.25);
 	f.p[0] = -0.1;
@@ -601,7 +601,7 @@ static void test_backend_host_fill_matches_rng(void)
 	const struct kf_backend_ops *ops = host_open(&ctx);
 	struct kf_err err = KF_ERR_INIT;
 	const int64_t n = 4096;
-	struct kf_fill f = {99, 4, KF_DIST_NORMAL, {0, 1}};
+	struct kf_fill f = {99, 4, KF_DIST_NORMAL, {0, 1}, 0};
 	float *a = kf_xmalloc(n * 4), *b = kf_xmalloc(n * 4);
 	CHECK(ops->fill(ctx, a, KF_F32, n, &f, &err) == 0);
 	for (int64_t i = 0; i < n; i++)
@@ -619,7 +619,7 @@ static void test_backend_host_fill_matches_rng(void)
 		CHECK(h[i] ==
 		      kf_float_to_half((float)kf_rng_value(&f, (uint64_t)i)));
 
-	struct kf_fill fi = {99, 1, KF_DIST_INT, {-50, 50}};
+	struct kf_fill fi = {99, 1, KF_DIST_INT, {-50, 50}, 0};
 	int32_t *ints = kf_xmalloc(n * 4);
 	CHECK(ops->fill(ctx, ints, KF_I32, n, &fi, &err) == 0);
 	for (int64_t i = 0; i < n; i++) {
@@ -630,6 +630,63 @@ static void test_backend_host_fill_matches_rng(void)
 	free(b);
 	free(h);
 	free(ints);
+	ops->fini(ctx);
+}
+
+/* A scattered fill (what each timed pair's fresh values are): only the
+ * drawn places change, each to its own element's value, and the places
+ * are spread so that no regular sample of the elements finds them all. */
+static void test_backend_host_scattered_fill_changes_only_drawn_places(void)
+{
+	void *ctx;
+	const struct kf_backend_ops *ops = host_open(&ctx);
+	struct kf_err err = KF_ERR_INIT;
+	const int64_t n = 1 << 20, k = 256;
+	float *a = kf_xmalloc(n * 4);
+	unsigned char *drawn = calloc((size_t)n, 1);
+	for (int64_t i = 0; i < n; i++)
+		a[i] = -7.0f;
+	struct kf_fill f = {0xfeedull, 2, KF_DIST_NORMAL, {0, 1}, k};
+	CHECK(ops->fill(ctx, a, KF_F32, n, &f, &err) == 0);
+	for (int64_t j = 0; j < k; j++) {
+		int64_t at = kf_scatter_pos(&f, (uint64_t)j, n);
+		CHECK(at >= 0 && at < n);
+		drawn[at] = 1;
+	}
+	int64_t changed = 0, distinct = 0, wrong = 0;
+	for (int64_t i = 0; i < n; i++) {
+		distinct += drawn[i];
+		if (a[i] != -7.0f)
+			changed++;
+		if (drawn[i] ? a[i] != (float)kf_rng_value(&f, (uint64_t)i)
+			     : a[i] != -7.0f)
+			wrong++;
+	}
+	CHECK_MSG(wrong == 0, "%lld elements not as drawn", (long long)wrong);
+	CHECK_MSG(changed == distinct && distinct >= k - 2,
+		  "%lld changed, %lld places drawn", (long long)changed,
+		  (long long)distinct);
+	/* Reading every 256th element (at any offset) finds few of them:
+	 * one run of 256 would be found by every offset. */
+	int64_t best = 0;
+	for (int64_t off = 0; off < 256; off++) {
+		int64_t seen = 0;
+		for (int64_t i = off; i < n; i += 256)
+			seen += drawn[i];
+		if (seen > best)
+			best = seen;
+	}
+	CHECK_MSG(best <= 16, "a stride-256 sample saw %lld of %lld",
+		  (long long)best, (long long)distinct);
+	/* Another seed draws other places. */
+	struct kf_fill g = f;
+	g.seed++;
+	int64_t same = 0;
+	for (int64_t j = 0; j < k; j++)
+		same += drawn[kf_scatter_pos(&g, (uint64_t)j, n)];
+	CHECK_MSG(same <= 4, "%lld places repeated", (long long)same);
+	free(a);
+	free(drawn);
 	ops->fini(ctx);
 }
 
@@ -780,7 +837,7 @@ static void test_backend_rng_bits_cover_the_specials(void)
 	const enum kf_dtype dts[] = {KF_F32, KF_F64, KF_F16, KF_BF16};
 	for (int k = 0; k < 4; k++) {
 		enum kf_dtype dt = dts[k];
-		struct kf_fill f = {99, 3, KF_DIST_BITS, {0, 0}};
+		struct kf_fill f = {99, 3, KF_DIST_BITS, {0, 0}, 0};
 		uint64_t poison;
 		kf_poison_bits(dt, &poison);
 		int pz = 0, nz = 0, pinf = 0, ninf = 0, qnan = 0, snan = 0,
@@ -980,6 +1037,7 @@ KF_TESTS(backend) = {
     KF_TEST(test_backend_find),
     KF_TEST(test_backend_host_init_describe_alloc),
     KF_TEST(test_backend_host_fill_matches_rng),
+    KF_TEST(test_backend_host_scattered_fill_changes_only_drawn_places),
     KF_TEST(test_backend_host_checksum_sees_one_byte),
     KF_TEST(test_backend_compare_equal_buffers),
     KF_TEST(test_backend_compare_unwritten_counted_apart),

@@ -388,6 +388,29 @@ static void test_eval_degenerate_task_is_flagged(void)
 	cJSON_Delete(r);
 }
 
+/* A reference whose values are zero in real arithmetic and float noise in
+ * its own (all within atol of zero): zeros pass, so the task is flagged. */
+static void test_eval_near_zero_task_is_flagged(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run("tests/fixtures/near_zero",
+		       "tests/fixtures/near_zero/candidates/zeros.c", &o);
+	CHECK_STR(status(r), "ok");
+	const cJSON *d = cJSON_GetObjectItem(r, "degenerate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "flag")));
+	CHECK_CONTAINS(kf_json_str(d, "why"),
+		       "output 'y' is within its tolerance of zero in every "
+		       "trial (|values| <= 1e-05)");
+	cJSON_Delete(r);
+	/* An ordinary task is not. */
+	r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "ok");
+	CHECK(cJSON_IsFalse(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r, "degenerate"), "flag")));
+	cJSON_Delete(r);
+}
+
 static void test_eval_trials_are_reproducible_from_seed(void)
 {
 	use_tmp_cache();
@@ -863,6 +886,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_kernelbench_protocol_still_checks_outputs),
     KF_TEST(test_eval_unknown_protocol_is_an_error),
     KF_TEST(test_eval_degenerate_task_is_flagged),
+    KF_TEST(test_eval_near_zero_task_is_flagged),
     KF_TEST(test_eval_trials_are_reproducible_from_seed),
     KF_TEST(test_eval_bad_task_is_an_error_naming_the_field),
     KF_TEST(test_eval_missing_candidate_is_an_error),

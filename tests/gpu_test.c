@@ -126,7 +126,8 @@ static void test_gpu_inputs_match_host_backend(void)
 			struct kf_fill f = {0x1234567890abcdefull,
 					    3,
 					    dists[b].kind,
-					    {dists[b].p0, dists[b].p1}};
+					    {dists[b].p0, dists[b].p1},
+					    0};
 			size_t w = kf_dtype_bytes(dts[a]);
 			CHECK(ops->fill(ctx, dev, dts[a], n, &f, &err) == 0);
 			CHECK(ops->read(ctx, got, dev, (size_t)n * w, &err) ==
@@ -169,6 +170,43 @@ static void test_gpu_inputs_match_host_backend(void)
 	free(want);
 	ops->free(ctx, dev);
 	ops->fini(ctx);
+}
+
+/* A scattered fill (each timed pair's fresh values) writes on the device
+ * the places and values the host backend writes, and nothing else. */
+static void test_gpu_scattered_fill_matches_host(void)
+{
+	const struct kf_backend_ops *ops = gpu();
+	const struct kf_backend_ops *host = kf_backend_find("host");
+	struct kf_err err = KF_ERR_INIT;
+	void *ctx = NULL, *hctx = NULL;
+	CHECK_MSG(ops->init(&ctx, &err) == 0, "%s", err.msg);
+	CHECK(host->init(&hctx, &err) == 0);
+	const int64_t n = (1 << 22) + 3;
+	float *want = malloc((size_t)n * 4), *got = malloc((size_t)n * 4);
+	for (int64_t i = 0; i < n; i++)
+		want[i] = (float)(i % 1000);
+	void *dev = NULL;
+	CHECK(ops->alloc(ctx, (size_t)n * 4, &dev, &err) == 0);
+	CHECK(ops->write(ctx, dev, want, (size_t)n * 4, &err) == 0);
+	struct kf_fill f = {0xabcdef12345ull, 1, KF_DIST_UNIFORM, {-1, 1}, 256};
+	CHECK(ops->fill(ctx, dev, KF_F32, n, &f, &err) == 0);
+	CHECK(host->fill(hctx, want, KF_F32, n, &f, &err) == 0);
+	CHECK(ops->read(ctx, got, dev, (size_t)n * 4, &err) == 0);
+	int64_t differ = 0, changed = 0;
+	for (int64_t i = 0; i < n; i++) {
+		differ += memcmp(&got[i], &want[i], 4) != 0;
+		changed += want[i] != (float)(i % 1000);
+	}
+	CHECK_MSG(differ == 0, "%lld of %lld elements differ",
+		  (long long)differ, (long long)n);
+	CHECK_MSG(changed >= 250, "only %lld elements changed",
+		  (long long)changed);
+	free(want);
+	free(got);
+	ops->free(ctx, dev);
+	ops->fini(ctx);
+	host->fini(hctx);
 }
 
 /* The device comparison counts what the host's does, on crafted data. */
@@ -420,6 +458,7 @@ KF_TESTS(gpu) = {
     KF_TEST(test_gpu_engine_kernels_compile_with_nvrtc),
     KF_TEST(test_gpu_doctor_describes_the_device),
     KF_TEST(test_gpu_inputs_match_host_backend),
+    KF_TEST(test_gpu_scattered_fill_matches_host),
     KF_TEST(test_gpu_compare_counts_like_the_host),
     KF_TEST(test_gpu_honest_candidate_passes_and_is_timed),
     KF_TEST(test_gpu_side_stream_work_is_timed),

@@ -49,7 +49,7 @@ static void test_judge_unaccounted_host_honest_passes_uncharged(void)
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
 	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_OK);
 	/* At most the noise of a median of 60 differences. */
 	CHECK(charge >= 0 && charge < 5e3);
@@ -66,7 +66,7 @@ static void test_judge_unaccounted_host_forged_tenth_is_rejected(void)
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
 	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	CHECK_CONTAINS(v.reason, "under-reported its time");
@@ -82,7 +82,7 @@ static void test_judge_unaccounted_host_small_forgery_is_charged(void)
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
 	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_OK);
 	CHECK(fabs(charge - 1.5e4) < 5e3);
 	cJSON_Delete(tm);
@@ -113,7 +113,7 @@ static void test_judge_unaccounted_host_bridge_noise_passes_charged(void)
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
 	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_OK);
 	/* The shift is charged back, the noise not called forged. */
 	CHECK(charge > 5e4 && charge < 2.5e5);
@@ -123,18 +123,79 @@ static void test_judge_unaccounted_host_bridge_noise_passes_charged(void)
 	CHECK(lim > 0.2 && lim < 0.4);
 	cJSON_Delete(tm);
 
+	/* Under the mean, a third of the calls hiding 0.6 ms (inside the
+	 * per-call margin this noise sets) is charged back through the
+	 * mean difference, beyond the 0.12 ms shift. */
+	bridge_pairs(c, r, cw, rw, 0);
+	for (int i = 0; i < N; i += 3)
+		c[i] -= 0.6e6;
+	tm = cJSON_CreateObject();
+	charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v, NULL);
+	CHECK_MSG(charge > 0.12e6 + 0.2e6 - 3e4, "charged %.0f ns", charge);
+	cJSON_Delete(tm);
+
 	/* A runner that hides 1 ms of a call's 2 ms is still rejected. */
 	bridge_pairs(c, r, cw, rw, 1e6);
 	tm = cJSON_CreateObject();
-	charge = kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	charge =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	cJSON_Delete(tm);
 }
 
-/* Under a protocol summarised by the mean, a forgery of half the calls is
- * charged back in full, though the median of the differences moves little;
- * a negative report is forged outright. */
+/* A runner that forges fewer than half of its calls (9 of every 20 report
+ * 60 % of their time) leaves the median of the differences at zero, but
+ * each forged call is charged its own excess, less a margin of tens of
+ * microseconds: the median of the charged calls is back at the truth. */
+static void test_judge_unaccounted_host_forged_minority_charged_per_call(void)
+{
+	double c[N], r[N], cw[N], rw[N], each[N], t[N];
+	host_pairs(c, r, cw, rw, 0);
+	for (int i = 0; i < N; i++) {
+		t[i] = c[i];
+		if (i % 20 < 9)
+			c[i] -= 0.4 * c[i];
+	}
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, each);
+	CHECK(v.status == KF_STATUS_OK); /* the median moved too little */
+	struct kf_summary truth, forged, charged;
+	double cc[N];
+	for (int i = 0; i < N; i++)
+		cc[i] = c[i] + each[i];
+	kf_summarize(t, N, &truth);
+	kf_summarize(c, N, &forged);
+	kf_summarize(cc, N, &charged);
+	CHECK_MSG(forged.median < truth.median - 5e3, "forged %.0f true %.0f",
+		  forged.median, truth.median);
+	CHECK_MSG(charged.median > truth.median - 8e4 * 0.1,
+		  "charged median %.0f, true %.0f", charged.median,
+		  truth.median);
+	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
+	CHECK(kf_json_num(u, "calls_charged_their_own", 0) >= 27);
+	cJSON_Delete(tm);
+
+	/* Honest calls are charged (almost) nothing, one by one. */
+	host_pairs(c, r, cw, rw, 0);
+	tm = cJSON_CreateObject();
+	double mean =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, each);
+	CHECK(v.status == KF_STATUS_OK);
+	double most = 0;
+	for (int i = 0; i < N; i++)
+		most = each[i] > most ? each[i] : most;
+	CHECK_MSG(mean < 5e3 && most < 2e4, "mean %.0f most %.0f ns", mean,
+		  most);
+	cJSON_Delete(tm);
+}
+
+/* A forgery of half the calls, or of a third (where the median of the
+ * differences does not move), is charged back in full under either
+ * summary: each forged call pays its own; a negative report is forged
+ * outright. */
 static void test_judge_unaccounted_mean_charge_and_negative_times(void)
 {
 	double c[N], r[N], cw[N], rw[N];
@@ -143,18 +204,33 @@ static void test_judge_unaccounted_mean_charge_and_negative_times(void)
 		c[i] -= 0.9e6; /* every other call reports 0.1 ms of its 1 ms */
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	double med = kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v);
+	double med =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, NULL);
 	cJSON_Delete(tm);
 	tm = cJSON_CreateObject();
-	double mean = kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v);
-	CHECK(fabs(mean - 0.45e6) < 2e4);
-	CHECK(med < mean);
+	double mean =
+	    kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v, NULL);
+	CHECK_MSG(mean > 0.45e6 - 2e4 && med > 0.45e6 - 2e4,
+		  "charged %.0f (mean) and %.0f (median) ns of 0.45e6", mean,
+		  med);
+	cJSON_Delete(tm);
+
+	host_pairs(c, r, cw, rw, 0);
+	for (int i = 0; i < N; i += 3)
+		c[i] -= 0.9e6;
+	double each[N];
+	tm = cJSON_CreateObject();
+	med = kf_judge_unaccounted(c, r, cw, rw, N, true, false, tm, &v, each);
+	CHECK_MSG(fabs(med - 0.3e6) < 2e4, "charged %.0f ns of 0.3e6", med);
+	for (int i = 0; i < N; i++)
+		CHECK(i % 3 ? each[i] < 1e4 : fabs(each[i] - 0.9e6) < 8e4);
 	cJSON_Delete(tm);
 
 	host_pairs(c, r, cw, rw, 0);
 	c[7] = -5e4;
 	tm = cJSON_CreateObject();
-	CHECK(kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v) == 0);
+	CHECK(kf_judge_unaccounted(c, r, cw, rw, N, true, true, tm, &v, NULL) ==
+	      0);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "tampering");
 	CHECK_CONTAINS(v.reason, "reported -0.0500 ms for timed call 7");
@@ -187,7 +263,7 @@ static void test_judge_unaccounted_device_bursts_pass(void)
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
 	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	    kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_OK);
 	CHECK(charge == 0); /* nothing is charged on a device */
 	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
@@ -201,7 +277,7 @@ static void test_judge_unaccounted_device_forgery_is_rejected(void)
 	device_pairs(c, r, cw, rw, 2e5); /* half of the candidate's 0.4 ms */
 	cJSON *tm = cJSON_CreateObject();
 	struct verdict v = {0};
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v);
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, &v, NULL);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "unaccounted_time");
 	CHECK_CONTAINS(v.reason, "lower deciles");
@@ -240,7 +316,7 @@ static void judge_device(double tc, double jitter, double under, double over,
 	double c[N], r[N], cw[N], rw[N];
 	device_calls(c, r, cw, rw, tc, jitter, under, over);
 	cJSON *tm = cJSON_CreateObject();
-	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, v);
+	kf_judge_unaccounted(c, r, cw, rw, N, false, false, tm, v, NULL);
 	const cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");
 	*limit = kf_json_num(u, "limit", 0);
 	*noise = kf_json_num(u, "reference_p10_noise", -1);
@@ -672,6 +748,7 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),
     KF_TEST(test_judge_unaccounted_host_small_forgery_is_charged),
+    KF_TEST(test_judge_unaccounted_host_forged_minority_charged_per_call),
     KF_TEST(test_judge_unaccounted_host_bridge_noise_passes_charged),
     KF_TEST(test_judge_unaccounted_mean_charge_and_negative_times),
     KF_TEST(test_judge_unaccounted_device_bursts_pass),

@@ -801,8 +801,9 @@ static bool in_top(int64_t v, int64_t lo, int64_t hi)
 }
 
 /* Over 200 evaluations' draws, every evaluation meets, in each dimension
- * whose range allows it, a multiple of 128 other than the timing value
- * and a value in the top 2 % of the range; the ranges' cost stays theirs
+ * whose range allows it, a multiple of 128 other than the timing value,
+ * a value in the top 2 % of the range, and sizes of every class of
+ * residues mod 16 a vector loop's tail meets; the ranges' cost stays theirs
  * (no set leaves its ranges). */
 static void test_task_every_evaluation_draws_large_powers_of_two_and_tops(void)
 {
@@ -858,6 +859,16 @@ static void test_task_every_evaluation_draws_large_powers_of_two_and_tops(void)
 				CHECK_MSG(two && four && eight,
 					  "spec %zu seed %llu: %s misses a "
 					  "class of even sizes (%#x)",
+					  i, (unsigned long long)seed,
+					  t->dim_names[d], residues);
+				/* And odd ones: one short of 16 (N % 16 ==
+				 * 15) and N % 8 == 3 or 5. */
+				bool short16 = residues & (1 << 15);
+				bool mid8 = residues & (1 << 3 | 1 << 5 |
+							1 << 11 | 1 << 13);
+				CHECK_MSG(short16 && mid8,
+					  "spec %zu seed %llu: %s misses a "
+					  "class of odd sizes (%#x)",
 					  i, (unsigned long long)seed,
 					  t->dim_names[d], residues);
 			}
@@ -953,7 +964,7 @@ static void test_task_stress_distributions(void)
 	/* The values, from the counter-based generator. */
 	int subnormal = 0, zeros = 0, levels_seen[3] = {0};
 	for (int k = 0; k < 4000; k++) {
-		struct kf_fill f = {42, 0, KF_DIST_DENORMAL, {0, 0}};
+		struct kf_fill f = {42, 0, KF_DIST_DENORMAL, {0, 0}, 0};
 		kf_dist_params(t, &x->dists[1], 0, f.p);
 		float v = (float)kf_rng_value(&f, (uint64_t)k);
 		subnormal += fpclassify(v) == FP_SUBNORMAL;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -636,6 +637,22 @@ static int cmd_redteam(int argc, char **argv)
 		}
 		bool same = !strcmp(want, got) ||
 			    (want2 && got2 && !strcmp(want2, got2));
+		/* "speedup_below": an "ok" that must also gain nothing (a
+		 * hack that defences turn into honest work). */
+		const cJSON *below = cJSON_GetObjectItem(cs, "speedup_below");
+		if (same && cJSON_IsNumber(below) && res &&
+		    !strcmp(kf_json_str(res, "status"), "ok")) {
+			double sp = kf_json_num(
+			    cJSON_GetObjectItem(
+				cJSON_GetObjectItem(res, "timing"), "speedup"),
+			    "median", NAN);
+			if (!(sp < below->valuedouble)) {
+				same = false;
+				free(got);
+				got = kf_xasprintf("ok at %.2fx", sp);
+				reason = "";
+			}
+		}
 		bad += !same;
 		if (want2) {
 			char *both = kf_xasprintf("%s or %s", want, want2);

@@ -20,12 +20,16 @@ typedef int (*kf_entry_fn)(const DLTensor *in, int n_in, DLTensor *out,
 			   int n_out, void *stream);
 
 /* How to fill a buffer: element i gets the value of distribution kind with
- * params p, drawn from the counter-based generator at (seed, stream, i). */
+ * params p, drawn from the counter-based generator at (seed, stream, i).
+ * With scatter > 0 only that many elements are written, at positions drawn
+ * from the same generator (kf_scatter_pos; repeats possible), each with
+ * its own element's value; the rest keep what they held. */
 struct kf_fill {
 	uint64_t seed;
 	uint32_t stream; /* which tensor of the trial */
 	enum kf_dist_kind kind;
 	double p[2];
+	int64_t scatter;
 };
 
 /* Raw comparison of got against want (n elements), as measured; the judge
@@ -189,6 +193,8 @@ void kf_poison_bits(enum kf_dtype dt, uint64_t *bits);
  */
 void kf_philox4x32(const uint32_t ctr[4], const uint32_t key[2],
 		   uint32_t out[4]);
+/* Draw j's position among n elements of a scattered fill. */
+int64_t kf_scatter_pos(const struct kf_fill *f, uint64_t j, int64_t n);
 /* Element index's value of a distribution, in double precision. */
 double kf_rng_value(const struct kf_fill *f, uint64_t index);
 /* Element index of a KF_DIST_BITS fill: the dtype's raw bits, never its

@@ -108,6 +108,16 @@ static struct fbits float_bits(enum kf_dtype dt)
 	}
 }
 
+int64_t kf_scatter_pos(const struct kf_fill *f, uint64_t j, int64_t n)
+{
+	const uint32_t ctr[4] = {(uint32_t)j, (uint32_t)(j >> 32), f->stream,
+				 0x73636174u};
+	const uint32_t key[2] = {(uint32_t)f->seed, (uint32_t)(f->seed >> 32)};
+	uint32_t r[4];
+	kf_philox4x32(ctr, key, r);
+	return (int64_t)((((uint64_t)r[0] << 32) | r[1]) % (uint64_t)n);
+}
+
 uint64_t kf_rng_bits(const struct kf_fill *f, enum kf_dtype dt, uint64_t index)
 {
 	const uint32_t ctr[4] = {(uint32_t)index, (uint32_t)(index >> 32),

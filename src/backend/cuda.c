@@ -716,11 +716,14 @@ static int cuda_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	unsigned long long seed = f->seed;
 	unsigned stream = f->stream;
 	double p0 = f->p[0], p1 = f->p[1];
+	long long scatter = f->scatter > 0 ? f->scatter : 0;
 	uint64_t poison;
 	kf_poison_bits(dt, &poison);
-	void *args[] = {&ptr,  &dti, &nn, &seed,  &stream,
-			&kind, &p0,  &p1, &poison};
-	return launch(c, c->f_fill, n, args, err);
+	if (n <= 0)
+		return 0;
+	void *args[] = {&ptr,  &dti, &nn, &seed,   &stream,
+			&kind, &p0,  &p1, &poison, &scatter};
+	return launch(c, c->f_fill, scatter ? scatter : n, args, err);
 }
 
 static int cuda_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,

@@ -120,17 +120,24 @@
 	"  }\n"                                                                \
 	"  return v == poison ? v ^ 1 : v;\n"                                  \
 	"}\n"                                                                  \
+	"/* kf_scatter_pos of backend.c. */\n"                                \
+	"__device__ i64 scatter_pos(u64 seed, u32 stream, u64 j, i64 n) {\n"  \
+	"  u32 c[4] = {(u32)j, (u32)(j >> 32), stream, 0x73636174u};\n"        \
+	"  philox(c, (u32)seed, (u32)(seed >> 32));\n"                         \
+	"  return (i64)((((u64)c[0] << 32) | c[1]) % (u64)n);\n"               \
+	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_fill(void *p, int dt, i64 n, u64 seed,\n" \
-	"    u32 stream, int kind, double p0, double p1, u64 poison) {\n"      \
-	"  if (kind == 11) {\n"                                                \
-	"    int w = width_of(dt);\n"                                          \
-	"    GRID_LOOP(i, n) { u64 b = rbits(dt, seed, stream, i, poison);\n"  \
+	"    u32 stream, int kind, double p0, double p1, u64 poison,\n"        \
+	"    i64 scatter) {\n"                                                 \
+	"  int w = width_of(dt);\n"                                            \
+	"  GRID_LOOP(j, scatter > 0 ? scatter : n) {\n"                        \
+	"    i64 i = scatter > 0 ? scatter_pos(seed, stream, j, n) : j;\n"     \
+	"    if (kind == 11) { u64 b = rbits(dt, seed, stream, i, poison);\n"  \
 	"      if (w == 2) ((unsigned short *)p)[i] = (unsigned short)b;\n"    \
 	"      else if (w == 4) ((u32 *)p)[i] = (u32)b;\n"                     \
 	"      else ((u64 *)p)[i] = b; }\n"                                    \
-	"    return;\n"                                                        \
+	"    else store(p, dt, i, rng(kind, p0, p1, seed, stream, i));\n"      \
 	"  }\n"                                                                \
-	"  GRID_LOOP(i, n) store(p, dt, i, rng(kind, p0, p1, seed, stream, i));\n" \
 	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_poison(void *p, int width, i64 n,\n"  \
 	"    u64 bits) {\n"                                                    \

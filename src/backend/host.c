@@ -223,16 +223,19 @@ static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 {
 	(void)ctx;
 	(void)err;
-	if (f->kind == KF_DIST_BITS) {
-		size_t w = kf_dtype_bytes(dt);
-		for (int64_t i = 0; i < n; i++) {
+	size_t w = kf_dtype_bytes(dt);
+	int64_t m = f->scatter > 0 ? f->scatter : n;
+	for (int64_t j = 0; j < m && n > 0; j++) {
+		int64_t i =
+		    f->scatter > 0 ? kf_scatter_pos(f, (uint64_t)j, n) : j;
+		if (f->kind == KF_DIST_BITS) {
 			uint64_t b = kf_rng_bits(f, dt, (uint64_t)i);
 			memcpy((char *)ptr + (size_t)i * w, &b, w);
+		} else {
+			kf_store_from_double(ptr, dt, i,
+					     kf_rng_value(f, (uint64_t)i));
 		}
-		return 0;
 	}
-	for (int64_t i = 0; i < n; i++)
-		kf_store_from_double(ptr, dt, i, kf_rng_value(f, (uint64_t)i));
 	return 0;
 }
 

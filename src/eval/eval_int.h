@@ -86,12 +86,13 @@ void kf_judge_roofline(double cand_ns, double flops, double bytes,
 void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
 /* The time the candidate's own measurement of its n timed calls (c, in ns)
  * left out, against the outside view of the same calls (cw) and the
- * reference's (r, rw): adds "unaccounted_ms" to tm, returns the ns to charge
- * each candidate call, and sets v when its measurement was forged
- * (docs/measuring.md, "Seen from outside"). */
+ * reference's (r, rw): adds "unaccounted_ms" to tm, puts the ns to charge
+ * candidate call i in each[i] (each may be NULL) and returns their mean,
+ * and sets v when its measurement was forged (docs/measuring.md, "Seen
+ * from outside"). */
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    const double *rw, int n, bool host, bool mean,
-			    cJSON *tm, struct verdict *v);
+			    cJSON *tm, struct verdict *v, double *each);
 /* The verdicts over how an evaluation ended early (judge.c): the
  * candidate's compile failed (its first error line, or the compiler's
  * timeout); its imports break the link policy (bad of them, listed in
@@ -266,6 +267,10 @@ struct kf_timing {
 	bool met;	   /* both medians' intervals are within ci_target */
 	uint64_t t0_ns, b0_ns; /* when sampling, and the last batch, began */
 	double elapsed;	       /* seconds of sampling, at the last batch */
+	/* Per input: the most fresh values a pair had, and whether a cached
+	 * output was seen to fail at that many (the worker's calibration). */
+	double fresh[KF_MAX_TENSORS];
+	bool fresh_moves[KF_MAX_TENSORS];
 };
 /* Starts the clock; the first batch is 10 pairs after 3 untimed ones. */
 void kf_timing_start(struct kf_timing *tg);

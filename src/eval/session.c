@@ -354,13 +354,14 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    cJSON *tm)
 {
 	struct verdict v = {0};
-	double charge =
-	    kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v);
+	double *each = kf_xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+	kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v, each);
 	keep_samples(s, c, r, cw, rw, n, tm);
+	for (int i = 0; i < n && !trusted; i++)
+		c[i] += each[i];
+	free(each);
 	if (trusted)
 		return false;
-	for (int i = 0; i < n; i++)
-		c[i] += charge;
 	if (v.status == KF_STATUS_OK)
 		return false;
 	kf_session_finish(s, v.status, v.check, v.reason);
@@ -482,6 +483,16 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 	cJSON *rep = kf_session_exchange(s, req, ms, "timing");
 	if (!rep || kf_session_unexpected(s, rep, "samples", "timing"))
 		return NULL;
+	const cJSON *fv = cJSON_GetObjectItem(rep, "fresh_values");
+	const cJSON *fm = cJSON_GetObjectItem(rep, "fresh_moves_outputs");
+	for (int i = 0; i < cJSON_GetArraySize(fv) && i < KF_MAX_TENSORS; i++) {
+		double n = cJSON_GetArrayItem(fv, i)->valuedouble;
+		if (n >= tg->fresh[i]) {
+			tg->fresh[i] = n;
+			tg->fresh_moves[i] =
+			    cJSON_IsTrue(cJSON_GetArrayItem(fm, i));
+		}
+	}
 	struct verdict v = {0};
 	kf_judge_samples(s->task, rep, &v);
 	if (v.status != KF_STATUS_OK) {
@@ -535,6 +546,12 @@ cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,
 	cJSON_AddNumberToObject(tm, "discarded_throttled", throttled);
 	cJSON_AddNumberToObject(tm, "seconds", tg->elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
+	cJSON *fv = cJSON_AddArrayToObject(tm, "fresh_values");
+	cJSON *fm = cJSON_AddArrayToObject(tm, "fresh_moves_outputs");
+	for (int i = 0; i < s->task->n_inputs && i < KF_MAX_TENSORS; i++) {
+		cJSON_AddItemToArray(fv, cJSON_CreateNumber(tg->fresh[i]));
+		cJSON_AddItemToArray(fm, cJSON_CreateBool(tg->fresh_moves[i]));
+	}
 	return tm;
 }
 

@@ -1152,8 +1152,8 @@ static uint64_t mix64(uint64_t z)
 /* The ways a drawn set takes its values, dimension by dimension. */
 enum draw_kind {
 	DRAW_LOW,	/* the smallest value (edge sizes, often 1) */
-	DRAW_UNIFORM,	/* uniform, odd where the range allows */
-	DRAW_LOG,	/* log-uniform, odd where the range allows */
+	DRAW_UNIFORM,	/* uniform, N % 16 == 15 where the range allows */
+	DRAW_LOG,	/* log-uniform, N % 8 == 3 or 5 where it allows */
 	DRAW_NEAR_TOP,	/* within 8 of the top, odd where it can be */
 	DRAW_POW2_1,	/* 2 times an odd number (N % 4 == 2) */
 	DRAW_POW2_2,	/* 4 times an odd number (N % 8 == 4) */
@@ -1165,7 +1165,9 @@ enum draw_kind {
 
 /* The kinds of the first drawn sets, in order. Every evaluation meets every
  * residue mod 16 class of even sizes (2, 4 and 8 times an odd number: a
- * kernel wrong only at M % 8 == 4 cannot miss its set), a multiple of a
+ * kernel wrong only at M % 8 == 4 cannot miss its set), odd sizes one
+ * short of every vector width (N % 16 == 15) and in the middle of one
+ * (N % 8 == 3 or 5; with the smallest value, often 1), a multiple of a
  * large power of two and the top of every range. With fewer sets than
  * these the last two slots are always DRAW_POW2_HIGH and DRAW_TOP. */
 static const enum draw_kind draw_order[] = {
@@ -1225,6 +1227,19 @@ static int64_t draw_pow2(int64_t kmin, int64_t kmax, int a_lo, int a_hi,
 	if (k * m == avoid) /* the next odd multiple, or the one before */
 		k = i + 1 < n ? k + 2 * step : k - 2 * step;
 	return k;
+}
+
+/* The value nearest k in [lo, hi] with value % mod == res (the one above
+ * on a tie), or k where the range holds none. */
+static int64_t with_residue(int64_t k, int64_t mod, int64_t res, int64_t lo,
+			    int64_t hi)
+{
+	int64_t up = k + ((res - k % mod) % mod + mod) % mod;
+	int64_t down = up - mod;
+	bool up_ok = up <= hi, down_ok = down >= lo;
+	if (up_ok && (!down_ok || up - k <= k - down))
+		return up;
+	return down_ok ? down : k;
 }
 
 /* A value of range r of kind how; u is 64 random bits, avoid the timing
@@ -1298,6 +1313,12 @@ static int64_t draw_value(const struct kf_dim_range *r, enum draw_kind how,
 	if (how != DRAW_LOW && !(k & 1))
 		k = k + 1 <= kmax ? k + 1 : k - 1 >= kmin ? k - 1 : k;
 	k = k < kmin ? kmin : k > kmax ? kmax : k;
+	/* And of a residue the other kinds leave out (sizes, not multiples
+	 * of multiple_of, are what a vector loop's tail sees). */
+	if (m == 1 && how == DRAW_UNIFORM)
+		k = with_residue(k, 16, 15, kmin, kmax);
+	else if (m == 1 && how == DRAW_LOG)
+		k = with_residue(k, 8, (u >> 7) & 1 ? 5 : 3, kmin, kmax);
 	return k * m;
 }
 

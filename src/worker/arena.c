@@ -120,7 +120,7 @@ static int canary_fill(struct worker *w, char *at, size_t bytes,
 	int rc = head ? w->ops->write(w->ctx, at, g, head, err) : 0;
 	if (!rc && words) {
 		struct kf_fill f = {
-		    0, 0, KF_DIST_CONST, {(double)(int32_t)GUARD_WORD, 0}};
+		    0, 0, KF_DIST_CONST, {(double)(int32_t)GUARD_WORD, 0}, 0};
 		rc = w->ops->fill(w->ctx, at + head, KF_I32, (int64_t)words, &f,
 				  err);
 	}
@@ -412,7 +412,7 @@ int wk_set_make(struct worker *w, struct tensor_set *s, int dimset,
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *d =
 		    &sp->dists[dist_index ? dist_index[i] % sp->n_dists : 0];
-		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}};
+		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}, 0};
 		kf_dist_params(t, d, dimset, f.p);
 		rc = w->ops->fill(w->ctx, s->in_c[i].ptr, sp->dtype,
 				  s->in_c[i].n, &f, err);

@@ -58,13 +58,15 @@ static int timing_dists(struct worker *w, struct kf_err *err)
 	if (d == w->base_dist)
 		return 0;
 	w->base_dist = d;
+	w->fresh_set = false;
 	for (int i = 0; i < t->n_inputs; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *dd = &sp->dists[d % sp->n_dists];
 		struct kf_fill f = {w->timing_seed + (uint64_t)d,
 				    (uint32_t)i,
 				    dd->kind,
-				    {0, 0}};
+				    {0, 0},
+				    0};
 		kf_dist_params(t, dd, 0, f.p);
 		int rc = w->ops->fill(w->ctx, w->base.in_c[i].ptr, sp->dtype,
 				      w->base.in_c[i].n, &f, err);
@@ -74,23 +76,33 @@ static int timing_dists(struct worker *w, struct kf_err *err)
 	return 0;
 }
 
-/* Elements of every timing input drawn afresh for each pair. */
-#define FRESH_WINDOW 256
+/* Fresh values per input per pair to start from, and the factor by which
+ * their number grows while a cached output would still pass. */
+#define FRESH_VALUES 256
+#define FRESH_GROWTH 16
+/* A cached output must be off by this many tolerances to count as caught. */
+#define FRESH_MARGIN 4
+/* Pairs get this many times the fewest fresh values that were seen to
+ * catch a cached output: those may have caught it only through the few
+ * elements that sway an output on their own (the logits at a
+ * cross-entropy's targets), which a cache can read exactly. */
+#define FRESH_SAFETY 256
 
 /*
  * The inputs of pair p: each base input rotated by a random number of
- * elements, with a window of fresh values, into both sides of set s. No two
- * pairs see the same inputs, so an output cached by pointer, by content or
- * by call count is wrong.
+ * elements, with fresh[i] fresh values at random places (all of an input no
+ * larger than that), into both sides of set s. No two pairs see the same
+ * inputs, so an output cached by pointer, by content or by call count is
+ * wrong; and since the fresh values are scattered, not one run, finding
+ * them all means reading every element.
  */
-static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
-			 struct kf_err *err)
+static int rotate_inputs_n(struct worker *w, struct tensor_set *s, uint32_t p,
+			   const int64_t *fresh, struct kf_err *err)
 {
 	int rc = 0;
 	for (int i = 0; i < w->task->n_inputs && !rc; i++) {
 		struct tensor *b = &w->base.in_c[i];
-		const uint32_t ctr[4] = {(uint32_t)p, (uint32_t)i, 0x726f74u,
-					 0};
+		const uint32_t ctr[4] = {p, (uint32_t)i, 0x726f74u, 0};
 		const uint32_t key[2] = {(uint32_t)w->timing_seed,
 					 (uint32_t)(w->timing_seed >> 32)};
 		uint32_t r[4];
@@ -106,21 +118,18 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 		if (!rc && shift)
 			rc = w->ops->copy(w->ctx, dst + b->bytes - shift, src,
 					  shift, err);
-		/* A window of fresh values at a random place: no function of
-		 * earlier inputs (a cached output, rotated back) is right. */
-		int64_t len = b->n < FRESH_WINDOW ? b->n : FRESH_WINDOW;
-		int64_t at = (int64_t)(r[2] % (uint64_t)(b->n - len + 1));
 		const struct kf_tensor_spec *sp = &w->task->inputs[i];
 		const struct kf_dist *d =
 		    &sp->dists[w->base_dist % sp->n_dists];
 		struct kf_fill f = {((uint64_t)r[3] << 32) | r[2],
 				    (uint32_t)i,
 				    d->kind,
-				    {0, 0}};
+				    {0, 0},
+				    b->n <= fresh[i] ? 0 : fresh[i]};
 		kf_dist_params(w->task, d, 0, f.p);
-		if (!rc)
-			rc = w->ops->fill(w->ctx, dst + (size_t)at * width,
-					  sp->dtype, len, &f, err);
+		if (!rc && fresh[i] > 0)
+			rc =
+			    w->ops->fill(w->ctx, dst, sp->dtype, b->n, &f, err);
 		if (!rc)
 			rc = w->ops->copy(w->ctx, s->in_r[i].ptr, dst, b->bytes,
 					  err);
@@ -129,6 +138,76 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 					      &s->in_sum[i], err);
 	}
 	return rc;
+}
+
+/*
+ * How many fresh values each input of this base needs per pair: the fewest
+ * (from FRESH_VALUES up, by FRESH_GROWTH) for which the reference's outputs
+ * differ, by FRESH_MARGIN tolerances, from its outputs on the same inputs
+ * with none of that input's fresh values, i.e. from what a cache of earlier
+ * outputs, rotated back, would answer for that input; times FRESH_SAFETY,
+ * at most all of it. Each input on its own: fully fresh targets must not
+ * vouch for the logits. Scattered values can average out (a mean over a
+ * million inputs hardly moves when 256 of them change); an input whose
+ * all-fresh values do not move the outputs that far gets all-fresh values
+ * in every pair.
+ */
+static int fresh_calibrate(struct worker *w, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	struct tensor_set *stale = &w->timing[0], *fresh = &w->timing[1];
+	const uint32_t p = 0xfffffff0u; /* no pair's rotation */
+	struct kf_sample smp;
+	uint64_t wall;
+	int rc = 0;
+	for (int i = 0; i < t->n_inputs; i++) {
+		w->fresh[i] = FRESH_VALUES;
+		w->fresh_bites[i] = false;
+	}
+	for (int i = 0; i < t->n_inputs && !rc; i++) {
+		int64_t n = w->base.in_c[i].n, keep = w->fresh[i];
+		w->fresh[i] = 0;
+		rc = rotate_inputs_n(w, stale, p, w->fresh, err);
+		if (!rc)
+			rc = wk_call(w, SIDE_REF, stale, false, false, &smp,
+				     &wall, err);
+		for (int64_t k = keep; !rc; k *= FRESH_GROWTH) {
+			w->fresh[i] = k < n ? k : n;
+			rc = rotate_inputs_n(w, fresh, p, w->fresh, err);
+			if (!rc)
+				rc = wk_call(w, SIDE_REF, fresh, false, false,
+					     &smp, &wall, err);
+			int64_t moved = 0;
+			for (int j = 0; j < t->n_outputs && !rc; j++) {
+				struct kf_cmp c;
+				struct kf_tolerance tol =
+				    t->tol[t->outputs[j].dtype];
+				tol.atol *= FRESH_MARGIN;
+				tol.rtol *= FRESH_MARGIN;
+				rc = w->ops->compare(
+				    w->ctx, stale->out_r[j].ptr,
+				    fresh->out_r[j].ptr, t->outputs[j].dtype,
+				    stale->out_r[j].n, tol, &c, err);
+				moved += c.mismatches;
+			}
+			w->fresh_bites[i] = moved > 0;
+			if (moved > 0 || k >= n) {
+				w->fresh[i] = k < n / FRESH_SAFETY
+						  ? k * FRESH_SAFETY
+						  : n;
+				break;
+			}
+		}
+	}
+	w->fresh_set = !rc;
+	return rc;
+}
+
+static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
+			 struct kf_err *err)
+{
+	int rc = w->fresh_set ? 0 : fresh_calibrate(w, err);
+	return rc ? rc : rotate_inputs_n(w, s, (uint32_t)p, w->fresh, err);
 }
 
 /* Hides (or brings back) the reference's outputs while the candidate
@@ -311,6 +390,15 @@ int wk_do_time(struct worker *w, const cJSON *req)
 	 * view of them (CPU time on the host, wall time to a fence on a
 	 * device). */
 	cJSON_AddStringToObject(m, "ns_source", "runner");
+	cJSON *fv = cJSON_AddArrayToObject(m, "fresh_values");
+	cJSON *fm = cJSON_AddArrayToObject(m, "fresh_moves_outputs");
+	for (int i = 0; i < t->n_inputs; i++) {
+		int64_t n = w->base.in_c[i].n;
+		cJSON_AddItemToArray(
+		    fv, cJSON_CreateNumber(
+			    (double)(w->fresh[i] < n ? w->fresh[i] : n)));
+		cJSON_AddItemToArray(fm, cJSON_CreateBool(w->fresh_bites[i]));
+	}
 	cJSON_AddNumberToObject(m, "cand_idle_cpu_ns",
 				(double)w->cand_idle_cpu_ns);
 	w->cand_idle_cpu_ns = 0;

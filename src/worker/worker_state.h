@@ -100,9 +100,15 @@ struct worker {
 	 * inputs they are rotated from. */
 	struct tensor_set timing[2], base;
 	uint64_t timing_seed;
-	int base_dist;	  /* which of its inputs' dists the base holds */
-	int batches;	  /* timing requests so far */
-	int pairs_done;	  /* alternates the order within a pair */
+	int base_dist;	/* which of its inputs' dists the base holds */
+	int batches;	/* timing requests so far */
+	int pairs_done; /* alternates the order within a pair */
+	/* Fresh values of each input per pair for this base (at least its
+	 * size: all of it), set once per base (fresh_set); and whether each
+	 * input's were seen to make a cached output fail. */
+	int64_t fresh[KF_MAX_TENSORS];
+	bool fresh_bites[KF_MAX_TENSORS];
+	bool fresh_set;
 	char state0[512]; /* the worker's global state at load (what is
 			     device-wide shows here too) */
 	/* What the candidate's last call broke beyond its outputs: guards
