@@ -13,6 +13,7 @@
 
 #define KF_MAX_NDIM 8
 #define KF_MAX_TENSORS 16
+#define KF_MAX_DISTS 16 /* entries of one input's "dist" list */
 
 enum kf_dtype {
 	KF_F32,

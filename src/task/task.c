@@ -22,7 +22,6 @@
 #define MAX_NAME_LEN 64
 #define MAX_DIMS 32
 #define MAX_DIMSETS 64 /* "dims" and the hidden sets together */
-#define MAX_DISTS 16
 #define MAX_LIBRARIES 32
 #define MAX_CALL_TIMEOUT_MS 3600000.0
 /* Dimensions and integer parameters are kept exactly in doubles. */
@@ -663,8 +662,9 @@ static int parse_dists(struct loader *ld, const cJSON *j, const char *prefix,
 	int n = cJSON_GetArraySize(j);
 	if (n < 1)
 		return bad(ld, field, "empty list");
-	if (n > MAX_DISTS)
-		return bad(ld, field, "%d entries, at most %d", n, MAX_DISTS);
+	if (n > KF_MAX_DISTS)
+		return bad(ld, field, "%d entries, at most %d", n,
+			   KF_MAX_DISTS);
 	ts->dists = kf_xcalloc((size_t)n, sizeof(*ts->dists));
 	int i = 0;
 	for (const cJSON *c = j->child; c; c = c->next, i++) {

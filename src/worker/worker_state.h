@@ -109,6 +109,12 @@ struct worker {
 	int64_t fresh[KF_MAX_TENSORS];
 	bool fresh_bites[KF_MAX_TENSORS];
 	bool fresh_set;
+	/* On a device, the counts of every entry of the dist lists, set
+	 * before the first timed pair (fresh_all_set), so that no later
+	 * batch runs the calibration's calls among its timed ones. */
+	int64_t fresh_by_dist[KF_MAX_DISTS][KF_MAX_TENSORS];
+	bool bites_by_dist[KF_MAX_DISTS][KF_MAX_TENSORS];
+	bool fresh_all_set;
 	char state0[512]; /* the worker's global state at load (what is
 			     device-wide shows here too) */
 	/* What the candidate's last call broke beyond its outputs: guards
