@@ -742,9 +742,52 @@ static void test_judge_bridge_facts(void)
 	cJSON_Delete(fr);
 }
 
+/* A bfloat16 output whose differences from the reference nearly all lie
+ * nearer zero was truncated, not rounded to nearest even: rejected,
+ * whatever the tolerance says; differences on both sides (another
+ * summation order; 13897 against 24823 was an honest kernel against
+ * cuBLAS on an H200), farther from zero, a few, or a float32 output are
+ * not judged so. */
+static void test_judge_rounding_bias_of_16_bit_outputs(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL, *f32 = NULL;
+	CHECK_MSG(kf_task_load("tasks/linear/matmul_bf16", &t, &err) == 0, "%s",
+		  err.msg);
+	CHECK(kf_task_load("tests/fixtures/rowsum", &f32, &err) == 0);
+	static const struct {
+		double tz, az;
+		bool rejected;
+	} cases[] = {{900, 20, true},	    {30, 2000, false},
+		     {500, 480, false},	    {60, 0, false},
+		     {0, 0, false},	    {960, 40, true},
+		     {13897, 24823, false}, {24823, 13897, false}};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "toward_zero", cases[i].tz);
+		cJSON_AddNumberToObject(o, "away_from_zero", cases[i].az);
+		struct verdict v = {0};
+		bool got = kf_judge_rounding(t, 0, o, "trial 0", &v);
+		CHECK_MSG(got == cases[i].rejected, "case %zu", i);
+		if (got) {
+			CHECK_STR(v.check, "precision");
+			CHECK_CONTAINS(v.reason, "output 'C' is within the "
+						 "tolerance");
+			CHECK_CONTAINS(v.reason, "rounds toward zero "
+						 "(truncation)");
+		}
+		v = (struct verdict){0};
+		CHECK(!kf_judge_rounding(f32, 0, o, "trial 0", &v));
+		cJSON_Delete(o);
+	}
+	kf_task_free(t);
+	kf_task_free(f32);
+}
+
 KF_TESTS(judge) = {
     KF_TEST(test_judge_bridge_facts),
     KF_TEST(test_judge_worker_observations),
+    KF_TEST(test_judge_rounding_bias_of_16_bit_outputs),
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_unaccounted_host_forged_tenth_is_rejected),
     KF_TEST(test_judge_unaccounted_host_small_forgery_is_charged),

@@ -49,6 +49,9 @@ struct kf_cmp {
 	/* Sums over elements where both are finite: |got - want| and |want|,
 	 * whose ratio is the L1 relative error (the strict precision check). */
 	double l1_err, l1_want;
+	/* Where both are finite and differ: how many have |got| < |want|
+	 * (rounded toward zero against the reference) and |got| > |want|. */
+	int64_t toward_zero, away_from_zero;
 };
 
 /* One timed call, as measured. */

@@ -746,6 +746,7 @@ struct dev_stats {
 	uint64_t mismatches, unwritten, nan_got, inf_got, nan_want, inf_want;
 	uint64_t finite, max_abs, max_rel, worst, worst_index, min_key, max_key;
 	double sum, sumsq, l1_err, l1_want;
+	uint64_t toward_zero, away_from_zero;
 };
 
 static double from_key(uint64_t k)
@@ -797,6 +798,8 @@ static int cuda_compare(void *ctx, const void *got, const void *want,
 	CU(c, c->d.ctx_sync(), err, "cuCtxSynchronize (compare)");
 	CU(c, c->d.dtoh(&st, c->scratch, sizeof(st)), err, "cuMemcpyDtoH");
 	out->mismatches = (int64_t)st.mismatches;
+	out->toward_zero = (int64_t)st.toward_zero;
+	out->away_from_zero = (int64_t)st.away_from_zero;
 	out->unwritten = (int64_t)st.unwritten;
 	out->nan_got = (int64_t)st.nan_got;
 	out->inf_got = (int64_t)st.inf_got;

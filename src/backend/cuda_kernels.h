@@ -151,6 +151,7 @@
 	"  u64 mismatches, unwritten, nan_got, inf_got, nan_want, inf_want;\n" \
 	"  u64 finite, max_abs, max_rel, worst, worst_index, min_key, max_key;\n" \
 	"  double sum, sumsq, l1_err, l1_want;\n"                             \
+	"  u64 toward_zero, away_from_zero;\n"                                 \
 	"};\n"                                                                 \
 	"__device__ double badness(double g, double v, double atol,\n"         \
 	"                          double rtol) {\n"                           \
@@ -198,6 +199,7 @@
 	"  u64 mism = 0, unw = 0, ng = 0, ig = 0, nw = 0, iw = 0, fin = 0;\n"  \
 	"  u64 mabs = 0, mrel = 0, worst = 0, mn = ~0ull, mx = 0;\n"           \
 	"  double sum = 0, sq = 0, l1e = 0, l1w = 0;\n"                         \
+	"  u64 tz = 0, az = 0;\n"                                              \
 	"  GRID_LOOP(i, n) {\n"                                                \
 	"    double g = load(got, dt, i), v = load(want, dt, i);\n"            \
 	"    if (bits_of(got, width, i) == poison &&\n"                        \
@@ -209,6 +211,7 @@
 	"    if (isfinite(g) && isfinite(v)) {\n"                              \
 	"      double d = fabs(g - v);\n"                                      \
 	"      l1e += d; l1w += fabs(v);\n"                                    \
+	"      tz += fabs(g) < fabs(v) ? 1 : 0; az += fabs(g) > fabs(v) ? 1 : 0;\n" \
 	"      mabs = max(mabs, (u64)__double_as_longlong(d));\n"              \
 	"      if (v != 0) mrel = max(mrel,\n"                                 \
 	"          (u64)__double_as_longlong(d / fabs(v)));\n"                 \
@@ -220,7 +223,7 @@
 	"  mism = wsum(mism); unw = wsum(unw); ng = wsum(ng); ig = wsum(ig);\n" \
 	"  nw = wsum(nw); iw = wsum(iw); fin = wsum(fin); sum = wsumd(sum);\n" \
 	"  sq = wsumd(sq); mabs = wmax(mabs); mrel = wmax(mrel);\n"            \
-	"  l1e = wsumd(l1e); l1w = wsumd(l1w);\n"                              \
+	"  l1e = wsumd(l1e); l1w = wsumd(l1w); tz = wsum(tz); az = wsum(az);\n" \
 	"  worst = wmax(worst); mn = wmin(mn); mx = wmax(mx);\n"               \
 	"  if ((threadIdx.x & 31) == 0) {\n"                                   \
 	"    if (mism) atomicAdd(&s->mismatches, mism);\n"                     \
@@ -235,6 +238,8 @@
 	"    atomicMin(&s->min_key, mn); atomicMax(&s->max_key, mx);\n"        \
 	"    atomicAdd(&s->sum, sum); atomicAdd(&s->sumsq, sq);\n"             \
 	"    atomicAdd(&s->l1_err, l1e); atomicAdd(&s->l1_want, l1w);\n"       \
+	"    if (tz) atomicAdd(&s->toward_zero, tz);\n"                        \
+	"    if (az) atomicAdd(&s->away_from_zero, az);\n"                     \
 	"  }\n"                                                                \
 	"}\n"                                                                  \
 	"extern \"C\" __global__ void kf_worst(const void *got,\n"             \

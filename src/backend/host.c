@@ -327,6 +327,8 @@ static int host_compare(void *ctx, const void *got, const void *want,
 		if (isfinite(g) && isfinite(v)) {
 			c->l1_err += d;
 			c->l1_want += fabs(v);
+			c->toward_zero += fabs(g) < fabs(v);
+			c->away_from_zero += fabs(g) > fabs(v);
 			if (d > c->max_abs)
 				c->max_abs = d;
 			if (v != 0 && d / fabs(v) > c->max_rel)

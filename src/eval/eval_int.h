@@ -45,6 +45,12 @@ struct kf_l1 {
  */
 bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 			const char *label, struct verdict *v);
+/* Output j of a trial (its comparison o, the worker's): a 16-bit float
+ * output whose differences from the reference lie nearly all nearer zero
+ * (toward_zero against away_from_zero) was truncated where the task
+ * rounds to nearest even: rejected, precision. True when v is set. */
+bool kf_judge_rounding(const struct kf_task *t, int j, const cJSON *o,
+		       const char *label, struct verdict *v);
 /* The checks of the PyTorch bridge's facts about the candidate's process
  * (a frame's "facts": outputs' types and shapes, thread and core budget,
  * processes, global flags, aliasing, the watch of a CUDA call); true, and

@@ -563,8 +563,9 @@ void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
 	{
 		cJSON *o = cJSON_CreateObject();
 		static const char *const keys[] = {
-		    "n",       "mismatches", "unwritten", "nan_got", "inf_got",
-		    "max_abs", "max_rel",    "l1_err",	  "l1_want"};
+		    "n",       "mismatches",  "unwritten",     "nan_got",
+		    "inf_got", "max_abs",     "max_rel",       "l1_err",
+		    "l1_want", "toward_zero", "away_from_zero"};
 		cJSON_AddStringToObject(o, "name", kf_json_str(fo, "name"));
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			cJSON_AddNumberToObject(o, keys[k],

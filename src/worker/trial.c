@@ -57,6 +57,8 @@ static cJSON *cmp_json(const struct kf_cmp *c)
 	cJSON_AddStringToObject(o, "worst_want_bits", hex[1]);
 	cJSON_AddNumberToObject(o, "l1_err", c->l1_err);
 	cJSON_AddNumberToObject(o, "l1_want", c->l1_want);
+	cJSON_AddNumberToObject(o, "toward_zero", (double)c->toward_zero);
+	cJSON_AddNumberToObject(o, "away_from_zero", (double)c->away_from_zero);
 	cJSON_AddNumberToObject(o, "want_mean", c->want_mean);
 	cJSON_AddNumberToObject(o, "want_std", c->want_std);
 	cJSON_AddNumberToObject(o, "want_min", c->want_min);
