@@ -326,6 +326,11 @@ static void test_kernelbench_near_zero_reference_passes(void)
 	struct outcome o =
 	    eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
+	/* It passes, and the task is flagged: zeros would pass too. */
+	const cJSON *d = cJSON_GetObjectItem(o.json, "degenerate");
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "flag")));
+	CHECK_CONTAINS(kf_json_str(d, "why"),
+		       "output 'out' is within its tolerance of zero");
 	const cJSON *out0 = cJSON_GetArrayItem(
 	    cJSON_GetObjectItem(
 		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
