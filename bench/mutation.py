@@ -36,6 +36,7 @@ WORKER = "src/worker/worker.c"
 CALL = "src/worker/call.c"
 TRIAL = "src/worker/trial.c"
 TIMING = "src/worker/timing.c"
+RUNNER = "src/worker/runner.c"
 SESSION = "src/eval/session.c"
 EVAL = "src/eval/eval.c"
 HOST = "src/backend/host.c"
@@ -239,6 +240,14 @@ MUTANTS = [
      'if (n < KF_BIAS_MIN || tz < KF_BIAS_SHARE * n)',
      'if (1)',
      "no check of a 16-bit output's rounding direction"),
+    ("judge_skip_diff_share", JUDGE,
+     'if (n >= KF_BIAS_MIN && all > 0 && n >= KF_DIFF_SHARE * all &&',
+     'if (0 &&',
+     "no check of the share of a 16-bit output that differs (round to odd)"),
+    ("runner_inputs_writable", RUNNER,
+     'if (!q->ro_bytes || !q->ro_stride || q->ro_bytes > q->ro_stride)',
+     'if (1)',
+     "the host runner's inputs stay writable (no read-only mapping)"),
     ("judge_unaccounted_no_call_charge", JUDGE,
      'double e = d[i] - tau > charge ? d[i] - tau : charge;',
      'double e = charge;',

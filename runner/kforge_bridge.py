@@ -39,11 +39,14 @@ import mmap
 import os
 import random
 import shutil
+import select
 import signal
+import socket
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import traceback
 
@@ -705,6 +708,131 @@ _SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56,
 
 def _bpf(code, jt, jf, k):
     return struct.pack("=HBBI", code, jt, jf, k)
+
+
+def processes_by_leave(sock_fd):
+    """Before any code of the task's or the candidate's runs: installs, for
+    every thread of this process and of all it starts, a filter under
+    which fork, vfork and clone without CLONE_THREAD wait for the judge's
+    leave (a seccomp user notification), clone3 fails with ENOSYS and
+    other ABIs are refused; sends the filter's listener to the judge over
+    sock_fd and keeps no copy. The judge gives leave while the candidate
+    loads (its builds start compilers) and refuses it (EPERM) from the
+    end of the load on, a decision made in the judge's process, which no
+    code in this one can reach. Returns None, or why it could not."""
+    sock = socket.socket(fileno=sock_fd)
+    try:
+        machine = os.uname().machine
+        if machine not in _SECCOMP_ARCH:
+            raise OSError("no seccomp filter for %s" % machine)
+        arch, nr = _SECCOMP_ARCH[machine]
+        LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
+        ALLOW, ERRNO, NOTIFY = 0x7FFF0000, 0x00050000, 0x7FC00000
+        ENOSYS = 38
+        prog = [_bpf(LD, 0, 0, 4), _bpf(JEQ, 1, 0, arch),
+                _bpf(RET, 0, 0, ERRNO | ENOSYS), _bpf(LD, 0, 0, 0)]
+        if machine == "x86_64":
+            prog += [_bpf(JGE, 0, 1, 0x40000000),
+                     _bpf(RET, 0, 0, ERRNO | ENOSYS)]
+        for name in ("fork", "vfork"):
+            if name in nr:
+                prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, NOTIFY)]
+        prog += [_bpf(JEQ, 0, 1, nr["clone3"]),
+                 _bpf(RET, 0, 0, ERRNO | ENOSYS),
+                 _bpf(JEQ, 0, 3, nr["clone"]),
+                 _bpf(LD, 0, 0, 16),
+                 _bpf(JSET, 1, 0, 0x00010000),
+                 _bpf(RET, 0, 0, NOTIFY),
+                 _bpf(RET, 0, 0, ALLOW)]
+        code = b"".join(prog)
+        buf = ctypes.create_string_buffer(code, len(code))
+
+        class Fprog(ctypes.Structure):
+            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+        fp = Fprog(len(prog), ctypes.addressof(buf))
+        libc = ctypes.CDLL(None, use_errno=True)
+        if libc.prctl(38, 1, 0, 0, 0):
+            raise OSError("prctl(PR_SET_NO_NEW_PRIVS): %s" %
+                          os.strerror(ctypes.get_errno()))
+        sys_seccomp = 317 if machine == "x86_64" else 277
+        # SECCOMP_SET_MODE_FILTER with NEW_LISTENER, TSYNC, TSYNC_ESRCH.
+        fd = libc.syscall(sys_seccomp, 1, 8 | 1 | 16, ctypes.byref(fp))
+        if fd < 0:
+            raise OSError("seccomp: %s" % os.strerror(ctypes.get_errno()))
+        try:
+            socket.send_fds(sock, [b"n"], [fd])
+        finally:
+            os.close(fd)
+        return None
+    except OSError as e:
+        try:
+            sock.sendall(b"e" + str(e).encode()[:400])
+        except OSError:
+            pass
+        return str(e)
+    finally:
+        sock.close()
+
+
+class Leave:
+    """The judge's end of a runner's filter (processes_by_leave): a thread
+    that answers each of its requests to start a process, yes until
+    refuse() and no (EPERM) after, and counts the refusals."""
+
+    RECV, SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV, _SEND
+
+    def __init__(self, sock):
+        self.sock = sock
+        self.fd = None
+        self.why = None      # why the runner has no filter, if it said so
+        self.ready = threading.Event()
+        self.no = threading.Event()
+        self.refused = 0
+        threading.Thread(target=self.serve, daemon=True).start()
+
+    def refuse(self):
+        self.no.set()
+
+    def serve(self):
+        import fcntl
+        try:
+            msg, fds, _, _ = socket.recv_fds(self.sock, 512, 1)
+        except OSError as e:
+            msg, fds = b"e" + str(e).encode(), []
+        finally:
+            self.sock.close()
+        if not fds:
+            self.why = (msg[1:].decode(errors="replace") if msg else
+                        "the runner ended before it sent its filter")
+            self.ready.set()
+            return
+        self.fd = fds[0]
+        self.ready.set()
+        poll = select.poll()
+        poll.register(self.fd, select.POLLIN)
+        try:
+            while True:
+                ev = poll.poll()
+                if any(e & (select.POLLHUP | select.POLLERR | select.POLLNVAL)
+                       for _, e in ev):
+                    return
+                req = bytearray(80)
+                try:
+                    fcntl.ioctl(self.fd, self.RECV, req, True)
+                except OSError:
+                    continue  # the asking process is gone
+                nid = struct.unpack_from("=Q", req, 0)[0]
+                if self.no.is_set():
+                    self.refused += 1
+                    rep = struct.pack("=QqiI", nid, 0, -1, 0)  # -EPERM
+                else:
+                    rep = struct.pack("=QqiI", nid, 0, 0, 1)  # CONTINUE
+                try:
+                    fcntl.ioctl(self.fd, self.SEND, rep)
+                except OSError:
+                    pass
+        finally:
+            os.close(self.fd)
 
 
 def forbid_processes():
@@ -1399,10 +1527,12 @@ def remember_failed_build(d, rep):
         pass
 
 
-def confined_argv(python, script, fd, files, writable, cuda, info_fd):
+def confined_argv(python, script, fd, files, writable, cuda, info_fd,
+                  leave_fd):
     """The command line that starts one runner under bwrap, and its
     environment. bwrap writes the runner's pid, as this process sees it,
-    to info_fd."""
+    to info_fd; the runner sends its filter's listener over leave_fd
+    (processes_by_leave)."""
     bwrap = find_bwrap()
     a = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
          "--cap-drop", "ALL", "--info-fd", str(info_fd)]
@@ -1441,7 +1571,7 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd):
     # Its working directory is its own /tmp: the caller's need not exist
     # in its root (a kforge run from a directory under /tmp found none).
     a += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
-    a += [python, "-B", script, "--runner", str(fd)]
+    a += [python, "-B", script, "--runner", str(fd), str(leave_fd)]
     return a, env
 
 
@@ -1463,18 +1593,21 @@ class Side:
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
         info_r, info_w = os.pipe()
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         self.build_dir = build_dir(files) if builds else None
         argv, env = confined_argv(
             python, script, self.fd, files, self.build_dir,
-            bool(tt and tt.cuda), info_w)
+            bool(tt and tt.cuda), info_w, theirs.fileno())
         # The reference's messages are kept, for the error if it ends; the
         # candidate's go where this process's go (the evaluation's log).
         self.err = tempfile.TemporaryFile() if name == "reference" else None
         self.proc = subprocess.Popen(
             argv, env=env,
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
-            pass_fds=(self.fd, info_w), close_fds=True)
+            pass_fds=(self.fd, info_w, theirs.fileno()), close_fds=True)
         os.close(info_w)
+        theirs.close()
+        self.leave = Leave(mine)
         self.arena = Arena(tt, self.fd) if tt else None
         # The runner is bwrap's child, not bwrap: its CPU clock is the
         # outside view of its calls (bwrap's own would see none of them).
@@ -1512,11 +1645,19 @@ class Side:
         spent = children_cpu_ns(self.pid) + children_cpu_ns(self.init)
         return procs, max(0, spent - self.children0)
 
-    def loaded(self):
+    def loaded(self, refuse=True):
         """Marks the end of the load: children's CPU time from here on is
-        work done outside the runner's own clock."""
+        work done outside the runner's own clock, and (with refuse) no
+        process may start in the runner's sandbox any more. Returns None,
+        or why the runner has no filter for that."""
         self.children0 = children_cpu_ns(self.pid) + \
             children_cpu_ns(self.init)
+        if not refuse:
+            return None
+        self.leave.refuse()
+        if not self.leave.ready.wait(60) or self.leave.fd is None:
+            return self.leave.why or "its filter never came"
+        return None
 
     def ask(self, req):
         """A request and its reply; a reply with a payload is followed by
@@ -1832,7 +1973,11 @@ class Judge:
         load_ns = rep.get("load_ns", 0)
         self.state0 = rep.get("state0")
         self.load_facts = rep.get("facts") or {}
-        self.cand.loaded()
+        why = self.cand.loaded(refuse=not self.baseline)
+        if why:
+            return {"ev": "load_error", "what": "confinement",
+                    "message": "the candidate's runner could not have its "
+                    "new processes refused: %s" % why}
         rep = self.cand.lay_out(*self.layout)
         if rep.get("ev") != "ok":
             return rep
@@ -2410,10 +2555,11 @@ def main():
     # runners inherit them.
     for k in THREAD_ENV:
         os.environ[k] = str(THREADS)
-    if len(sys.argv) == 3 and sys.argv[1] == "--runner":
+    if len(sys.argv) == 4 and sys.argv[1] == "--runner":
         # Its parent is bubblewrap's init (pid 1 of the runner's own pid
         # namespace), which dies with the judge (--die-with-parent).
         die_with_parent()
+        processes_by_leave(int(sys.argv[3]))
         return Runner(out, int(sys.argv[2])).serve(inp)
     judge = Judge(out)
     try:

@@ -163,7 +163,8 @@ static void test_eval_partial_output_is_wrong_answer(void)
 static void test_eval_input_mutation_is_rejected(void)
 {
 	fault(CAND("mutate"), "rejected", "input_mutation",
-	      "input 'x' was modified");
+	      "the candidate stored into its inputs, which its process maps "
+	      "read-only on the host");
 }
 
 static void test_eval_nonzero_return_is_runtime_error(void)

@@ -780,6 +780,31 @@ static void test_judge_rounding_bias_of_16_bit_outputs(void)
 		CHECK(!kf_judge_rounding(f32, 0, o, "trial 0", &v));
 		cJSON_Delete(o);
 	}
+	/* Differences on both sides in half of all elements: rounded to odd
+	 * (rejected); the 3 of 65536 of an honest kernel on the host, or
+	 * 38720 of the 16.8M at the cuda dims, pass. */
+	static const struct {
+		double tz, az, n;
+		bool rejected;
+	} share[] = {
+	    {16450, 16453, 65536, true}, {28113, 4720, 65536, true},
+	    {1, 2, 65536, false},	 {13897, 24823, 16777216, false},
+	    {40, 40, 1000, true},	 {30, 30, 1000, false}};
+	for (size_t i = 0; i < sizeof(share) / sizeof(share[0]); i++) {
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddNumberToObject(o, "toward_zero", share[i].tz);
+		cJSON_AddNumberToObject(o, "away_from_zero", share[i].az);
+		cJSON_AddNumberToObject(o, "n", share[i].n);
+		struct verdict v = {0};
+		bool got = kf_judge_rounding(t, 0, o, "trial 0", &v);
+		CHECK_MSG(got == share[i].rejected, "share case %zu", i);
+		if (got) {
+			CHECK_STR(v.check, "precision");
+			CHECK_CONTAINS(v.reason, "rounds otherwise than to "
+						 "nearest even");
+		}
+		cJSON_Delete(o);
+	}
 	kf_task_free(t);
 	kf_task_free(f32);
 }

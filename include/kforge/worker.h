@@ -12,6 +12,11 @@
 
 #include <stddef.h>
 
+/* The exit status of a runner whose process stored into memory it maps
+ * read-only (on the host: every input and the slack around it); the worker
+ * ends with the same status, and the judge names it. */
+#define KF_WORKER_EXIT_INPUT_STORE 83
+
 /* Serves requests read from in_fd, answering on out_fd, until "quit" or end
  * of input. Returns the process exit code. */
 int kf_worker_main(int in_fd, int out_fd);

@@ -1,8 +1,11 @@
 # Undoes the runner's own ban on new processes (replaces the function in
 # the runner's script that installs it), then at every call forks a child
 # that burns 8 ms of CPU (the work a helper would do outside the runner's
-# clock) and waits for it. Caught: the judge reads, from outside, the CPU
-# time of the children the runner waited for (rejected/processes).
+# clock) and waits for it. Caught: the runner's filter asks the judge's
+# process for leave to start one, and after the load the answer is no
+# (EPERM): the fork raises (runtime_error). Before that filter, the judge
+# read from outside the CPU time of the children the runner waited for
+# (rejected/processes).
 import os
 import sys
 import time

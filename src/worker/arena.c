@@ -275,21 +275,37 @@ static void view_bind(struct view *v, struct tensor *in, struct tensor *out,
 	}
 }
 
-/* Bytes of one side's arena for a dimension set. */
-static int64_t arena_bytes(struct worker *w, int dimset, struct kf_err *err)
+/* Where the outputs of a set begin at the least: in a slot of the pools,
+ * past the inputs' part; elsewhere right after the inputs. */
+static void outputs_from(size_t *cursor, size_t in_bytes)
+{
+	if (*cursor < in_bytes)
+		*cursor = in_bytes;
+}
+
+/* Bytes of one side's arena for a dimension set: with outputs false, those
+ * of its inputs and the slack after them, rounded up to whole pages; else
+ * the whole arena with the outputs from in_bytes. */
+static int64_t arena_bytes(struct worker *w, int dimset, bool outputs,
+			   size_t in_bytes, struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
 	size_t end = 0;
-	for (int k = 0; k < t->n_inputs + t->n_outputs; k++) {
+	int n = outputs ? t->n_inputs + t->n_outputs : t->n_inputs;
+	for (int k = 0; k < n; k++) {
 		const struct kf_tensor_spec *sp =
 		    k < t->n_inputs ? &t->inputs[k]
 				    : &t->outputs[k - t->n_inputs];
 		int64_t shape[KF_MAX_NDIM];
-		int64_t n = kf_task_shape(t, sp, dimset, shape, err);
-		if (n < 0)
-			return n;
-		arena_offset(&end, k, (size_t)n * kf_dtype_bytes(sp->dtype));
+		int64_t m = kf_task_shape(t, sp, dimset, shape, err);
+		if (m < 0)
+			return m;
+		if (k == t->n_inputs)
+			outputs_from(&end, in_bytes);
+		arena_offset(&end, k, (size_t)m * kf_dtype_bytes(sp->dtype));
 	}
+	if (!outputs)
+		end = (end + 4095) & ~(size_t)4095;
 	return (int64_t)end;
 }
 
@@ -297,9 +313,16 @@ static int64_t arena_bytes(struct worker *w, int dimset, struct kf_err *err)
  * dimension set, and has each runner map its own. */
 int wk_pools_make(struct worker *w, struct kf_err *err)
 {
-	size_t slot = 0;
+	size_t slot = 0, in_part = 0;
 	for (int d = 0; d < w->task->n_dimsets; d++) {
-		int64_t b = arena_bytes(w, d, err);
+		int64_t b = arena_bytes(w, d, false, 0, err);
+		if (b < 0)
+			return (int)b;
+		if ((size_t)b > in_part)
+			in_part = (size_t)b;
+	}
+	for (int d = 0; d < w->task->n_dimsets; d++) {
+		int64_t b = arena_bytes(w, d, true, in_part, err);
 		if (b < 0)
 			return (int)b;
 		if ((size_t)b > slot)
@@ -309,6 +332,7 @@ int wk_pools_make(struct worker *w, struct kf_err *err)
 	for (int side = 0; side < 2; side++) {
 		struct pool *p = &w->pool[side];
 		p->slot_bytes = slot;
+		p->in_bytes = in_part;
 		p->bytes = slot * POOL_SLOTS;
 		if (w->ops->device_type != kDLCPU && w->ops->flush_into) {
 			/* The runner flushes over the end of its pool, where
@@ -325,6 +349,8 @@ int wk_pools_make(struct worker *w, struct kf_err *err)
 		memset(&q, 0, sizeof(q));
 		q.op = KF_RUN_MAP;
 		q.bytes = p->bytes;
+		q.ro_stride = slot;
+		q.ro_bytes = in_part;
 		memcpy(q.handle, p->share.handle, sizeof(q.handle));
 		rc =
 		    kf_runner_exchange(&w->run[side], &q, p->share.fd, &a, err);
@@ -364,6 +390,8 @@ int wk_set_make(struct worker *w, struct tensor_set *s, int dimset,
 		if (!rc)
 			off_in[i] = arena_offset(&end, i, s->in_c[i].bytes);
 	}
+	if (shared)
+		outputs_from(&end, w->pool[0].in_bytes);
 	for (int j = 0; j < t->n_outputs && !rc; j++) {
 		rc = tensor_init(w, &s->out_c[j], &t->outputs[j], dimset,
 				 &s->dl_out_c[j], err);

@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kforge/worker.h>
+
 #include "worker_int.h"
 
 /* What a runner holds: its device context, its side's memory, its entry. */
@@ -129,6 +131,28 @@ static void run_init(struct runner *r, const struct kf_run_req *q,
 		return rep_error(a, err.code, err.msg);
 }
 
+/* The read-only ranges of the pool (each slot's inputs), and what SIGSEGV
+ * did before. */
+#define MAX_RO 16
+static uintptr_t ro_lo[MAX_RO], ro_hi[MAX_RO];
+static int n_ro;
+static struct sigaction prev_segv;
+
+/* A fault at a store into the inputs ends the runner with a status of its
+ * own; any other goes on to what handled SIGSEGV before (the default, or
+ * a sanitizer's report) when the faulting instruction runs again. A
+ * candidate's own handler replaces this one; then it skipped the store, or
+ * picks its own end. */
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)uc;
+	uintptr_t at = (uintptr_t)si->si_addr;
+	for (int i = 0; i < n_ro; i++)
+		if (at >= ro_lo[i] && at < ro_hi[i])
+			_exit(KF_WORKER_EXIT_INPUT_STORE);
+	sigaction(sig, &prev_segv, NULL);
+}
+
 static void run_map(struct runner *r, const struct kf_run_req *q, int fd,
 		    struct kf_run_rep *a)
 {
@@ -140,6 +164,32 @@ static void run_map(struct runner *r, const struct kf_run_req *q, int fd,
 	r->bytes = q->bytes;
 	if (r->ops->map(r->ctx, &r->share, r->bytes, &r->base, &err))
 		return rep_error(a, err.code, err.msg);
+	if (r->ops->device_type != kDLCPU)
+		return;
+	/* The host's pool: nothing but the mapping reaches it any more (no
+	 * write(2) or fallocate(2) through the descriptor), and each slot's
+	 * inputs are read-only for good, so that a store into an input,
+	 * even one put back before the call returns, ends the process
+	 * (input_store). */
+	close(r->share.fd);
+	r->share.fd = -1;
+	if (!q->ro_bytes || !q->ro_stride || q->ro_bytes > q->ro_stride)
+		return;
+	for (uint64_t at = 0; at + q->ro_stride <= r->bytes && n_ro < MAX_RO;
+	     at += q->ro_stride) {
+		ro_lo[n_ro] = (uintptr_t)r->base + at;
+		ro_hi[n_ro] = ro_lo[n_ro] + q->ro_bytes;
+		if (kf_sandbox_read_only((char *)r->base + at, q->ro_bytes,
+					 &err))
+			return rep_error(a, err.code, err.msg);
+		n_ro++;
+	}
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &prev_segv);
 }
 
 /* Gives up every capability (a worker run as root has them all), so that
@@ -207,10 +257,9 @@ static void run_load(struct runner *r, const struct kf_run_req *q,
 	if (q->sandbox && !confined)
 		kf_err_set(&err, KF_EPROTO,
 			   "sandbox: the runner was not confined at start");
-	if (q->sandbox &&
-	    (err.code || kf_sandbox_drop_user(&err) ||
-	     drop_capabilities(&err) || kf_sandbox_seal(&err) ||
-	     kf_sandbox_enter(r->ops->name, &err))) {
+	if (q->sandbox && (err.code || kf_sandbox_drop_user(&err) ||
+			   drop_capabilities(&err) || kf_sandbox_seal(&err) ||
+			   kf_sandbox_enter(r->ops->name, &err))) {
 		a->rc = err.code;
 		snprintf(a->name, sizeof(a->name), "sandbox");
 		snprintf(a->text, sizeof(a->text), "%s", err.msg);

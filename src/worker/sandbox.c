@@ -633,6 +633,23 @@ int kf_sandbox_drop_user(struct kf_err *err)
 	return 0;
 }
 
+int kf_sandbox_read_only(void *at, size_t bytes, struct kf_err *err)
+{
+	if (mprotect(at, bytes, PROT_READ))
+		return kf_err_set(err, KF_EIO,
+				  "sandbox: cannot map %zu bytes of inputs "
+				  "read-only: %s",
+				  bytes, strerror(errno));
+	/* Without mseal(2) the protection stands but could be undone; a
+	 * sandboxed load then fails in kf_sandbox_seal, unless the user
+	 * runs weak on purpose. */
+	if (syscall(SYS_mseal, at, bytes, 0) && errno != ENOSYS)
+		return kf_err_set(err, KF_EIO,
+				  "sandbox: mseal of the inputs: %s",
+				  strerror(errno));
+	return 0;
+}
+
 static int seal_relro(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;

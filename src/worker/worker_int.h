@@ -33,6 +33,9 @@ int kf_sandbox_drop_user(struct kf_err *err);
  * that no raw mprotect, mmap or mremap makes the GOT writable again. An
  * error where mseal is missing, unless KFORGE_SANDBOX_WEAK has "mseal". */
 int kf_sandbox_seal(struct kf_err *err);
+/* Maps [at, at + bytes) read-only for good (mprotect, then mseal where the
+ * kernel has it): the inputs of the candidate's pool on the host. */
+int kf_sandbox_read_only(void *at, size_t bytes, struct kf_err *err);
 
 /*
  * Confines this process for the rest of its life with a seccomp filter,
@@ -79,13 +82,17 @@ struct kf_run_req {
 	uint32_t op, seq;
 	uint32_t flush, sandbox;
 	int32_t n_in, n_out;
-	uint32_t empty; /* KF_RUN_CALL: everything but the object's entry
-			   (the runner's own cost per call) */
-	uint32_t staged; /* KF_RUN_CALL: reply "done" (stage 1) as soon as
-			    the call's work has finished, then the sample */
+	uint32_t empty;	    /* KF_RUN_CALL: everything but the object's entry
+			       (the runner's own cost per call) */
+	uint32_t staged;    /* KF_RUN_CALL: reply "done" (stage 1) as soon as
+			       the call's work has finished, then the sample */
 	uint32_t flush_key; /* KF_RUN_CALL with flush on a device: the value */
 	uint64_t flush_off; /* the flush writes over the pool at this offset */
 	uint64_t bytes;
+	/* KF_RUN_MAP on the host: the first ro_bytes of every ro_stride
+	 * bytes of the pool (each slot's inputs and the slack around them)
+	 * are mapped read-only and sealed */
+	uint64_t ro_stride, ro_bytes;
 	unsigned char handle[64];
 	char text[512];
 	struct kf_run_tensor t[2 * KF_MAX_TENSORS]; /* inputs, then outputs */
@@ -93,8 +100,8 @@ struct kf_run_req {
 
 struct kf_run_rep {
 	uint32_t seq;
-	int32_t rc; /* 0, or the engine's error code (KF_EFAULT: a device
-		       fault) with the message in text */
+	int32_t rc;	/* 0, or the engine's error code (KF_EFAULT: a device
+			   fault) with the message in text */
 	uint32_t stage; /* 1: the early "done" of a staged call; 0: the
 			   reply */
 	uint32_t pad;

@@ -64,11 +64,13 @@ struct tensor_set {
 enum { SIDE_REF, SIDE_CAND };
 
 /* Slots of one side's pool: the memory its runner maps. A trial's set and
- * the two timing sets are live at once. */
+ * the two timing sets are live at once. Each slot holds its set's inputs in
+ * its first in_bytes (on the host the runner maps those read-only), the
+ * outputs after them. */
 #define POOL_SLOTS 3
 struct pool {
 	void *base;
-	size_t bytes, slot_bytes;
+	size_t bytes, slot_bytes, in_bytes;
 	size_t flush_off; /* a device: where the runner's flush writes */
 	struct kf_share share;
 };
