@@ -38,6 +38,7 @@ struct run_req {
 	uint32_t flush_key;
 	uint64_t flush_off;
 	uint64_t bytes;
+	uint64_t ro_stride, ro_bytes;
 	unsigned char handle[64];
 	char text[512];
 	struct run_tensor t[2 * KF_MAX_TENSORS];
