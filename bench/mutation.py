@@ -241,7 +241,7 @@ MUTANTS = [
      'if (1)',
      "no check of a 16-bit output's rounding direction"),
     ("judge_skip_diff_share", JUDGE,
-     'if (n >= KF_BIAS_MIN && all > 0 && n >= KF_DIFF_SHARE * all &&',
+     'if (t->outputs[j].rounded_once && n >= KF_BIAS_MIN && all > 0 &&',
      'if (0 &&',
      "no check of the share of a 16-bit output that differs (round to odd)"),
     ("runner_inputs_writable", RUNNER,

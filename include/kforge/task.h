@@ -89,6 +89,10 @@ struct kf_tensor_spec {
 	struct kf_expr *shape[KF_MAX_NDIM];
 	struct kf_dist *dists; /* inputs only; n_dists >= 1 */
 	int n_dists;
+	/* outputs only ("rounded_once"): a 16-bit float output that is one
+	 * float32 value per element rounded once to nearest even, so that an
+	 * honest kernel differs from the reference in few elements */
+	bool rounded_once;
 };
 
 struct kf_tolerance {

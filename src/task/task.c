@@ -699,12 +699,21 @@ static int parse_tensor(struct loader *ld, const cJSON *j, const char *item,
 		return bad(ld, item, "must be an object, got %s", json_type(j));
 	static const char *const in_keys[] = {"name", "dtype", "shape", "dist",
 					      NULL};
-	static const char *const out_keys[] = {"name", "dtype", "shape", NULL};
+	static const char *const out_keys[] = {"name", "dtype", "shape",
+					       "rounded_once", NULL};
 	if ((rc = check_keys(ld, j, item, is_input ? in_keys : out_keys,
 			     is_input ? "name, dtype, shape, dist"
-				      : "name, dtype, shape; outputs have no "
-					"dist")))
+				      : "name, dtype, shape, rounded_once; "
+					"outputs have no dist")))
 		return rc;
+	const cJSON *once = is_input ? NULL : get(j, "rounded_once");
+	if (once) {
+		field_key(field, sizeof(field), item, "rounded_once");
+		if (!cJSON_IsBool(once))
+			return bad(ld, field, "must be true or false, got %s",
+				   json_type(once));
+		ts->rounded_once = cJSON_IsTrue(once);
+	}
 
 	const cJSON *name = get(j, "name");
 	field_key(field, sizeof(field), item, "name");
