@@ -710,55 +710,66 @@ def _bpf(code, jt, jf, k):
     return struct.pack("=HBBI", code, jt, jf, k)
 
 
+def process_filter(action, flags):
+    """Installs a seccomp filter under which fork, vfork and clone without
+    CLONE_THREAD get action (a SECCOMP_RET_ value), clone3 fails with
+    ENOSYS (so that the C library falls back to clone, whose flags a filter
+    can read) and system calls of any other ABI are refused; threads go on
+    through clone. flags are seccomp(2)'s. Returns what seccomp returned
+    (0, or a listener's descriptor); raises OSError with why it could
+    not."""
+    machine = os.uname().machine
+    if machine not in _SECCOMP_ARCH:
+        raise OSError("no seccomp filter for %s" % machine)
+    arch, nr = _SECCOMP_ARCH[machine]
+    LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
+    ALLOW, ERRNO, ENOSYS = 0x7FFF0000, 0x00050000, 38
+    prog = [_bpf(LD, 0, 0, 4),                      # arch
+            _bpf(JEQ, 1, 0, arch),
+            _bpf(RET, 0, 0, ERRNO | ENOSYS),
+            _bpf(LD, 0, 0, 0)]                      # nr
+    if machine == "x86_64":                          # the x32 ABI
+        prog += [_bpf(JGE, 0, 1, 0x40000000), _bpf(RET, 0, 0, ERRNO | ENOSYS)]
+    for name in ("fork", "vfork"):
+        if name in nr:
+            prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, action)]
+    prog += [_bpf(JEQ, 0, 1, nr["clone3"]), _bpf(RET, 0, 0, ERRNO | ENOSYS),
+             _bpf(JEQ, 0, 3, nr["clone"]),
+             _bpf(LD, 0, 0, 16),                    # clone's flags, low word
+             _bpf(JSET, 1, 0, 0x00010000),          # CLONE_THREAD
+             _bpf(RET, 0, 0, action),
+             _bpf(RET, 0, 0, ALLOW)]
+    code = b"".join(prog)
+    buf = ctypes.create_string_buffer(code, len(code))
+
+    class Fprog(ctypes.Structure):
+        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+    fp = Fprog(len(prog), ctypes.addressof(buf))
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(38, 1, 0, 0, 0):                  # PR_SET_NO_NEW_PRIVS
+        raise OSError("prctl(PR_SET_NO_NEW_PRIVS): %s" %
+                      os.strerror(ctypes.get_errno()))
+    sys_seccomp = 317 if machine == "x86_64" else 277
+    r = libc.syscall(sys_seccomp, 1, flags, ctypes.byref(fp))
+    if r < 0:
+        raise OSError("seccomp: %s" % os.strerror(ctypes.get_errno()))
+    return r
+
+
 def processes_by_leave(sock_fd):
     """Before any code of the task's or the candidate's runs: installs, for
-    every thread of this process and of all it starts, a filter under
-    which fork, vfork and clone without CLONE_THREAD wait for the judge's
-    leave (a seccomp user notification), clone3 fails with ENOSYS and
-    other ABIs are refused; sends the filter's listener to the judge over
-    sock_fd and keeps no copy. The judge gives leave while the candidate
-    loads (its builds start compilers) and refuses it (EPERM) from the
-    end of the load on, a decision made in the judge's process, which no
-    code in this one can reach. Returns None, or why it could not."""
+    every thread of this process and of all it starts, the process filter
+    with fork, vfork and clone without CLONE_THREAD waiting for the judge's
+    leave (a seccomp user notification), and sends the filter's listener
+    to the judge over sock_fd, keeping no copy. The judge gives leave
+    while the candidate loads (its builds start compilers) and refuses it
+    (EPERM) from the end of the load on, a decision made in the judge's
+    process, which no code in this one can reach. Returns None, or why it
+    could not."""
     sock = socket.socket(fileno=sock_fd)
     try:
-        machine = os.uname().machine
-        if machine not in _SECCOMP_ARCH:
-            raise OSError("no seccomp filter for %s" % machine)
-        arch, nr = _SECCOMP_ARCH[machine]
-        LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
-        ALLOW, ERRNO, NOTIFY = 0x7FFF0000, 0x00050000, 0x7FC00000
-        ENOSYS = 38
-        prog = [_bpf(LD, 0, 0, 4), _bpf(JEQ, 1, 0, arch),
-                _bpf(RET, 0, 0, ERRNO | ENOSYS), _bpf(LD, 0, 0, 0)]
-        if machine == "x86_64":
-            prog += [_bpf(JGE, 0, 1, 0x40000000),
-                     _bpf(RET, 0, 0, ERRNO | ENOSYS)]
-        for name in ("fork", "vfork"):
-            if name in nr:
-                prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, NOTIFY)]
-        prog += [_bpf(JEQ, 0, 1, nr["clone3"]),
-                 _bpf(RET, 0, 0, ERRNO | ENOSYS),
-                 _bpf(JEQ, 0, 3, nr["clone"]),
-                 _bpf(LD, 0, 0, 16),
-                 _bpf(JSET, 1, 0, 0x00010000),
-                 _bpf(RET, 0, 0, NOTIFY),
-                 _bpf(RET, 0, 0, ALLOW)]
-        code = b"".join(prog)
-        buf = ctypes.create_string_buffer(code, len(code))
-
-        class Fprog(ctypes.Structure):
-            _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-        fp = Fprog(len(prog), ctypes.addressof(buf))
-        libc = ctypes.CDLL(None, use_errno=True)
-        if libc.prctl(38, 1, 0, 0, 0):
-            raise OSError("prctl(PR_SET_NO_NEW_PRIVS): %s" %
-                          os.strerror(ctypes.get_errno()))
-        sys_seccomp = 317 if machine == "x86_64" else 277
-        # SECCOMP_SET_MODE_FILTER with NEW_LISTENER, TSYNC, TSYNC_ESRCH.
-        fd = libc.syscall(sys_seccomp, 1, 8 | 1 | 16, ctypes.byref(fp))
-        if fd < 0:
-            raise OSError("seccomp: %s" % os.strerror(ctypes.get_errno()))
+        # SECCOMP_RET_USER_NOTIF; NEW_LISTENER, TSYNC, TSYNC_ESRCH.
+        fd = process_filter(0x7FC00000, 8 | 1 | 16)
         try:
             socket.send_fds(sock, [b"n"], [fd])
         finally:
@@ -836,49 +847,16 @@ class Leave:
 
 
 def forbid_processes():
-    """Installs, for every thread of this process, a filter under which
-    fork, vfork and clone without CLONE_THREAD fail with EPERM and clone3
-    with ENOSYS (threads go on through clone), and which refuses system
-    calls of any other ABI. Returns None, or why it could not."""
-    machine = os.uname().machine
-    if machine not in _SECCOMP_ARCH:
-        return "no seccomp filter for %s" % machine
-    arch, nr = _SECCOMP_ARCH[machine]
-    LD, JEQ, JSET, JGE, RET = 0x20, 0x15, 0x45, 0x35, 0x06
-    ALLOW, ERRNO = 0x7FFF0000, 0x00050000
-    EPERM, ENOSYS = 1, 38
-    prog = [_bpf(LD, 0, 0, 4),                      # arch
-            _bpf(JEQ, 1, 0, arch),
-            _bpf(RET, 0, 0, ERRNO | ENOSYS),
-            _bpf(LD, 0, 0, 0)]                      # nr
-    if machine == "x86_64":                          # the x32 ABI
-        prog += [_bpf(JGE, 0, 1, 0x40000000), _bpf(RET, 0, 0, ERRNO | ENOSYS)]
-    for name in ("fork", "vfork"):
-        if name in nr:
-            prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, ERRNO | EPERM)]
-    prog += [_bpf(JEQ, 0, 1, nr["clone3"]), _bpf(RET, 0, 0, ERRNO | ENOSYS),
-             _bpf(JEQ, 0, 3, nr["clone"]),
-             _bpf(LD, 0, 0, 16),                    # clone's flags, low word
-             _bpf(JSET, 1, 0, 0x00010000),          # CLONE_THREAD
-             _bpf(RET, 0, 0, ERRNO | EPERM),
-             _bpf(RET, 0, 0, ALLOW)]
-    code = b"".join(prog)
-    buf = ctypes.create_string_buffer(code, len(code))
-
-    class Fprog(ctypes.Structure):
-        _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
-    fp = Fprog(len(prog), ctypes.addressof(buf))
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(38, 1, 0, 0, 0):                  # PR_SET_NO_NEW_PRIVS
-        return "prctl(PR_SET_NO_NEW_PRIVS): %s" % os.strerror(
-            ctypes.get_errno())
-    sys_seccomp = 317 if machine == "x86_64" else 277
-    # SECCOMP_SET_MODE_FILTER, SECCOMP_FILTER_FLAG_TSYNC: every thread.
-    r = libc.syscall(sys_seccomp, 1, 1, ctypes.byref(fp))
+    """Installs, for every thread of this process, the process filter with
+    fork, vfork and clone without CLONE_THREAD failing with EPERM (a second
+    wall behind the judge's refusal). Returns None, or why it could not."""
+    try:
+        # SECCOMP_RET_ERRNO | EPERM; SECCOMP_FILTER_FLAG_TSYNC.
+        r = process_filter(0x00050000 | 1, 1)
+    except OSError as e:
+        return str(e)
     if r != 0:
-        e = ctypes.get_errno()
-        return "seccomp: %s" % (os.strerror(e) if r < 0 else
-                                "thread %d could not take the filter" % r)
+        return "seccomp: thread %d could not take the filter" % r
     return None
 
 
