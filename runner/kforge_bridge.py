@@ -32,6 +32,7 @@ load_error, trial, samples, fault, error. Standard library and torch only.
 """
 
 import ctypes
+import fcntl
 import importlib.util
 import json
 import math
@@ -788,7 +789,7 @@ def processes_by_leave(sock_fd):
 class Leave:
     """The judge's end of a runner's filter (processes_by_leave): a thread
     that answers each of its requests to start a process, yes until
-    refuse() and no (EPERM) after, and counts the refusals."""
+    refuse() and no (EPERM) after."""
 
     RECV, SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV, _SEND
 
@@ -798,14 +799,12 @@ class Leave:
         self.why = None      # why the runner has no filter, if it said so
         self.ready = threading.Event()
         self.no = threading.Event()
-        self.refused = 0
         threading.Thread(target=self.serve, daemon=True).start()
 
     def refuse(self):
         self.no.set()
 
     def serve(self):
-        import fcntl
         try:
             msg, fds, _, _ = socket.recv_fds(self.sock, 512, 1)
         except OSError as e:
@@ -834,7 +833,6 @@ class Leave:
                     continue  # the asking process is gone
                 nid = struct.unpack_from("=Q", req, 0)[0]
                 if self.no.is_set():
-                    self.refused += 1
                     rep = struct.pack("=QqiI", nid, 0, -1, 0)  # -EPERM
                 else:
                     rep = struct.pack("=QqiI", nid, 0, 0, 1)  # CONTINUE

@@ -170,13 +170,16 @@ static void run_map(struct runner *r, const struct kf_run_req *q, int fd,
 	 * write(2) or fallocate(2) through the descriptor), and each slot's
 	 * inputs are read-only for good, so that a store into an input,
 	 * even one put back before the call returns, ends the process
-	 * (input_store). */
+	 * (input_mutation). */
 	close(r->share.fd);
 	r->share.fd = -1;
 	if (!q->ro_bytes || !q->ro_stride || q->ro_bytes > q->ro_stride)
 		return;
-	for (uint64_t at = 0; at + q->ro_stride <= r->bytes && n_ro < MAX_RO;
+	for (uint64_t at = 0; at + q->ro_stride <= r->bytes;
 	     at += q->ro_stride) {
+		if (n_ro == MAX_RO)
+			return rep_error(a, KF_EINVAL,
+					 "map: more than 16 read-only slots");
 		ro_lo[n_ro] = (uintptr_t)r->base + at;
 		ro_hi[n_ro] = ro_lo[n_ro] + q->ro_bytes;
 		if (kf_sandbox_read_only((char *)r->base + at, q->ro_bytes,
