@@ -292,6 +292,43 @@ static void check_keys(const cJSON *it)
 					  metrics[i]));
 }
 
+/* The value of the sample named `name` (with its labels, as printed) in a
+ * Prometheus text exposition, after checking every line of it: comments
+ * are HELP or TYPE, samples are "name[{labels}] value". NAN where absent. */
+static double prom_value(const char *text, const char *name)
+{
+	double found = NAN;
+	const char *p = text;
+	while (*p) {
+		const char *nl = strchr(p, '\n');
+		CHECK_MSG(nl, "the exposition's last line has no newline: %s",
+			  p);
+		if (!nl)
+			break;
+		char line[512];
+		snprintf(line, sizeof(line), "%.*s", (int)(nl - p), p);
+		p = nl + 1;
+		if (line[0] == '#') {
+			CHECK_MSG(!strncmp(line, "# HELP kforge_", 14) ||
+				      !strncmp(line, "# TYPE kforge_", 14),
+				  "bad comment line '%s'", line);
+			continue;
+		}
+		char *sp = strrchr(line, ' ');
+		CHECK_MSG(sp && !strncmp(line, "kforge_", 7),
+			  "bad sample line '%s'", line);
+		if (!sp)
+			continue;
+		*sp = 0;
+		char *end = NULL;
+		double v = strtod(sp + 1, &end);
+		CHECK_MSG(end && !*end, "bad value in '%s %s'", line, sp + 1);
+		if (!strcmp(line, name))
+			found = v;
+	}
+	return found;
+}
+
 static void test_server_score_end_to_end(void)
 {
 	struct srv s;
@@ -357,6 +394,43 @@ static void test_server_score_end_to_end(void)
 	CHECK_STR(kf_json_str(it, "status"), "ok");
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(it, "metrics"), "deduplicated")));
+	reply_free(&r);
+
+	/* /metrics says the same in Prometheus' format: three evaluations
+	 * (the prose has no code, "again" was scored by "ok"'s), one
+	 * scoring request. */
+	http(s.port, "GET", "/metrics", NULL, &r);
+	CHECK(r.status == 200);
+	CHECK_CONTAINS(r.head, "Content-Type: text/plain; version=0.0.4");
+	const char *pm = r.body;
+	CHECK(prom_value(pm, "kforge_evaluations_total{status=\"ok\"}") == 1);
+	CHECK(prom_value(pm,
+			 "kforge_evaluations_total{status=\"wrong_answer\"}") ==
+	      1);
+	CHECK(prom_value(
+		  pm, "kforge_evaluations_total{status=\"compile_error\"}") ==
+	      1);
+	CHECK(prom_value(pm, "kforge_items_total") == 5);
+	CHECK(prom_value(pm, "kforge_dedup_hits_total") == 1);
+	CHECK(prom_value(pm, "kforge_queue_depth") == 0);
+	CHECK(prom_value(pm, "kforge_busy_workers") == 0);
+	CHECK(prom_value(pm, "kforge_evaluation_seconds_count") == 3);
+	CHECK(prom_value(pm, "kforge_evaluation_seconds_bucket{le=\"+Inf\"}") ==
+	      3);
+	CHECK(prom_value(pm, "kforge_evaluation_seconds_sum") > 0);
+	CHECK(prom_value(pm, "kforge_scoring_request_seconds_count") == 1);
+	/* Buckets are cumulative. */
+	const char *les[] = {"0.5", "1",  "2",	 "5",	"10",  "20",
+			     "30",  "60", "120", "300", "600", "+Inf"};
+	double last = 0;
+	for (size_t i = 0; i < sizeof(les) / sizeof(les[0]); i++) {
+		char name[96];
+		snprintf(name, sizeof(name),
+			 "kforge_evaluation_seconds_bucket{le=\"%s\"}", les[i]);
+		double v = prom_value(pm, name);
+		CHECK_MSG(v >= last, "%s: %g after %g", name, v, last);
+		last = v;
+	}
 	reply_free(&r);
 
 	/* A group scored with a group design: GRPO advantages too. */

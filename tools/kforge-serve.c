@@ -56,7 +56,9 @@ static enum MHD_Result send_answer(struct MHD_Connection *c,
 	    strlen(r->body), r->body, MHD_RESPMEM_MUST_COPY);
 	if (!resp)
 		return MHD_NO;
-	MHD_add_response_header(resp, "Content-Type", "application/json");
+	MHD_add_response_header(resp, "Content-Type",
+				r->content_type ? r->content_type
+						: "application/json");
 	if (r->retry_after > 0) {
 		char v[16];
 		snprintf(v, sizeof(v), "%d", r->retry_after);

@@ -86,8 +86,9 @@ void kf_server_free(struct kf_server *s);
 /* An answer: an HTTP status and a JSON body. */
 struct kf_server_response {
 	int status;
-	char *body;	 /* JSON text; owned */
-	int retry_after; /* seconds, > 0 only with a 503 */
+	char *body;		  /* JSON text (or content_type's); owned */
+	int retry_after;	  /* seconds, > 0 only with a 503 */
+	const char *content_type; /* NULL: application/json */
 };
 void kf_server_response_release(struct kf_server_response *r);
 
@@ -111,6 +112,10 @@ size_t kf_server_body_cap(const struct kf_server *s);
 
 /* GET /v1/stats as JSON; caller frees. */
 cJSON *kf_server_stats(struct kf_server *s);
+/* GET /metrics: the same figures, with latency histograms, in
+ * Prometheus' text exposition format (version 0.0.4); caller frees. */
+char *kf_server_metrics(struct kf_server *s);
+#define KF_SERVER_METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /*
  * The eval child: argv is {"--eval-child", TASK, CANDIDATE, OPTS_JSON}.

@@ -1384,6 +1384,13 @@ void api_handle(struct kf_server *s, const char *method, const char *path,
 			srv_respond(out, 200, kf_server_stats(s));
 		else
 			bad_method(out, method, path, "GET");
+	} else if (!strcmp(path, "/metrics")) {
+		if (get) {
+			out->status = 200;
+			out->body = kf_server_metrics(s);
+			out->content_type = KF_SERVER_METRICS_TYPE;
+		} else
+			bad_method(out, method, path, "GET");
 	} else if (!strcmp(path, "/v1/rewards")) {
 		if (get)
 			srv_respond(out, 200, rewards_json());
@@ -1432,7 +1439,8 @@ void api_handle(struct kf_server *s, const char *method, const char *path,
 	} else {
 		errorf(out, 404, "not_found",
 		       "no route %s (see docs/api.md: /v1/score, "
-		       "/v1/episodes, /v1/openrlhf, /v1/health, /v1/stats)",
+		       "/v1/episodes, /v1/openrlhf, /v1/health, /v1/stats, "
+		       "/metrics)",
 		       path);
 	}
 }

@@ -38,6 +38,14 @@ struct job {
 
 struct episode;
 
+/* The upper bounds of the latency histograms' buckets, in seconds; the
+ * last bucket is +Inf. */
+#define SRV_HIST_BOUNDS                                                        \
+	{                                                                      \
+		0.5, 1, 2, 5, 10, 20, 30, 60, 120, 300, 600                    \
+	}
+#define SRV_HIST_BUCKETS 12
+
 struct kf_server {
 	struct kf_server_opts o; /* strings owned (copies) */
 	char *eval_exe;
@@ -64,6 +72,10 @@ struct kf_server {
 	    errors_5xx, deadline_misses, dedup_hits;
 	long status_count[KF_STATUS_INFRA_ERROR + 1];
 	double eval_seconds; /* sum over evaluations */
+	/* Latency histograms (/metrics): evaluations (in a worker, retries
+	 * included) and scoring requests (POST, received to answered). */
+	long eval_hist[SRV_HIST_BUCKETS], req_hist[SRV_HIST_BUCKETS];
+	double req_seconds;
 
 	/* episodes (api.c), under lock */
 	struct episode *episodes;
