@@ -600,6 +600,60 @@ static void test_server_openrlhf(void)
 	free(q1);
 }
 
+/* Correct and slow: about 0.5 s a call, so that its evaluation takes
+ * several seconds. */
+#define SLOWER_SRC(tag)                                                        \
+	"#include <kforge/kernel.h>\n"                                         \
+	"/* " tag " */\n"                                                      \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
+	"n_out, void *stream)\n"                                               \
+	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
+	"  volatile long spin = 0; for (long k = 0; k < 500000000; k++) "      \
+	"spin += k;\n"                                                         \
+	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
+	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 2 * x[i];\n"  \
+	"  return 0; }\n"
+
+/* OpenRLHF's client gives up after 180 s and raises: /v1/openrlhf answers
+ * by its own deadline (--openrlhf-deadline) with what is done, the rest
+ * infra_error (reward 0, counted in extra_logs), never later. */
+static void test_server_openrlhf_deadline(void)
+{
+	const char *extra[] = {"--workers", "1", "--openrlhf-deadline", "2",
+			       NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *q = cJSON_AddArrayToObject(b, "query");
+	cJSON *l = cJSON_AddArrayToObject(b, "labels");
+	const char *srcs[] = {SLOWER_SRC("a"), SLOWER_SRC("b")};
+	for (int i = 0; i < 2; i++) {
+		char *text = kf_xasprintf("```c\n%s```", srcs[i]);
+		cJSON_AddItemToArray(q, cJSON_CreateString(text));
+		free(text);
+		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
+	}
+	struct reply r;
+	uint64_t t0 = kf_now_ns();
+	post(s.port, "/v1/openrlhf", b, &r);
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	/* The one worker runs the first; the second is still queued at 2 s. */
+	const cJSON *logs = cJSON_GetObjectItem(r.json, "extra_logs");
+	const cJSON *infra = cJSON_GetObjectItem(logs, "infra_error");
+	CHECK_MSG(cJSON_GetArraySize(infra) == 2 &&
+		      cJSON_GetArrayItem(infra, 1)->valuedouble == 1,
+		  "%s", r.body);
+	CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "rewards"), 1)
+		  ->valuedouble == 0);
+	CHECK_MSG(took >= 1.9, "answered after %.2f s", took);
+	reply_free(&r);
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK_MSG(kf_json_num(r.json, "deadline_misses", 0) == 1, "%s", r.body);
+	reply_free(&r);
+	srv_stop(&s);
+}
+
 /* A reply with no code of its own is scored as such, even where the
  * reference the prompt shows reaches the extractor: with the prompt and the
  * reply both in a completion, or through OpenRLHF with a prompt that a
@@ -678,6 +732,8 @@ static void test_server_health_stats(void)
 	for (int i = 0; keys[i]; i++)
 		CHECK_MSG(cJSON_IsNumber(cJSON_GetObjectItem(r.json, keys[i])),
 			  "%s", keys[i]);
+	/* A training step's rollouts fit by default (4096). */
+	CHECK(kf_json_num(r.json, "queue_capacity", 0) == 4096);
 	reply_free(&r);
 	http(s.port, "GET", "/v1/rewards", NULL, &r);
 	CHECK(r.status == 200);
@@ -1510,6 +1566,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_problem_ids_stay_inside),
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),
+    KF_TEST(test_server_openrlhf_deadline),
     KF_TEST(test_server_deadline),
     KF_TEST(test_server_shutdown_answers_in_flight),
     KF_TEST(test_server_sigterm_kills_spinning_evaluation),

@@ -28,6 +28,11 @@
 
 #include "serve_usage.h"
 
+/* A thread per connection, each with this stack: thousands of waiting
+ * requests (a training step sent one rollout per call) take address space,
+ * not memory. */
+#define SERVE_THREAD_STACK (1u << 20)
+
 struct http {
 	struct kf_server *srv;
 	double client_timeout_s;
@@ -260,6 +265,7 @@ enum {
 	O_WORKERS,
 	O_QUEUE,
 	O_DEADLINE,
+	O_OPENRLHF_DEADLINE,
 	O_MAX_BODY,
 	O_MAX_CODE,
 	O_CLIENT_TIMEOUT,
@@ -288,6 +294,7 @@ static const struct option longopts[] = {
     {"workers", required_argument, NULL, O_WORKERS},
     {"queue", required_argument, NULL, O_QUEUE},
     {"deadline", required_argument, NULL, O_DEADLINE},
+    {"openrlhf-deadline", required_argument, NULL, O_OPENRLHF_DEADLINE},
     {"max-body", required_argument, NULL, O_MAX_BODY},
     {"max-code", required_argument, NULL, O_MAX_CODE},
     {"client-timeout", required_argument, NULL, O_CLIENT_TIMEOUT},
@@ -344,7 +351,7 @@ int main(int argc, char **argv)
 		return kf_server_eval_child(argc - 1, argv + 1);
 
 	struct kf_server_opts so = KF_SERVER_OPTS_INIT;
-	double port = 8471, client_timeout = 30, max_conn = 512, v = 0;
+	double port = 8471, client_timeout = 30, max_conn = 4096, v = 0;
 	const char *host = "127.0.0.1", *port_file = NULL;
 	int c;
 	opterr = 0;
@@ -384,6 +391,10 @@ int main(int argc, char **argv)
 		case O_DEADLINE:
 			rc = opt_name_num(c, optarg, 0.001, 86400,
 					  &so.deadline_s);
+			break;
+		case O_OPENRLHF_DEADLINE:
+			rc = opt_name_num(c, optarg, 0.001, 86400,
+					  &so.openrlhf_deadline_s);
 			break;
 		case O_MAX_BODY:
 			rc = opt_name_num(c, optarg, 1024, 1 << 30, &v);
@@ -490,7 +501,8 @@ int main(int argc, char **argv)
 	    (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)client_timeout + 2, MHD_OPTION_CONNECTION_LIMIT,
 	    (unsigned int)max_conn, MHD_OPTION_NOTIFY_COMPLETED, on_completed,
-	    &h, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)1024,
+	    &h, MHD_OPTION_LISTEN_BACKLOG_SIZE, (unsigned int)4096,
+	    MHD_OPTION_THREAD_STACK_SIZE, (size_t)SERVE_THREAD_STACK,
 	    MHD_OPTION_END);
 	if (!d) {
 		fprintf(stderr,

@@ -22,35 +22,43 @@
 /* Defaults and hard limits. */
 #define KF_SERVER_WORKERS 2
 #define KF_SERVER_WORKERS_MAX 256
-#define KF_SERVER_QUEUE 256 /* items waiting for a worker */
+/* Items waiting for a worker, and the most one request may hold: a
+ * training step's rollouts sent one per call at once (OpenRLHF, verl's
+ * reward loop) or in one batch must fit. */
+#define KF_SERVER_QUEUE 4096
 #define KF_SERVER_QUEUE_MAX 1000000
 #define KF_SERVER_BODY_CAP ((size_t)8 << 20)   /* one request body */
 #define KF_SERVER_CODE_CAP ((size_t)256 << 10) /* one completion or code */
 #define KF_SERVER_DEADLINE_S 600.0	       /* one request, by default */
-#define KF_SERVER_EPISODES 4096		       /* open episodes at once */
-#define KF_SERVER_EPISODE_TTL_S 3600.0	       /* idle episodes expire */
-#define KF_SERVER_MAX_TURNS 4		       /* default turns of an episode */
-#define KF_SERVER_ID_CAP 256 /* item, group, problem id bytes */
+/* /v1/openrlhf's: OpenRLHF's client gives up on a request after 180 s
+ * (openrlhf/utils/agent.py, aiohttp.ClientTimeout(total=180)) and then
+ * raises, so its requests are answered before that, with what is done */
+#define KF_SERVER_OPENRLHF_DEADLINE_S 150.0
+#define KF_SERVER_EPISODES 4096	       /* open episodes at once */
+#define KF_SERVER_EPISODE_TTL_S 3600.0 /* idle episodes expire */
+#define KF_SERVER_MAX_TURNS 4	       /* default turns of an episode */
+#define KF_SERVER_ID_CAP 256	       /* item, group, problem id bytes */
 
 struct kf_server_opts {
-	const char *tasks_dir;	   /* problem ids are looked up here, and
-				      only here (default "tasks") */
-	const char *db_path;	   /* the run store (default "kforge.db") */
-	struct kf_eval_opts eo;	   /* how each item is evaluated (backend,
-				      trials, time cap...); borrowed strings */
-	const char *eval_exe;	   /* run as `eval_exe --eval-child ...`;
-				      NULL: kforge-serve beside the running
-				      executable */
-	int workers;		   /* evaluations at once */
-	int queue_cap;		   /* items waiting; a request that would
-				      overflow it is answered 503 */
-	size_t body_cap;	   /* request bodies over it: 413 */
-	size_t code_cap;	   /* a completion or code over it: 413 */
-	double deadline_s;	   /* longest a request may take; a request may
-				      ask for less */
-	const char *reward;	   /* the default design (default
-				      "log_speedup") */
-	const char *reward_params; /* its parameters, JSON object text; NULL */
+	const char *tasks_dir;	    /* problem ids are looked up here, and
+				       only here (default "tasks") */
+	const char *db_path;	    /* the run store (default "kforge.db") */
+	struct kf_eval_opts eo;	    /* how each item is evaluated (backend,
+				       trials, time cap...); borrowed strings */
+	const char *eval_exe;	    /* run as `eval_exe --eval-child ...`;
+				       NULL: kforge-serve beside the running
+				       executable */
+	int workers;		    /* evaluations at once */
+	int queue_cap;		    /* items waiting; a request that would
+				       overflow it is answered 503 */
+	size_t body_cap;	    /* request bodies over it: 413 */
+	size_t code_cap;	    /* a completion or code over it: 413 */
+	double deadline_s;	    /* longest a request may take; a request may
+				       ask for less */
+	double openrlhf_deadline_s; /* /v1/openrlhf's, at most deadline_s */
+	const char *reward;	    /* the default design (default
+				       "log_speedup") */
+	const char *reward_params;  /* its parameters, JSON object text; NULL */
 	int max_episodes;
 	double episode_ttl_s;
 	int max_turns; /* default turns of an episode */
@@ -59,8 +67,9 @@ struct kf_server_opts {
 	{                                                                      \
 		"tasks", "kforge.db", KF_EVAL_OPTS_INIT, NULL,                 \
 		    KF_SERVER_WORKERS, KF_SERVER_QUEUE, KF_SERVER_BODY_CAP,    \
-		    KF_SERVER_CODE_CAP, KF_SERVER_DEADLINE_S, "log_speedup",   \
-		    NULL, KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,         \
+		    KF_SERVER_CODE_CAP, KF_SERVER_DEADLINE_S,                  \
+		    KF_SERVER_OPENRLHF_DEADLINE_S, "log_speedup", NULL,        \
+		    KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,               \
 		    KF_SERVER_MAX_TURNS                                        \
 	}
 

@@ -895,6 +895,8 @@ static void route_openrlhf(struct kf_server *s, const cJSON *body,
 	if (request_reward(s, body, &rw, out) ||
 	    request_deadline(s, body, &deadline_s, out))
 		return;
+	if (deadline_s > s->o.openrlhf_deadline_s)
+		deadline_s = s->o.openrlhf_deadline_s;
 	struct sitem *it = kf_xcalloc((size_t)n + 1, sizeof(*it));
 	for (int i = 0; i < n; i++) {
 		const cJSON *q = cJSON_GetArrayItem(query, i);

@@ -413,6 +413,11 @@ static int check_opts(const struct kf_server_opts *o, struct kf_err *err)
 				  "--deadline %g is out of range (0 to 86400 "
 				  "s)",
 				  o->deadline_s);
+	if (!(o->openrlhf_deadline_s > 0) || o->openrlhf_deadline_s > 86400)
+		return kf_err_set(err, KF_EINVAL,
+				  "--openrlhf-deadline %g is out of range (0 "
+				  "to 86400 s)",
+				  o->openrlhf_deadline_s);
 	if (o->max_episodes < 1 || o->max_episodes > 1000000)
 		return kf_err_set(err, KF_EINVAL,
 				  "--max-episodes %d is out of range",
