@@ -294,9 +294,47 @@ static void test_eval_kernelbench_protocol_reports_means(void)
 	    kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "mean", 0);
 	CHECK(rm > 0 && cm > 0);
 	CHECK(fabs(sp - rm / cm) < 1e-9 * sp);
-	/* KernelBench's protocol has no roofline or pairs. */
-	CHECK(cJSON_GetObjectItem(r, "roofline") == NULL);
+	/* The candidate's mean is held to the hardware's bound under this
+	 * protocol too; it has no pairs (nor their interval). */
+	const cJSON *rf = cJSON_GetObjectItem(r, "roofline");
+	CHECK(rf != NULL);
+	CHECK(kf_json_num(rf, "bytes", 0) > 0);
+	CHECK(cJSON_GetObjectItem(tm, "ci_target_met") == NULL);
 	cJSON_Delete(r);
+}
+
+/* A result stopped during timing, before the summaries (a Python
+ * candidate rejected for unaccounted time had pairs but no medians), prints
+ * its status and reason in text: it once crashed kforge eval. */
+static void test_eval_text_of_a_result_stopped_while_timed(void)
+{
+	static const char *const results[] = {
+	    "{\"task\": {\"id\": \"kernelbench/level1/3_Sum_reduction\"}, "
+	    "\"status\": \"rejected\", \"check\": \"unaccounted_time\", "
+	    "\"reason\": \"timing: its process under-reported its time\", "
+	    "\"timing\": {\"protocol\": \"kforge\", \"pairs\": 32, "
+	    "\"unaccounted_ms\": {\"difference\": 0.58}}}",
+	    "{\"task\": {\"id\": \"row_sum\"}, \"status\": \"wrong_answer\", "
+	    "\"check\": \"timed_output\", \"reason\": \"timing (kernelbench): "
+	    "the output of call 2\", \"timing\": {\"protocol\": "
+	    "\"kernelbench\"}}",
+	};
+	for (size_t i = 0; i < sizeof(results) / sizeof(*results); i++) {
+		cJSON *r = cJSON_Parse(results[i]);
+		CHECK(r != NULL);
+		struct kf_strbuf sb = KF_STRBUF_INIT;
+		kf_result_print(r, &sb);
+		const char *txt = kf_strbuf_str(&sb);
+		CHECK_CONTAINS(txt, i ? "wrong_answer (timed_output)"
+				      : "rejected (unaccounted_time)");
+		CHECK_CONTAINS(txt, i ? "the output of call 2"
+				      : "under-reported its time");
+		CHECK(strstr(txt, "nan") == NULL);
+		if (!i)
+			CHECK_CONTAINS(txt, "stopped after 32 pairs");
+		kf_strbuf_release(&sb);
+		cJSON_Delete(r);
+	}
 }
 
 static void test_eval_both_protocols_side_by_side(void)
@@ -883,6 +921,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_timed_calls_are_checked),
     KF_TEST(test_eval_timing_reports_speedup_and_roofline),
     KF_TEST(test_eval_kernelbench_protocol_reports_means),
+    KF_TEST(test_eval_text_of_a_result_stopped_while_timed),
     KF_TEST(test_eval_both_protocols_side_by_side),
     KF_TEST(test_eval_kernelbench_protocol_still_checks_outputs),
     KF_TEST(test_eval_unknown_protocol_is_an_error),

@@ -371,9 +371,9 @@ static void test_judge_roofline_cap(void)
 {
 	struct verdict v = {0};
 	/* 1 GB at 1 TB/s is 1 ms: 0.8 ms passes, 0.5 ms does not. */
-	kf_judge_roofline(0.8e6, 0, 1e9, 1e12, 1e12, &v);
+	kf_judge_roofline("timing", 0.8e6, 0, 1e9, 1e12, 1e12, &v);
 	CHECK(v.status == KF_STATUS_OK);
-	kf_judge_roofline(0.5e6, 0, 1e9, 1e12, 1e12, &v);
+	kf_judge_roofline("timing", 0.5e6, 0, 1e9, 1e12, 1e12, &v);
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "implausible");
 	CHECK_CONTAINS(v.reason, "2.00 times faster than the roofline");
@@ -413,11 +413,11 @@ static void test_judge_host_compute_peak_follows_dtype_and_cpu(void)
 	/* 2 GFLOP at the FMA rate take 20 ms; an AMX kernel took 20/2.36. */
 	struct verdict v = {0};
 	double ns = 20e6 / 2.36;
-	kf_judge_roofline(ns, 2e9, 1e6, fma, 1e12, &v);
+	kf_judge_roofline("timing", ns, 2e9, 1e6, fma, 1e12, &v);
 	CHECK_STR(v.check, "implausible");
 	v = (struct verdict){0};
 	kf_judge_roofline(
-	    ns, 2e9, 1e6,
+	    "timing", ns, 2e9, 1e6,
 	    kf_judge_host_compute_peak(KF_BF16, spr, fma, 0, NULL), 1e12, &v);
 	CHECK(v.status == KF_STATUS_OK);
 }
@@ -739,6 +739,39 @@ static void test_judge_bridge_facts(void)
 	kf_judge_samples_kb(fr, &v);
 	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
 	CHECK_STR(v.check, "timed_output");
+	CHECK_CONTAINS(v.reason, "timing (kernelbench): ");
+	CHECK_CONTAINS(v.reason, "[2]");
+	cJSON_Delete(fr);
+	/* Every call is checked on inputs of its own: the first one wrong
+	 * is named, counted from 1, warm-ups included. */
+	fr = cJSON_Parse("{\"check\": {\"mismatches\": 7, \"unwritten\": 3, "
+			 "\"first_bad_call\": 12, \"calls_checked\": 13, "
+			 "\"inputs_intact\": true}}");
+	v = (struct verdict){0};
+	kf_judge_samples_kb(fr, &v);
+	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
+	CHECK_STR(v.check, "timed_output");
+	CHECK_CONTAINS(v.reason, "the output of call 13 (warm-ups counted)");
+	CHECK_CONTAINS(v.reason, "(7 elements outside the tolerance, 3 not "
+				 "written)");
+	cJSON_Delete(fr);
+	/* Inputs changed by a timed call: rejected, whatever the outputs. */
+	fr = cJSON_Parse("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
+			 "\"first_bad_call\": 4, \"calls_checked\": 5, "
+			 "\"inputs_intact\": false}}");
+	v = (struct verdict){0};
+	kf_judge_samples_kb(fr, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "input_mutation");
+	CHECK_CONTAINS(v.reason, "changed its inputs in call 5");
+	cJSON_Delete(fr);
+	/* All calls right, inputs intact: ok. */
+	fr = cJSON_Parse("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
+			 "\"first_bad_call\": -1, \"calls_checked\": 111, "
+			 "\"inputs_intact\": true}}");
+	v = (struct verdict){0};
+	kf_judge_samples_kb(fr, &v);
+	CHECK(v.status == KF_STATUS_OK);
 	cJSON_Delete(fr);
 }
 

@@ -85,9 +85,9 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 double kf_judge_host_compute_peak(enum kf_dtype dt, unsigned features,
 				  double fma_flops_per_s,
 				  double amx_flops_per_s, const char **unit);
-void kf_judge_roofline(double cand_ns, double flops, double bytes,
-		       double fastest_flops_per_s, double bytes_per_s,
-		       struct verdict *v);
+void kf_judge_roofline(const char *where, double cand_ns, double flops,
+		       double bytes, double fastest_flops_per_s,
+		       double bytes_per_s, struct verdict *v);
 /* Judges one side's "samples_kb" frame (KernelBench's timing protocol). */
 void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
 /* The time the candidate's own measurement of its n timed calls (c, in ns)

@@ -855,12 +855,28 @@ void kf_judge_samples_kb(const cJSON *frame, struct verdict *v)
 	else if (viol && !shape)
 		set(v, fv.status, fv.check, "timing (kernelbench): %s",
 		    fv.reason);
-	else if (shape || (chk && kf_json_num(chk, "mismatches", 0) +
-					  kf_json_num(chk, "unwritten", 0) >
-				      0))
+	else if (shape)
 		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
-		    "timing (kernelbench): the candidate's last output "
-		    "differs from the reference's on the same inputs");
+		    "timing (kernelbench): %s", fv.reason);
+	else if (chk && kf_json_num(chk, "mismatches", 0) +
+				kf_json_num(chk, "unwritten", 0) >
+			    0)
+		set(v, KF_STATUS_WRONG_ANSWER, "timed_output",
+		    "timing (kernelbench): the output of call %d (warm-ups "
+		    "counted) differs from the reference's on the same "
+		    "inputs (%d elements outside the tolerance, %d not "
+		    "written): the candidate behaves differently when "
+		    "timed, or returns outputs of earlier calls (every call "
+		    "gets inputs of its own)",
+		    (int)kf_json_num(chk, "first_bad_call", -1) + 1,
+		    (int)kf_json_num(chk, "mismatches", 0),
+		    (int)kf_json_num(chk, "unwritten", 0));
+	else if (chk &&
+		 cJSON_IsFalse(cJSON_GetObjectItem(chk, "inputs_intact")))
+		set(v, KF_STATUS_REJECTED, "input_mutation",
+		    "timing (kernelbench): the candidate changed its inputs "
+		    "in call %d",
+		    (int)kf_json_num(chk, "first_bad_call", -1) + 1);
 }
 
 /* True when a and b agree to about six digits. */
@@ -1255,9 +1271,9 @@ double kf_judge_host_compute_peak(enum kf_dtype dt, unsigned features,
  * rejected. */
 #define KF_PLAUSIBLE_FRACTION 1.5
 
-void kf_judge_roofline(double cand_ns, double flops, double bytes,
-		       double fastest_flops_per_s, double bytes_per_s,
-		       struct verdict *v)
+void kf_judge_roofline(const char *where, double cand_ns, double flops,
+		       double bytes, double fastest_flops_per_s,
+		       double bytes_per_s, struct verdict *v)
 {
 	v->status = KF_STATUS_OK;
 	double sec = cand_ns * 1e-9;
@@ -1267,11 +1283,12 @@ void kf_judge_roofline(double cand_ns, double flops, double bytes,
 	double fraction = fmax(tf, tb) / sec;
 	if (fraction > KF_PLAUSIBLE_FRACTION)
 		set(v, KF_STATUS_REJECTED, "implausible",
-		    "timing: the candidate's %.4f ms is %.2f times faster "
+		    "%s: the candidate's %.4f ms is %.2f times faster "
 		    "than the roofline allows (%s-bound: %.4f ms for %.3g "
 		    "FLOP and %.3g bytes at the measured peaks): implausible",
-		    cand_ns * 1e-6, fraction, tf >= tb ? "compute" : "memory",
-		    fmax(tf, tb) * 1e3, flops, bytes);
+		    where, cand_ns * 1e-6, fraction,
+		    tf >= tb ? "compute" : "memory", fmax(tf, tb) * 1e3, flops,
+		    bytes);
 }
 
 /* ---- What the worker sees during the candidate's calls ----

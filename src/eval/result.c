@@ -40,6 +40,8 @@ static void timing_line(struct kf_strbuf *out, const char *label,
 			const cJSON *s)
 {
 	const cJSON *ci = cJSON_GetObjectItem(s, "ci95");
+	if (cJSON_GetArraySize(ci) != 2)
+		return;
 	kf_strbuf_addf(
 	    out,
 	    "%-10s %10.4f ms  [%.4f, %.4f] 95%% CI, IQR %.4f ms, "
@@ -51,6 +53,8 @@ static void timing_line(struct kf_strbuf *out, const char *label,
 /* A timing block of KernelBench's protocol: means, and their ratio. */
 static void kernelbench_line(struct kf_strbuf *out, const cJSON *tm)
 {
+	if (!cJSON_IsNumber(get(tm, "speedup")))
+		return; /* stopped before its means: the reason says why */
 	kf_strbuf_addf(out,
 		       "%-10s reference %.4f ms, candidate %.4f ms (means of "
 		       "%.0f event-timed calls each): %.3fx\n",
@@ -98,6 +102,12 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 		kernelbench_line(out, tm);
 		tm = NULL;
 	}
+	if (tm && cJSON_GetArraySize(get(tm, "speedup.ci95")) != 2) {
+		/* Stopped before its summaries: the reason says why. */
+		kf_strbuf_addf(out, "%-10s stopped after %.0f pairs\n",
+			       "timing", num(tm, "pairs"));
+		tm = NULL;
+	}
 	if (tm) {
 		timing_line(out, "reference", get(tm, "reference"));
 		timing_line(out, "candidate", get(tm, "candidate"));
@@ -139,7 +149,9 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 	const char *log = str(r, "worker.log");
 	if (*log && strcmp(str(r, "status"), "ok"))
 		kf_strbuf_addf(out, "%-10s\n%s\n", "worker log", log);
-	kf_strbuf_addf(out, "%-10s %.2f s\n", "took", num(r, "seconds"));
+	if (cJSON_IsNumber(get(r, "seconds")))
+		kf_strbuf_addf(out, "%-10s %.2f s\n", "took",
+			       num(r, "seconds"));
 }
 
 cJSON *kf_eval_opts_json(const struct kf_eval_opts *eo)

@@ -84,7 +84,6 @@ struct worker {
 	struct pool pool[2];
 	bool slot_used[POOL_SLOTS];
 	bool loaded;
-	bool kb_inputs;	      /* timing[0] holds KernelBench's inputs */
 	bool flush_by_engine; /* KFORGE_FLUSH=engine (a device only) */
 	uint64_t flush_state; /* flush keys and the places checked */
 	uint32_t flush_last;
