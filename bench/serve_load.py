@@ -18,6 +18,17 @@ answer is missing or malformed, or when its result is not in the store.
 
 Without --url it starts build/kforge-serve itself on a free port with a
 temporary store and the built-in task, and stops it at the end.
+
+--step N sends one training step instead: N rollouts in groups of --group
+(one prompt each), all at once and each alone in its own /v1/openrlhf
+request, as OpenRLHF's agent does (openrlhf/utils/agent.py, one
+`_fetch_rewards_via_http([query], [prompt], [label])` per rollout), with
+OpenRLHF's client limits (180 s total, 5 tries 1 s apart, Retry-After not
+read). The server keeps its default --queue, --workers and connections
+unless they are given. Prints the 503s, the rollouts whose reward never
+came (lost), the infra_error ones and the latencies:
+
+    python3 bench/serve_load.py --step 512 --group 8
 """
 import argparse
 import json
@@ -66,7 +77,10 @@ def make_task(root):
     with open(os.path.join(d, "task.json"), "w") as f:
         json.dump(TASK, f)
     with open(os.path.join(d, "reference.c"), "w") as f:
-        f.write(KERNEL % ("reference", "2"))
+        # written otherwise than the candidates: a completion that is the
+        # reference up to comments is not scored as a kernel
+        f.write((KERNEL % ("reference", "2")).replace(
+            "y[i] = 2 * x[i];", "y[i] = x[i] + x[i];"))
     return "bench/double"
 
 
@@ -157,6 +171,124 @@ def client(n, url, problem, k, deadline, args, st):
             st.latencies.append(took)
 
 
+def post_openrlhf(url, body, timeout):
+    req = urllib.request.Request(url + "/v1/openrlhf",
+                                 data=json.dumps(body).encode(),
+                                 headers={"Content-Type": "application/json"})
+    with urllib.request.urlopen(req, timeout=timeout) as r:
+        return r.status, json.load(r)
+
+
+def rollout(url, problem, prompt, text, st, out):
+    """One rollout as OpenRLHF's client sends it: up to 5 tries, 1 s apart,
+    each bounded by the 180 s total."""
+    body = {"query": [prompt + text], "prompts": [prompt],
+            "labels": [problem]}
+    t0 = time.monotonic()
+    for attempt in range(5):
+        left = 180 - (time.monotonic() - t0)
+        if left <= 0:
+            break
+        try:
+            code, ans = post_openrlhf(url, body, left)
+        except urllib.error.HTTPError as e:
+            code, ans = e.code, None
+        except Exception as e:  # timeout, reset: OpenRLHF tries again
+            code, ans = type(e).__name__, None
+        if code == 200:
+            out.update(ans=ans, took=time.monotonic() - t0, tries=attempt + 1)
+            return
+        with st.lock:
+            key = str(code)
+            st.errors[key] = st.errors.get(key, 0) + 1
+            if code == 503:
+                st.busy += 1
+        time.sleep(1)
+    out.update(ans=None, took=time.monotonic() - t0, tries=5)
+
+
+def step_mode(args, url, problem, db, proc, tmp):
+    rng = random.Random(1)
+    st = Stats()
+    jobs = []
+    for g in range((args.step + args.group - 1) // args.group):
+        prompt = (f"Problem {g}: write kf_entry computing y = 2 * x over "
+                  f"float32.\n")
+        for k in range(min(args.group, args.step - g * args.group)):
+            jobs.append((prompt, completion(rng, f"group {g} sample {k} "
+                                                 f"{rng.random()}"), {}))
+    threads = [threading.Thread(target=rollout,
+                                args=(url, problem, p, t, st, o))
+               for p, t, o in jobs]
+    start = time.monotonic()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - start
+    with urllib.request.urlopen(url + "/v1/stats") as r:
+        stats = json.load(r)
+    lost = infra = correct = compiled = 0
+    lat = []
+    for _, text, o in jobs:
+        a = o.get("ans")
+        rewards = a.get("rewards") if a else None
+        if not rewards or len(rewards) != 1 or rewards[0] is None:
+            lost += 1
+            continue
+        lat.append(o["took"])
+        infra += int(a["extra_logs"]["infra_error"][0])
+        correct += int(a["extra_logs"]["correct"][0])
+        compiled += int(a["extra_logs"]["compiled"][0])
+    with_code = sum(1 for _, text, _o in jobs if "```" in text)
+    stored = None
+    if proc:
+        proc.terminate()
+        proc.wait(timeout=60)
+    if db:
+        con = sqlite3.connect(db)
+        stored = con.execute(
+            "SELECT COUNT(*) FROM evaluations e JOIN candidates c ON "
+            "e.candidate = c.id JOIN runs r ON c.run = r.id "
+            "WHERE r.policy = 'serve'").fetchone()[0]
+        if os.environ.get("SERVE_LOAD_DEBUG"):
+            for row in con.execute("SELECT e.status, COUNT(*) FROM "
+                                   "evaluations e GROUP BY e.status"):
+                print("store:", row)
+        con.close()
+    if tmp:
+        shutil.rmtree(tmp, ignore_errors=True)
+    rows = [
+        ("rollouts x group", f"{args.step} in groups of {args.group}, "
+                             "one per /v1/openrlhf request, all at once"),
+        ("server", (f"queue {stats.get('queue_capacity')}, "
+                    f"{stats.get('workers')} workers, time cap "
+                    f"{args.time_cap} s") if not args.url else url),
+        ("duration (s)", f"{wall:.1f}"),
+        ("503 answers", str(st.busy)),
+        ("rollouts without a reward (lost)", str(lost)),
+        ("rewards that are infra_error (deadline)", str(infra)),
+        ("correct / compiled / with code",
+         f"{correct} / {compiled} / "
+         f"{sum(1 for _, text, _o in jobs if '```' in text)}"),
+        ("rollout latency p50 / p99 / max (s)",
+         f"{pct(lat, 50):.1f} / {pct(lat, 99):.1f} / "
+         f"{max(lat) if lat else float('nan'):.1f}"),
+        ("evaluations stored / rollouts (with code)",
+         f"{'-' if stored is None else stored} / {args.step} "
+         f"({with_code})"),
+        ("server: evaluations, deadline misses, mean s",
+         f"{stats.get('evaluations')}, {stats.get('deadline_misses')}, "
+         f"{stats.get('mean_eval_seconds', 0):.2f}"),
+    ]
+    if st.errors:
+        rows.append(("failed tries", json.dumps(st.errors)))
+    print("| metric | value |\n|---|---|")
+    for k, v in rows:
+        print(f"| {k} | {v} |")
+    return 1 if lost or st.busy else 0
+
+
 def pct(xs, p):
     if not xs:
         return float("nan")
@@ -174,8 +306,14 @@ def main():
     ap.add_argument("--clients", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=30)
     ap.add_argument("--items", type=int, default=4, help="items a request")
-    ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--queue", type=int, default=16)
+    ap.add_argument("--workers", type=int, default=None,
+                    help="the server's --workers (default 2)")
+    ap.add_argument("--queue", type=int, default=None,
+                    help="the server's --queue (default 16; with --step, "
+                         "the server's own default)")
+    ap.add_argument("--step", type=int, default=0,
+                    help="send one training step of N rollouts instead")
+    ap.add_argument("--group", type=int, default=8)
     ap.add_argument("--time-cap", default="0.1")
     ap.add_argument("--max-wait", type=float, default=2.0,
                     help="longest wait after a 503 (s)")
@@ -193,10 +331,16 @@ def main():
         problem = make_task(tmp)
         db = os.path.join(tmp, "serve.db")
         port_file = os.path.join(tmp, "port")
+        if not args.step:
+            args.workers = args.workers or 2
+            args.queue = args.queue or 16
         cmd = [args.server, "--port", "0", "--port-file", port_file,
-               "--tasks", tmp, "--db", db, "--workers", str(args.workers),
-               "--queue", str(args.queue), "--time-cap", args.time_cap,
+               "--tasks", tmp, "--db", db, "--time-cap", args.time_cap,
                "--trials", "5"]
+        if args.workers:
+            cmd += ["--workers", str(args.workers)]
+        if args.queue:
+            cmd += ["--queue", str(args.queue)]
         proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if os.path.exists(port_file):
@@ -206,6 +350,8 @@ def main():
             url = f"http://127.0.0.1:{int(f.read())}"
     elif not problem:
         ap.error("--problem is needed with --url")
+    if args.step:
+        return step_mode(args, url, problem, db, proc, tmp)
 
     st = Stats()
     start = time.monotonic()
