@@ -28,7 +28,11 @@ read). The server keeps its default --queue, --workers and connections
 unless they are given. Prints the 503s, the rollouts whose reward never
 came (lost), the infra_error ones and the latencies:
 
-    python3 bench/serve_load.py --step 512 --group 8
+    python3 bench/serve_load.py --step 512 --group 8 [--across]
+
+--across starts the server with --openrlhf-group-size GROUP: the rollouts of
+a prompt are then scored as one group across their requests, and the table
+adds the groups answered before they were whole.
 """
 import argparse
 import json
@@ -281,6 +285,10 @@ def step_mode(args, url, problem, db, proc, tmp):
          f"{stats.get('evaluations')}, {stats.get('deadline_misses')}, "
          f"{stats.get('mean_eval_seconds', 0):.2f}"),
     ]
+    if args.across:
+        rows.append(("groups answered incomplete / still open",
+                     f"{stats.get('groups_incomplete')} / "
+                     f"{stats.get('groups_open')}"))
     if st.errors:
         rows.append(("failed tries", json.dumps(st.errors)))
     print("| metric | value |\n|---|---|")
@@ -314,6 +322,10 @@ def main():
     ap.add_argument("--step", type=int, default=0,
                     help="send one training step of N rollouts instead")
     ap.add_argument("--group", type=int, default=8)
+    ap.add_argument("--across", action="store_true",
+                    help="with --step: the server groups the rollouts of "
+                         "a prompt across requests "
+                         "(--openrlhf-group-size GROUP)")
     ap.add_argument("--time-cap", default="0.1")
     ap.add_argument("--max-wait", type=float, default=2.0,
                     help="longest wait after a 503 (s)")
@@ -341,6 +353,8 @@ def main():
             cmd += ["--workers", str(args.workers)]
         if args.queue:
             cmd += ["--queue", str(args.queue)]
+        if args.step and args.across:
+            cmd += ["--openrlhf-group-size", str(args.group)]
         proc = subprocess.Popen(cmd, stderr=subprocess.DEVNULL)
         for _ in range(200):
             if os.path.exists(port_file):

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <math.h>
 #include <netinet/in.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -654,6 +655,165 @@ static void test_server_openrlhf_deadline(void)
 	srv_stop(&s);
 }
 
+struct group_post {
+	int port;
+	const char *path;
+	cJSON *body; /* taken */
+	struct reply r;
+};
+
+static void *group_post_run(void *arg)
+{
+	struct group_post *g = arg;
+	post(g->port, g->path, g->body, &g->r);
+	return NULL;
+}
+
+static cJSON *group_item(const char *id, const char *key, const char *text,
+			 const char *group, int size)
+{
+	cJSON *o = item(id, "scale", key, text);
+	cJSON_AddStringToObject(o, "group_id", group);
+	cJSON_AddNumberToObject(o, "group_size", size);
+	return o;
+}
+
+/* A group whose items come in separate requests at once gets the rewards
+ * and advantages the same group gets in one request; a group that never
+ * completes is answered at --group-wait with what it has, its items
+ * stored; OpenRLHF's one-sample calls form groups of --openrlhf-group-size
+ * by prompt. */
+static void test_server_groups_across_requests(void)
+{
+	const char *extra[] = {"--group-wait", "3", "--openrlhf-group-size",
+			       "2", NULL};
+	struct srv s;
+	srv_start(&s, false, extra);
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	const char *ids[4] = {"a", "b", "c", "d"};
+	const char *keys[4] = {"code", "code", "code", "completion"};
+	const char *texts[4] = {good, WRONG_SRC, SLOW_SRC("g"),
+				"I do not know."};
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	for (int i = 0; i < 4; i++)
+		cJSON_AddItemToArray(
+		    items, group_item(ids[i], keys[i], texts[i], "one", 4));
+	struct reply whole;
+	post(s.port, "/v1/score", b, &whole);
+	CHECK_MSG(whole.status == 200, "%d %s", whole.status, whole.body);
+	const cJSON *wi = cJSON_GetObjectItem(whole.json, "items");
+
+	struct group_post gp[4];
+	pthread_t th[4];
+	for (int i = 0; i < 4; i++) {
+		cJSON *one = cJSON_CreateObject();
+		cJSON *arr = cJSON_AddArrayToObject(one, "items");
+		cJSON_AddItemToArray(
+		    arr, group_item(ids[i], keys[i], texts[i], "two", 4));
+		gp[i] = (struct group_post){s.port, "/v1/score", one, {0}};
+		CHECK(pthread_create(&th[i], NULL, group_post_run, &gp[i]) ==
+		      0);
+	}
+	for (int i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 4; i++) {
+		struct reply *r = &gp[i].r;
+		CHECK_MSG(r->status == 200, "%d %s", r->status, r->body);
+		const cJSON *got =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(r->json, "items"), 0);
+		const cJSON *want = find_item(wi, ids[i]);
+		CHECK(got && want);
+		const cJSON *gm = cJSON_GetObjectItem(got, "metrics");
+		const cJSON *wm = cJSON_GetObjectItem(want, "metrics");
+		CHECK_STR(kf_json_str(got, "status"),
+			  kf_json_str(want, "status"));
+		double gr = kf_json_num(got, "reward", NAN),
+		       wr = kf_json_num(want, "reward", NAN);
+		CHECK_MSG(fabs(gr - wr) < 1e-12, "%s: reward %g, in one request "
+						 "%g",
+			  ids[i], gr, wr);
+		double ga = kf_json_num(gm, "advantage", NAN),
+		       wa = kf_json_num(wm, "advantage", NAN);
+		CHECK_MSG(!isnan(wa) && fabs(ga - wa) < 1e-12,
+			  "%s: advantage %g, in one request %g", ids[i], ga, wa);
+		CHECK(kf_json_num(gm, "group_members", 0) == 4);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(gm, "group_complete")));
+		CHECK(kf_json_num(gm, "candidate_id", 0) > 0);
+		reply_free(r);
+	}
+	/* The wrong one is below the correct ones in both. */
+	CHECK(kf_json_num(cJSON_GetObjectItem(find_item(wi, "b"), "metrics"),
+			  "advantage", 0) <
+	      kf_json_num(cJSON_GetObjectItem(find_item(wi, "a"), "metrics"),
+			  "advantage", 0));
+	reply_free(&whole);
+
+	/* One item of three, the others never sent: answered at the wait. */
+	b = cJSON_CreateObject();
+	items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items, group_item("lone", "code", good, "three",
+					       3));
+	struct reply r;
+	uint64_t t0 = kf_now_ns();
+	post(s.port, "/v1/score", b, &r);
+	double took = (double)(kf_now_ns() - t0) / 1e9;
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *lone =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+	const cJSON *lm = cJSON_GetObjectItem(lone, "metrics");
+	CHECK_MSG(took >= 2.9, "answered after %.2f s", took);
+	CHECK_STR(kf_json_str(lone, "status"), "ok");
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(lone, "reward")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(lm, "group_complete")));
+	CHECK(kf_json_num(lm, "group_members", 0) == 1);
+	CHECK(kf_json_num(lm, "candidate_id", 0) > 0);
+	reply_free(&r);
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK_MSG(kf_json_num(r.json, "groups_incomplete", -1) == 1 &&
+		      kf_json_num(r.json, "groups_open", -1) == 0,
+		  "%s", r.body);
+	reply_free(&r);
+
+	/* OpenRLHF, one rollout per call: two calls of one prompt make the
+	 * group of 2, neither waits for the wait. */
+	for (int i = 0; i < 2; i++) {
+		cJSON *o = cJSON_CreateObject();
+		char *q = kf_xasprintf("Write it.\n```c\n%s```",
+				       i ? WRONG_SRC : good);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "query"),
+				     cJSON_CreateString(q));
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "prompts"),
+				     cJSON_CreateString("Write it.\n"));
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(o, "labels"),
+				     cJSON_CreateString("scale"));
+		free(q);
+		gp[i] = (struct group_post){s.port, "/v1/openrlhf", o, {0}};
+		CHECK(pthread_create(&th[i], NULL, group_post_run, &gp[i]) ==
+		      0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		CHECK_MSG(gp[i].r.status == 200, "%d %s", gp[i].r.status,
+			  gp[i].r.body);
+		const cJSON *rw = cJSON_GetObjectItem(gp[i].r.json, "rewards");
+		CHECK(cJSON_GetArraySize(rw) == 1 &&
+		      cJSON_IsNumber(cJSON_GetArrayItem(rw, 0)));
+		reply_free(&gp[i].r);
+	}
+	http(s.port, "GET", "/v1/stats", NULL, &r);
+	CHECK_MSG(kf_json_num(r.json, "groups_incomplete", -1) == 1 &&
+		      kf_json_num(r.json, "groups_open", -1) == 0,
+		  "%s", r.body);
+	reply_free(&r);
+	http(s.port, "GET", "/metrics", NULL, &r);
+	CHECK_CONTAINS(r.body, "kforge_groups_incomplete_total 1\n");
+	reply_free(&r);
+	free(good);
+	srv_stop(&s);
+}
+
 /* A reply with no code of its own is scored as such, even where the
  * reference the prompt shows reaches the extractor: with the prompt and the
  * reply both in a completion, or through OpenRLHF with a prompt that a
@@ -804,10 +964,13 @@ static void test_server_bad_requests(void)
 	/* A group that is not whole, a bad design. */
 	http(s.port, "POST", "/v1/score",
 	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", \"code\": "
-	     "\"x\", \"group_id\": \"g\", \"group_size\": 2}]}",
+	     "\"x\", \"group_id\": \"g\", \"group_size\": 1}, {\"id\": 2, "
+	     "\"problem_id\": \"scale\", \"code\": \"x\", \"group_id\": "
+	     "\"g\"}]}",
 	     &r);
 	CHECK(r.status == 422);
-	CHECK_STR(err_code(&r), "incomplete_group");
+	CHECK_STR(err_code(&r), "bad_group");
+	CHECK_CONTAINS(err_msg(&r), "group_size is 1 but the request holds 2");
 	reply_free(&r);
 	http(s.port, "POST", "/v1/score",
 	     "{\"reward\": \"nonesuch\", \"items\": []}", &r);
@@ -1567,6 +1730,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),
     KF_TEST(test_server_openrlhf_deadline),
+    KF_TEST(test_server_groups_across_requests),
     KF_TEST(test_server_deadline),
     KF_TEST(test_server_shutdown_answers_in_flight),
     KF_TEST(test_server_sigterm_kills_spinning_evaluation),

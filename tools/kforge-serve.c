@@ -266,6 +266,9 @@ enum {
 	O_QUEUE,
 	O_DEADLINE,
 	O_OPENRLHF_DEADLINE,
+	O_OPENRLHF_GROUP_SIZE,
+	O_GROUP_WAIT,
+	O_MAX_GROUPS,
 	O_MAX_BODY,
 	O_MAX_CODE,
 	O_CLIENT_TIMEOUT,
@@ -295,6 +298,9 @@ static const struct option longopts[] = {
     {"queue", required_argument, NULL, O_QUEUE},
     {"deadline", required_argument, NULL, O_DEADLINE},
     {"openrlhf-deadline", required_argument, NULL, O_OPENRLHF_DEADLINE},
+    {"openrlhf-group-size", required_argument, NULL, O_OPENRLHF_GROUP_SIZE},
+    {"group-wait", required_argument, NULL, O_GROUP_WAIT},
+    {"max-groups", required_argument, NULL, O_MAX_GROUPS},
     {"max-body", required_argument, NULL, O_MAX_BODY},
     {"max-code", required_argument, NULL, O_MAX_CODE},
     {"client-timeout", required_argument, NULL, O_CLIENT_TIMEOUT},
@@ -395,6 +401,18 @@ int main(int argc, char **argv)
 		case O_OPENRLHF_DEADLINE:
 			rc = opt_name_num(c, optarg, 0.001, 86400,
 					  &so.openrlhf_deadline_s);
+			break;
+		case O_OPENRLHF_GROUP_SIZE:
+			rc = opt_name_num(c, optarg, 0, 100000, &v);
+			so.openrlhf_group_size = (int)v;
+			break;
+		case O_GROUP_WAIT:
+			rc = opt_name_num(c, optarg, 0.001, 86400,
+					  &so.group_wait_s);
+			break;
+		case O_MAX_GROUPS:
+			rc = opt_name_num(c, optarg, 1, 1000000, &v);
+			so.max_groups = (int)v;
 			break;
 		case O_MAX_BODY:
 			rc = opt_name_num(c, optarg, 1024, 1 << 30, &v);

@@ -34,6 +34,10 @@
  * (openrlhf/utils/agent.py, aiohttp.ClientTimeout(total=180)) and then
  * raises, so its requests are answered before that, with what is done */
 #define KF_SERVER_OPENRLHF_DEADLINE_S 150.0
+/* A group whose items come in separate requests is answered when its last
+ * item is scored, or this long after its first arrived, with what it has. */
+#define KF_SERVER_GROUP_WAIT_S 60.0
+#define KF_SERVER_GROUPS 65536 /* open groups at once */
 #define KF_SERVER_EPISODES 4096	       /* open episodes at once */
 #define KF_SERVER_EPISODE_TTL_S 3600.0 /* idle episodes expire */
 #define KF_SERVER_MAX_TURNS 4	       /* default turns of an episode */
@@ -62,6 +66,10 @@ struct kf_server_opts {
 	int max_episodes;
 	double episode_ttl_s;
 	int max_turns; /* default turns of an episode */
+	double group_wait_s;	 /* an open group's longest wait */
+	int max_groups;		 /* open groups at most */
+	int openrlhf_group_size; /* /v1/openrlhf: the samples of one prompt
+				    a group (0: those of the request) */
 };
 #define KF_SERVER_OPTS_INIT                                                    \
 	{                                                                      \
@@ -70,7 +78,8 @@ struct kf_server_opts {
 		    KF_SERVER_CODE_CAP, KF_SERVER_DEADLINE_S,                  \
 		    KF_SERVER_OPENRLHF_DEADLINE_S, "log_speedup", NULL,        \
 		    KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,               \
-		    KF_SERVER_MAX_TURNS                                        \
+		    KF_SERVER_MAX_TURNS, KF_SERVER_GROUP_WAIT_S,               \
+		    KF_SERVER_GROUPS, 0                                        \
 	}
 
 struct kf_server;

@@ -286,6 +286,9 @@ struct sitem {
 	bool copied;		/* its code was the task's reference */
 	char *group;
 	int group_size;	 /* 0: not given */
+	bool across;	 /* its group's other items come in other requests */
+	int members;	 /* the items its reward was computed over */
+	bool group_complete;
 	int turn;	 /* -1: not given */
 	struct job *job; /* owned through the request's job list */
 	bool dup;	 /* its job was made for an earlier item */
@@ -401,7 +404,9 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 			       out, where, "problem_id");
 }
 
-/* Checks ids are unique and every group is whole within the request. */
+/* Checks ids are unique and no request holds more of a group than its
+ * size; a group of which the request holds fewer is completed by others
+ * (groups.c). */
 static int check_items(struct sitem *it, int n, struct kf_server_response *out)
 {
 	for (int i = 0; i < n; i++)
@@ -433,14 +438,16 @@ static int check_items(struct sitem *it, int n, struct kf_server_response *out)
 					size = it[j].group_size;
 				}
 			}
-		if (size && count != size) {
-			errorf(out, 422, "incomplete_group",
+		if (size && count > size) {
+			errorf(out, 422, "bad_group",
 			       "group %s: group_size is %d but the request "
-			       "holds %d of its items; a group is scored "
-			       "within one request (docs/api.md)",
+			       "holds %d of its items",
 			       it[i].group, size, count);
 			return -1;
 		}
+		it[i].across = size && count < size;
+		if (size)
+			it[i].group_size = size;
 	}
 	return 0;
 }
@@ -529,10 +536,15 @@ static cJSON *item_json(const struct sitem *it)
 				      cJSON_Duplicate(ci, 1));
 	else
 		cJSON_AddNullToObject(m, "speedup_ci95");
-	if (it->group)
+	if (it->group) {
 		cJSON_AddStringToObject(m, "group_id", it->group);
-	else
+		cJSON_AddNumberToObject(m, "group_members", it->members);
+		cJSON_AddBoolToObject(m, "group_complete", it->group_complete);
+	} else {
 		cJSON_AddNullToObject(m, "group_id");
+		cJSON_AddNullToObject(m, "group_members");
+		cJSON_AddNullToObject(m, "group_complete");
+	}
 	if (it->turn >= 0)
 		cJSON_AddNumberToObject(m, "turn", it->turn);
 	else
@@ -627,16 +639,59 @@ static int store_items(struct kf_server *s, struct sitem *it, int n,
 	return rc;
 }
 
+/* Rewards of the items whose groups come in several requests: each joins
+ * its group, then each waits for the group's answer (groups.c), until the
+ * request's deadline at most. */
+static void group_rewards(struct kf_server *s, struct sitem *it, int n,
+			  const struct kf_reward *r, uint64_t until_ns)
+{
+	struct srv_group **g = kf_xcalloc((size_t)n, sizeof(*g));
+	int *slot = kf_xcalloc((size_t)n, sizeof(int));
+	for (int i = 0; i < n; i++) {
+		if (!it[i].across)
+			continue;
+		struct kf_err err = KF_ERR_INIT;
+		if (srv_group_join(s, r, it[i].group, it[i].group_size,
+				   &it[i].ri, &g[i], &slot[i], &err)) {
+			/* Scored alone rather than lost. */
+			kf_log(KF_LOG_WARN, "serve: item %s: %s", it[i].id,
+			       err.msg);
+			double v = NAN;
+			if (kf_reward_score(r, &it[i].ri, 1, &v, &err))
+				kf_log(KF_LOG_WARN, "serve: reward: %s",
+				       err.msg);
+			it[i].reward = v;
+			it[i].advantage = NAN;
+			it[i].members = 1;
+			it[i].group_complete = false;
+		}
+	}
+	for (int i = 0; i < n; i++) {
+		if (!g[i])
+			continue;
+		struct srv_group_answer a;
+		srv_group_answer(s, g[i], slot[i], until_ns, &a);
+		it[i].reward = a.reward;
+		it[i].advantage = a.advantage;
+		it[i].members = a.members;
+		it[i].group_complete = a.complete;
+	}
+	free(g);
+	free(slot);
+}
+
 /* Rewards per group: items with a group_id are scored with the rest of
- * their group; the others each alone. GRPO advantages within groups. */
-static void compute_rewards(struct sitem *it, int n, const struct kf_reward *r)
+ * their group (those of other requests through group_rewards); the others
+ * each alone. GRPO advantages within groups. */
+static void compute_rewards(struct kf_server *s, struct sitem *it, int n,
+			    const struct kf_reward *r, uint64_t until_ns)
 {
 	bool *seen = kf_xcalloc((size_t)n, sizeof(bool));
 	struct kf_reward_item *gi = kf_xcalloc((size_t)n, sizeof(*gi));
 	int *idx = kf_xcalloc((size_t)n, sizeof(int));
 	double *out = kf_xcalloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n; i++) {
-		if (seen[i])
+		if (seen[i] || it[i].across)
 			continue;
 		int m = 0;
 		for (int j = i; j < n; j++) {
@@ -655,6 +710,8 @@ static void compute_rewards(struct sitem *it, int n, const struct kf_reward *r)
 		for (int k = 0; k < m; k++) {
 			it[idx[k]].reward = out[k];
 			it[idx[k]].advantage = NAN;
+			it[idx[k]].members = m;
+			it[idx[k]].group_complete = true;
 		}
 		if (it[i].group &&
 		    !kf_reward_grpo(out, (size_t)m, KF_REWARD_GRPO_EPS, 0, out,
@@ -666,6 +723,7 @@ static void compute_rewards(struct sitem *it, int n, const struct kf_reward *r)
 	free(gi);
 	free(idx);
 	free(out);
+	group_rewards(s, it, n, r, until_ns);
 }
 
 /* Whether code is the reference of the task at task_path on the server's
@@ -787,7 +845,7 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 		rc = -1;
 		goto out;
 	}
-	compute_rewards(it, n, rw);
+	compute_rewards(s, it, n, rw, deadline);
 	*answers = cJSON_CreateArray();
 	for (int i = 0; i < n; i++)
 		cJSON_AddItemToArray(*answers, item_json(&it[i]));
@@ -937,6 +995,7 @@ static void route_openrlhf(struct kf_server *s, const cJSON *body,
 			char sha[65];
 			sha256_hex(p->valuestring, sha);
 			it[i].group = kf_xstrdup(sha);
+			it[i].group_size = s->o.openrlhf_group_size;
 		}
 		char where[32];
 		snprintf(where, sizeof(where), "labels[%d]", i);

@@ -418,6 +418,21 @@ static int check_opts(const struct kf_server_opts *o, struct kf_err *err)
 				  "--openrlhf-deadline %g is out of range (0 "
 				  "to 86400 s)",
 				  o->openrlhf_deadline_s);
+	if (!(o->group_wait_s > 0) || o->group_wait_s > 86400)
+		return kf_err_set(err, KF_EINVAL,
+				  "--group-wait %g is out of range (0 to 86400 "
+				  "s)",
+				  o->group_wait_s);
+	if (o->max_groups < 1 || o->max_groups > 1000000)
+		return kf_err_set(err, KF_EINVAL,
+				  "--max-groups %d is out of range (1 to "
+				  "1000000)",
+				  o->max_groups);
+	if (o->openrlhf_group_size < 0 || o->openrlhf_group_size > 100000)
+		return kf_err_set(err, KF_EINVAL,
+				  "--openrlhf-group-size %d is out of range (0 "
+				  "to 100000)",
+				  o->openrlhf_group_size);
 	if (o->max_episodes < 1 || o->max_episodes > 1000000)
 		return kf_err_set(err, KF_EINVAL,
 				  "--max-episodes %d is out of range",
@@ -462,6 +477,7 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 	pthread_mutex_init(&s->store_lock, NULL);
 	pthread_cond_init(&s->work, NULL);
 	pthread_cond_init(&s->done, NULL);
+	pthread_cond_init(&s->group_cond, NULL);
 	s->started_ns = kf_now_ns();
 	*out = s;
 
@@ -539,6 +555,7 @@ void kf_server_free(struct kf_server *s)
 		return;
 	kf_server_shutdown(s);
 	api_episodes_free(s);
+	srv_groups_free(s);
 	kf_store_close(s->store);
 	free(s->threads);
 	free(s->inflight);
@@ -555,6 +572,7 @@ void kf_server_free(struct kf_server *s)
 	pthread_mutex_destroy(&s->store_lock);
 	pthread_cond_destroy(&s->work);
 	pthread_cond_destroy(&s->done);
+	pthread_cond_destroy(&s->group_cond);
 	free(s);
 }
 
@@ -585,6 +603,9 @@ cJSON *kf_server_stats(struct kf_server *s)
 		cJSON_AddNumberToObject(st, kf_status_name((enum kf_status)i),
 					(double)s->status_count[i]);
 	cJSON_AddNumberToObject(o, "episodes_open", s->n_episodes);
+	cJSON_AddNumberToObject(o, "groups_open", s->n_groups);
+	cJSON_AddNumberToObject(o, "groups_incomplete",
+				(double)s->groups_incomplete);
 	cJSON_AddNumberToObject(o, "uptime_s",
 				(double)(kf_now_ns() - s->started_ns) / 1e9);
 	pthread_mutex_unlock(&s->lock);
@@ -639,6 +660,12 @@ char *kf_server_metrics(struct kf_server *s)
 	       s->o.workers);
 	metric(&b, "kforge_episodes_open", "gauge", "Multi-turn episodes open.",
 	       s->n_episodes);
+	metric(&b, "kforge_groups_open", "gauge",
+	       "Groups waiting for items sent in other requests.",
+	       s->n_groups);
+	metric(&b, "kforge_groups_incomplete_total", "counter",
+	       "Groups answered at --group-wait without all their items.",
+	       (double)s->groups_incomplete);
 	metric(&b, "kforge_requests_total", "counter", "HTTP requests handled.",
 	       (double)s->requests);
 	metric(&b, "kforge_items_total", "counter",

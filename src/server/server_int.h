@@ -81,7 +81,32 @@ struct kf_server {
 	struct episode *episodes;
 	int n_episodes;
 	uint64_t episode_seq;
+
+	/* groups across requests (groups.c), under lock */
+	struct srv_group *groups;
+	int n_groups;
+	long groups_incomplete; /* answered at their wait, not whole */
+	pthread_cond_t group_cond;
 };
+
+/* What a group gives one of its items. */
+struct srv_group_answer {
+	double reward, advantage; /* NaN where none */
+	int members, size;	  /* the items scored together, of size */
+	bool complete;		  /* members == size */
+};
+
+/* Adds an evaluated item to the open group id of that size and design
+ * (rw), a new group when there is none (KF_ERANGE when --max-groups are
+ * open); *slot is its place. Closes the group when it is whole. */
+int srv_group_join(struct kf_server *s, const struct kf_reward *rw,
+		   const char *id, int size, const struct kf_reward_item *ri,
+		   struct srv_group **g, int *slot, struct kf_err *err);
+/* Waits until g is answered (whole, or at its wait) or until_ns, then gives
+ * slot's reward; the caller's part in g ends. */
+void srv_group_answer(struct kf_server *s, struct srv_group *g, int slot,
+		      uint64_t until_ns, struct srv_group_answer *a);
+void srv_groups_free(struct kf_server *s);
 
 /* Queues the jobs of one request (all or none): KF_ERANGE when the queue
  * cannot take them all (*retry_after is set). Under no lock. */
