@@ -175,6 +175,19 @@ def client(n, url, problem, k, deadline, args, st):
             st.latencies.append(took)
 
 
+def run_threads(threads, url, start=None):
+    """Runs the client threads to the end; the wall time from start (or
+    now) and the server's /v1/stats then."""
+    start = time.monotonic() if start is None else start
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    wall = time.monotonic() - start
+    with urllib.request.urlopen(url + "/v1/stats") as r:
+        return wall, json.load(r)
+
+
 def post_openrlhf(url, body, timeout):
     req = urllib.request.Request(url + "/v1/openrlhf",
                                  data=json.dumps(body).encode(),
@@ -224,14 +237,7 @@ def step_mode(args, url, problem, db, proc, tmp):
     threads = [threading.Thread(target=rollout,
                                 args=(url, problem, p, t, st, o))
                for p, t, o in jobs]
-    start = time.monotonic()
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - start
-    with urllib.request.urlopen(url + "/v1/stats") as r:
-        stats = json.load(r)
+    wall, stats = run_threads(threads, url)
     lost = infra = correct = compiled = 0
     lat = []
     for _, text, o in jobs:
@@ -374,13 +380,7 @@ def main():
                                 args=(n, url, problem, args.items, deadline,
                                       args, st))
                for n in range(args.clients)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    wall = time.monotonic() - start
-    with urllib.request.urlopen(url + "/v1/stats") as r:
-        stats = json.load(r)
+    wall, stats = run_threads(threads, url, start)
 
     stored = None
     if db:

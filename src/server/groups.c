@@ -17,7 +17,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include <kforge/base.h>
 
@@ -144,12 +143,7 @@ void srv_group_answer(struct kf_server *s, struct srv_group *g, int slot,
 		uint64_t wait_ns = 1000000000ull;
 		if (dl - now < wait_ns)
 			wait_ns = dl - now + 1000000;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t t = (uint64_t)ts.tv_nsec + wait_ns;
-		ts.tv_sec += (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
-		pthread_cond_timedwait(&s->group_cond, &s->lock, &ts);
+		srv_cond_wait(&s->group_cond, &s->lock, wait_ns);
 	}
 	a->size = g->size;
 	if (g->closed) {

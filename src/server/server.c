@@ -378,14 +378,19 @@ void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b)
 		uint64_t wait_ns = 1000000000ull;
 		if (dl != UINT64_MAX && dl - now < wait_ns)
 			wait_ns = dl - now + 1000000;
-		struct timespec ts;
-		clock_gettime(CLOCK_REALTIME, &ts);
-		uint64_t t = (uint64_t)ts.tv_nsec + wait_ns;
-		ts.tv_sec += (time_t)(t / 1000000000ull);
-		ts.tv_nsec = (long)(t % 1000000000ull);
-		pthread_cond_timedwait(&s->done, &s->lock, &ts);
+		srv_cond_wait(&s->done, &s->lock, wait_ns);
 	}
 	pthread_mutex_unlock(&s->lock);
+}
+
+void srv_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t wait_ns)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t t = (uint64_t)ts.tv_nsec + wait_ns;
+	ts.tv_sec += (time_t)(t / 1000000000ull);
+	ts.tv_nsec = (long)(t % 1000000000ull);
+	pthread_cond_timedwait(c, m, &ts);
 }
 
 /* ---- lifecycle ---- */

@@ -116,6 +116,9 @@ int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
  * are taken off the queue and done with an error. */
 void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b);
 void srv_job_free(struct job *j);
+/* Waits on c (m held) for at most wait_ns; the caller checks its clock
+ * and its condition again. */
+void srv_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t wait_ns);
 
 /* Counts an answer's status (4xx, 5xx). */
 void srv_count_status(struct kf_server *s, int status);
