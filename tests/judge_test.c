@@ -583,6 +583,17 @@ static void test_judge_worker_observations(void)
 }
 
 /* The verdict over one set of the bridge's facts, given as JSON. */
+/* The verdict on a "samples_kb" frame given as JSON text. */
+static struct verdict kb_verdict(const char *frame)
+{
+	cJSON *fr = cJSON_Parse(frame);
+	CHECK(fr != NULL);
+	struct verdict v = {0};
+	kf_judge_samples_kb(fr, &v);
+	cJSON_Delete(fr);
+	return v;
+}
+
 static struct verdict facts_verdict(const char *json)
 {
 	char *arr = kf_xasprintf("[%s]", json);
@@ -733,46 +744,34 @@ static void test_judge_bridge_facts(void)
 	CHECK_CONTAINS(v.reason, "output 'out' has shape [16, 64], the "
 				 "reference's [16, 32]");
 	/* Timed under KernelBench's protocol, another shape is wrong. */
-	cJSON *fr = cJSON_Parse("{\"facts\": [{" CLEAN ", \"kb\": true, "
-				"\"shapes\": [[2]], \"shapes_want\": [[3]]}]}");
-	v = (struct verdict){0};
-	kf_judge_samples_kb(fr, &v);
+	v = kb_verdict("{\"facts\": [{" CLEAN ", \"kb\": true, "
+		       "\"shapes\": [[2]], \"shapes_want\": [[3]]}]}");
 	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
 	CHECK_STR(v.check, "timed_output");
 	CHECK_CONTAINS(v.reason, "timing (kernelbench): ");
 	CHECK_CONTAINS(v.reason, "[2]");
-	cJSON_Delete(fr);
 	/* Every call is checked on inputs of its own: the first one wrong
 	 * is named, counted from 1, warm-ups included. */
-	fr = cJSON_Parse("{\"check\": {\"mismatches\": 7, \"unwritten\": 3, "
-			 "\"first_bad_call\": 12, \"calls_checked\": 13, "
-			 "\"inputs_intact\": true}}");
-	v = (struct verdict){0};
-	kf_judge_samples_kb(fr, &v);
+	v = kb_verdict("{\"check\": {\"mismatches\": 7, \"unwritten\": 3, "
+		       "\"first_bad_call\": 12, \"calls_checked\": 13, "
+		       "\"inputs_intact\": true}}");
 	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
 	CHECK_STR(v.check, "timed_output");
 	CHECK_CONTAINS(v.reason, "the output of call 13 (warm-ups counted)");
 	CHECK_CONTAINS(v.reason, "(7 elements outside the tolerance, 3 not "
 				 "written)");
-	cJSON_Delete(fr);
 	/* Inputs changed by a timed call: rejected, whatever the outputs. */
-	fr = cJSON_Parse("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
-			 "\"first_bad_call\": 4, \"calls_checked\": 5, "
-			 "\"inputs_intact\": false}}");
-	v = (struct verdict){0};
-	kf_judge_samples_kb(fr, &v);
+	v = kb_verdict("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
+		       "\"first_bad_call\": 4, \"calls_checked\": 5, "
+		       "\"inputs_intact\": false}}");
 	CHECK(v.status == KF_STATUS_REJECTED);
 	CHECK_STR(v.check, "input_mutation");
 	CHECK_CONTAINS(v.reason, "changed its inputs in call 5");
-	cJSON_Delete(fr);
 	/* All calls right, inputs intact: ok. */
-	fr = cJSON_Parse("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
-			 "\"first_bad_call\": -1, \"calls_checked\": 111, "
-			 "\"inputs_intact\": true}}");
-	v = (struct verdict){0};
-	kf_judge_samples_kb(fr, &v);
+	v = kb_verdict("{\"check\": {\"mismatches\": 0, \"unwritten\": 0, "
+		       "\"first_bad_call\": -1, \"calls_checked\": 111, "
+		       "\"inputs_intact\": true}}");
 	CHECK(v.status == KF_STATUS_OK);
-	cJSON_Delete(fr);
 }
 
 /* A bfloat16 output whose differences from the reference nearly all lie
