@@ -4,6 +4,7 @@ The trainer glue in this directory (verl, TRL, OpenRLHF) sits on it. The
 server's address comes from the url argument, else $KFORGE_URL, else
 http://127.0.0.1:8471. A full queue (503) is retried after Retry-After.
 """
+import concurrent.futures
 import json
 import os
 import time
@@ -47,16 +48,47 @@ class KforgeError(Exception):
             self.error = {"message": body}
 
 
-def score(items, reward=None, url=None, deadline_s=None):
+def queue_capacity(url=None):
+    """The most items one request may hold (the server's --queue)."""
+    return int(request("GET", "/v1/stats", url=url)["queue_capacity"])
+
+
+def score(items, reward=None, url=None, deadline_s=None, max_items=None):
     """POST /v1/score. items: dicts with id, problem_id and completion (or
     code), optionally group_id, group_size, turn. Returns the answers, in
-    the order of items."""
-    body = {"items": items}
-    if reward is not None:
-        body["reward"] = reward
-    if deadline_s is not None:
-        body["deadline_s"] = deadline_s
-    return request("POST", "/v1/score", body, url=url)["items"]
+    the order of items.
+
+    A batch of more items than one request may hold (max_items, else the
+    server's queue capacity, asked only then) is sent as several requests
+    at once; each group gets its group_size, so a group split between
+    requests is still scored whole (docs/api.md, "Groups")."""
+    def send(part):
+        body = {"items": part}
+        if reward is not None:
+            body["reward"] = reward
+        if deadline_s is not None:
+            body["deadline_s"] = deadline_s
+        return request("POST", "/v1/score", body, url=url)["items"]
+
+    cap = max_items
+    if cap is None and len(items) > 256:
+        cap = queue_capacity(url)
+    if cap is None or len(items) <= cap:
+        return send(items)
+    sizes = {}
+    for it in items:
+        g = it.get("group_id")
+        if g is not None:
+            sizes[g] = sizes.get(g, 0) + 1
+    items = [dict(it) for it in items]
+    for it in items:
+        g = it.get("group_id")
+        if g is not None and "group_size" not in it:
+            it["group_size"] = sizes[g]
+    parts = [items[i:i + cap] for i in range(0, len(items), cap)]
+    with concurrent.futures.ThreadPoolExecutor(len(parts)) as ex:
+        answers = list(ex.map(send, parts))
+    return [a for part in answers for a in part]
 
 
 def as_float(reward, infra=0.0):

@@ -99,6 +99,23 @@ def check_openrlhf():
     assert set(out["extra_logs"]) >= {"speedup", "correct"}
 
 
+def check_split_batch():
+    # A batch split into requests of 2 items, groups across them: the same
+    # rewards and advantages as in one request.
+    replies = [ok_reply, wrong_reply, "no code", ok_reply, wrong_reply]
+    items = [{"id": f"s{i}", "problem_id": "scale", "completion": r,
+              "group_id": "g0" if i < 3 else "g1"}
+             for i, r in enumerate(replies)]
+    whole = kforge_client.score(items)
+    split = kforge_client.score(items, max_items=2)
+    assert [a["id"] for a in split] == [a["id"] for a in whole], split
+    for a, b in zip(whole, split):
+        assert a["reward"] == b["reward"], (a, b)
+        assert a["metrics"]["advantage"] == b["metrics"]["advantage"], (a, b)
+        assert b["metrics"]["group_complete"], b
+    assert split[0]["metrics"]["group_members"] == 3, split[0]
+
+
 def check_errors():
     try:
         kforge_client.score([{"id": "x", "problem_id": "no/such",
@@ -110,7 +127,7 @@ def check_errors():
 
 
 for check in (check_verl, check_verl_interaction, check_trl, check_openrlhf,
-              check_errors):
+              check_split_batch, check_errors):
     check()
     print(check.__name__, "passed")
 print("OK")
