@@ -13,6 +13,7 @@ os.environ["KFORGE_URL"] = sys.argv[1]
 
 import kforge_client  # noqa: E402
 import openrlhf_reward  # noqa: E402
+import trl_env  # noqa: E402
 import trl_reward  # noqa: E402
 import verl_interaction  # noqa: E402
 import verl_reward  # noqa: E402
@@ -88,6 +89,42 @@ def check_trl():
     assert logged.get("kforge/speedup", 1) > 0, logged
 
 
+def check_trl_env():
+    # As GRPOTrainer uses it: built with no argument, reset with the row's
+    # columns, public methods as tools with type hints and Args, then
+    # get_reward() once per rollout.
+    import inspect
+    env = trl_env.KforgeEnv()
+    tools = [n for n, m in inspect.getmembers(env, inspect.ismethod)
+             if n not in ("reset", "get_reward") and not n.startswith("_")]
+    assert tools == ["submit_kernel"], tools
+    sig = inspect.signature(env.submit_kernel)
+    assert sig.parameters["code"].annotation is str, sig
+    assert "Args:" in env.submit_kernel.__doc__
+    assert env.reset(prompt=[{"role": "user", "content": "y = 2x"}],
+                     problem_id="scale") is None
+    nothing = env.get_reward()
+    fb = env.submit_kernel(WRONG)
+    assert "wrong_answer" in fb, fb
+    wrong = env.get_reward()
+    fb = env.submit_kernel(GOOD)
+    assert "ok" in fb, fb
+    good = env.get_reward()
+    assert good > wrong >= nothing, (good, wrong, nothing)
+    env.reset(problem_id="scale")
+    assert env.get_reward() == nothing
+    for _ in range(4):
+        env.submit_kernel(WRONG)
+    assert "No submissions left" in env.submit_kernel(GOOD)
+    assert env.get_reward() == wrong
+    try:
+        env.reset(prompt="p")
+    except ValueError as e:
+        assert "problem_id" in str(e)
+    else:
+        raise AssertionError("reset without problem_id was accepted")
+
+
 def check_openrlhf():
     prompt = "Write y = 2x in C.\n"
     out = openrlhf_reward.reward_func(
@@ -110,8 +147,13 @@ def check_split_batch():
     split = kforge_client.score(items, max_items=2)
     assert [a["id"] for a in split] == [a["id"] for a in whole], split
     for a, b in zip(whole, split):
-        assert a["reward"] == b["reward"], (a, b)
-        assert a["metrics"]["advantage"] == b["metrics"]["advantage"], (a, b)
+        # the same up to the order of a sum (the group's items joined in
+        # the order their requests came)
+        assert math.isclose(a["reward"], b["reward"], rel_tol=1e-12,
+                            abs_tol=1e-12), (a, b)
+        assert math.isclose(a["metrics"]["advantage"],
+                            b["metrics"]["advantage"], rel_tol=1e-12,
+                            abs_tol=1e-12), (a, b)
         assert b["metrics"]["group_complete"], b
     assert split[0]["metrics"]["group_members"] == 3, split[0]
 
@@ -126,7 +168,8 @@ def check_errors():
         raise AssertionError("an unknown problem was accepted")
 
 
-for check in (check_verl, check_verl_interaction, check_trl, check_openrlhf,
+for check in (check_verl, check_verl_interaction, check_trl, check_trl_env,
+              check_openrlhf,
               check_split_batch, check_errors):
     check()
     print(check.__name__, "passed")
