@@ -4,7 +4,9 @@ The trainer glue in this directory (verl, TRL, OpenRLHF) sits on it. The
 server's address comes from the url argument, else $KFORGE_URL, else
 http://127.0.0.1:8471. A full queue (503) is retried after Retry-After.
 """
+import asyncio
 import concurrent.futures
+import functools
 import json
 import os
 import time
@@ -89,6 +91,27 @@ def score(items, reward=None, url=None, deadline_s=None, max_items=None):
     with concurrent.futures.ThreadPoolExecutor(len(parts)) as ex:
         answers = list(ex.map(send, parts))
     return [a for part in answers for a in part]
+
+
+_POOL = None
+
+
+def _pool():
+    # Threads of its own: a caller's default executor (32 threads at most)
+    # would hold every rollout of a group waiting for the others.
+    global _POOL
+    if _POOL is None:
+        _POOL = concurrent.futures.ThreadPoolExecutor(
+            max_workers=int(os.environ.get("KFORGE_CLIENT_THREADS") or 4096),
+            thread_name_prefix="kforge")
+    return _POOL
+
+
+async def score_async(items, **kwargs):
+    """score() as a coroutine, in a thread of the client's own pool."""
+    loop = asyncio.get_running_loop()
+    return await loop.run_in_executor(
+        _pool(), functools.partial(score, items, **kwargs))
 
 
 def as_float(reward, infra=0.0):

@@ -37,6 +37,28 @@ def check_verl():
     assert rs[0]["score"] > rs[1]["score"]
 
 
+def check_verl_reward_loop():
+    # As verl's reward loop calls it: one coroutine per rollout, gathered;
+    # with KFORGE_GROUP_SIZE the rollouts of one row are one group.
+    os.environ["KFORGE_GROUP_SIZE"] = "3"
+
+    async def run():
+        sols = [ok_reply, wrong_reply, "no code"]
+        return await asyncio.gather(*[
+            verl_reward.compute_score_async(
+                data_source="kforge", solution_str=s, ground_truth="scale",
+                extra_info={"index": 7, "num_turns": None,
+                            "rollout_reward_scores": {}})
+            for s in sols])
+    try:
+        rs = asyncio.run(run())
+    finally:
+        del os.environ["KFORGE_GROUP_SIZE"]
+    assert [r["correct"] for r in rs] == [1.0, 0.0, 0.0], rs
+    assert [r["group_members"] for r in rs] == [3.0] * 3, rs
+    assert rs[0]["score"] > rs[1]["score"], rs
+
+
 def check_verl_interaction():
     async def run():
         it = verl_interaction.KforgeInteraction({"name": "kforge",
@@ -168,7 +190,7 @@ def check_errors():
         raise AssertionError("an unknown problem was accepted")
 
 
-for check in (check_verl, check_verl_interaction, check_trl, check_trl_env,
+for check in (check_verl, check_verl_reward_loop, check_verl_interaction, check_trl, check_trl_env,
               check_openrlhf,
               check_split_batch, check_errors):
     check()
