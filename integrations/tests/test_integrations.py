@@ -75,6 +75,21 @@ def check_verl_interaction():
         score = await it.calculate_score(iid)
         assert math.isfinite(score)
         await it.finalize_interaction(iid)
+        # As verl calls it (no finalize; the loop ends at
+        # max_assistant_turns before the last interaction): the episode
+        # is ended after the turn before the last.
+        it = verl_interaction.KforgeInteraction(
+            {"name": "kforge", "max_turns": 3, "max_assistant_turns": 3})
+        before = kforge_client.request("GET", "/v1/stats")["episodes_open"]
+        iid = await it.start_interaction("rollout-2", problem_id="scale")
+        msgs = [{"role": "user", "content": "write y = 2x"}]
+        for turn in range(2):
+            msgs.append({"role": "assistant", "content": wrong_reply})
+            done, obs, reward, extra = await it.generate_response(iid, msgs)
+            assert not done and reward < 0, obs
+            msgs.append({"role": "user", "content": obs})
+        after = kforge_client.request("GET", "/v1/stats")["episodes_open"]
+        assert after == before, (before, after)
     asyncio.run(run())
 
 
