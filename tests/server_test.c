@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include <kforge/base.h>
+#include <kforge/eval.h>
 #include <kforge/server.h>
 #include <kforge/store.h>
 
@@ -1358,7 +1359,13 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 
 static void test_server_integrations(void)
 {
-	char *py = kf_which("python3");
+	/* The Python with torch where there is one (OpenRLHF's agent needs
+	 * it), else any. */
+	struct kf_err perr = KF_ERR_INIT;
+	char *py = kf_eval_python(&perr);
+	bool torch = py != NULL;
+	if (!py)
+		py = kf_which("python3");
 	if (!py)
 		SKIP("python3 is not installed");
 	struct srv s;
@@ -1374,6 +1381,9 @@ static void test_server_integrations(void)
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s",
 		  kf_strbuf_str(&out));
 	CHECK_CONTAINS(kf_strbuf_str(&out), "OK");
+	if (torch)
+		CHECK_CONTAINS(kf_strbuf_str(&out),
+			       "check_openrlhf_agent passed");
 	kf_strbuf_release(&out);
 	free(py);
 	srv_stop(&s);

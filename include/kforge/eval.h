@@ -94,6 +94,9 @@ enum kf_status kf_result_status(const cJSON *result);
 
 /* Writes the human-readable report of a result (what `kforge eval` prints). */
 void kf_result_print(const cJSON *result, struct kf_strbuf *out);
+/* The python3 that runs KernelBench-format tasks: the first on PATH that
+ * imports torch (malloc'd), or NULL with err set (KF_ENOENT). */
+char *kf_eval_python(struct kf_err *err);
 
 /* Statistics of a sample, as the judge reports them. */
 struct kf_summary {

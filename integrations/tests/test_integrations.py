@@ -173,6 +173,50 @@ def check_openrlhf():
     assert set(out["extra_logs"]) >= {"speedup", "correct"}
 
 
+def check_openrlhf_agent():
+    # Driven as MultiTurnAgentExecutor drives it: built with no argument,
+    # reset, then step after each generation; the rollout's reward is the
+    # sum of the steps' rewards (.item() of each), its score the last's.
+    try:
+        import openrlhf_agent
+    except ImportError as e:  # torch is OpenRLHF's; absent here
+        print("check_openrlhf_agent skipped:", e)
+        return
+    assert issubclass(openrlhf_agent.AgentExecutor,
+                      openrlhf_agent.MultiTurnAgentExecutor)
+    ex = openrlhf_agent.AgentExecutor()
+
+    async def run(actions):
+        inst = ex.agent_instance_cls()
+        r = await inst.reset({"observation": "Write y = 2x.", "label": "scale"})
+        assert r["observation"] == "Write y = 2x."
+        total, steps = 0.0, []
+        for act in actions:
+            out = await inst.step({"observation_text": "o", "action_text": act,
+                                   "label": "scale", "sampling_params": None})
+            total += out["rewards"].item()
+            steps.append(out)
+            if out["done"]:
+                break
+        return total, steps
+
+    total, steps = asyncio.run(run([wrong_reply, ok_reply, wrong_reply]))
+    assert len(steps) == 2 and steps[-1]["done"], steps
+    assert not steps[0]["done"] and "wrong_answer" in \
+        steps[0]["environment_feedback"], steps[0]
+    assert steps[-1]["scores"].item() == 1.0
+    alone = kforge_client.score([{"id": "x", "problem_id": "scale",
+                                  "completion": ok_reply}])[0]["reward"]
+    assert math.isclose(total, alone, abs_tol=1e-9), (total, alone)
+    os.environ["KFORGE_MAX_TURNS"] = "2"
+    try:
+        total, steps = asyncio.run(run([wrong_reply] * 3))
+    finally:
+        del os.environ["KFORGE_MAX_TURNS"]
+    assert len(steps) == 2 and steps[-1]["done"], steps
+    assert steps[-1]["scores"].item() == 0.0 and total < 0, total
+
+
 def check_split_batch():
     # A batch split into requests of 2 items, groups across them: the same
     # rewards and advantages as in one request.
@@ -206,7 +250,7 @@ def check_errors():
 
 
 for check in (check_verl, check_verl_reward_loop, check_verl_interaction, check_trl, check_trl_env,
-              check_openrlhf,
+              check_openrlhf, check_openrlhf_agent,
               check_split_batch, check_errors):
     check()
     print(check.__name__, "passed")

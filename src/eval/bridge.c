@@ -111,6 +111,12 @@ static char *find_python(const struct kf_eval_opts *o, struct kf_err *err)
 	return found;
 }
 
+char *kf_eval_python(struct kf_err *err)
+{
+	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	return find_python(&o, err);
+}
+
 /* runner/kforge_bridge.py beside the executable (make copies it there),
  * or in the source tree above it. */
 static char *find_bridge(struct kf_err *err)
