@@ -17,6 +17,7 @@ import trl_env  # noqa: E402
 import trl_reward  # noqa: E402
 import verl_interaction  # noqa: E402
 import verl_reward  # noqa: E402
+import verl_tool  # noqa: E402
 
 GOOD = open(os.path.join(ROOT, "tests/fixtures/scale/candidates/sum.c")).read()
 WRONG = GOOD.replace("x[i] + x[i]", "3 * x[i]")
@@ -57,6 +58,33 @@ def check_verl_reward_loop():
     assert [r["correct"] for r in rs] == [1.0, 0.0, 0.0], rs
     assert [r["group_members"] for r in rs] == [3.0] * 3, rs
     assert rs[0]["score"] > rs[1]["score"], rs
+
+
+def check_verl_tool():
+    # As verl's tool agent loop calls a tool: create with the row's
+    # create_kwargs, execute with the call's arguments, release.
+    tool = verl_tool.KforgeTool({"type": "native"}, None)
+    assert tool.name == "submit_kernel"
+
+    async def call(args):
+        iid, _ = await tool.create(create_kwargs={"problem_id": "scale"})
+        try:
+            return await tool.execute(iid, args, agent_data=None)
+        finally:
+            await tool.release(iid)
+    resp, wrong, m = asyncio.run(call({"code": WRONG}))
+    assert "wrong_answer" in resp.text and m["correct"] == 0.0, resp.text
+    resp, good, m = asyncio.run(call({"code": GOOD}))
+    assert m["correct"] == 1.0 and good > wrong, (good, wrong)
+    resp, r, m = asyncio.run(call({}))
+    assert "needs code" in resp.text and r == 0.0
+    assert not tool._problems
+    try:
+        asyncio.run(tool.create(create_kwargs={}))
+    except ValueError as e:
+        assert "problem_id" in str(e)
+    else:
+        raise AssertionError("a tool without problem_id was created")
 
 
 def check_verl_interaction():
@@ -249,7 +277,8 @@ def check_errors():
         raise AssertionError("an unknown problem was accepted")
 
 
-for check in (check_verl, check_verl_reward_loop, check_verl_interaction, check_trl, check_trl_env,
+for check in (check_verl, check_verl_reward_loop, check_verl_tool,
+              check_verl_interaction, check_trl, check_trl_env,
               check_openrlhf, check_openrlhf_agent,
               check_split_batch, check_errors):
     check()
