@@ -845,6 +845,9 @@ static void test_server_echoed_reference_is_not_scored(void)
 			  "%s: %s %s", ids[i], kf_json_str(it, "status"),
 			  kf_json_str(it, "reason"));
 		CHECK_STR(kf_json_str(it, "status"), "compile_error");
+		CHECK_STR(kf_json_str(cJSON_GetObjectItem(it, "metrics"),
+				      "check"),
+			  "reference_copy");
 		CHECK_CONTAINS(kf_json_str(it, "reason"), "reference");
 		CHECK_CONTAINS(kf_json_str(it, "feedback"), "copied");
 	}
@@ -866,6 +869,64 @@ static void test_server_echoed_reference_is_not_scored(void)
 	CHECK(cJSON_GetArrayItem(scores, 0)->valuedouble == 0);
 	CHECK(cJSON_GetArrayItem(scores, 1)->valuedouble == 1);
 	reply_free(&r);
+
+	/* A prompt that shows a kernel of its own (not the reference), the
+	 * reply that copies it, re-indented and with a comment, alone or
+	 * after the prompt: not scored as the model's kernel; the same
+	 * prompt with another kernel in the reply is. */
+	char *shown = kf_xasprintf("Improve this kernel:\n```c\n%s```\n",
+				   good);
+	char *copy = kf_xasprintf("```c\n/* mine */\n  %s```", good);
+	char *copy_after = kf_xasprintf("%s%s", shown, copy);
+	char *other = kf_xasprintf("```c\n%s```", SLOW_SRC("other"));
+	b = cJSON_CreateObject();
+	q = cJSON_AddArrayToObject(b, "query");
+	p = cJSON_AddArrayToObject(b, "prompts");
+	l = cJSON_AddArrayToObject(b, "labels");
+	const char *qs[] = {copy, copy_after, other};
+	for (int i = 0; i < 3; i++) {
+		cJSON_AddItemToArray(q, cJSON_CreateString(qs[i]));
+		cJSON_AddItemToArray(p, cJSON_CreateString(shown));
+		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
+	}
+	post(s.port, "/v1/openrlhf", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	scores = cJSON_GetObjectItem(r.json, "scores");
+	const cJSON *compiled =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(r.json, "extra_logs"),
+				"compiled");
+	CHECK_MSG(cJSON_GetArrayItem(scores, 0)->valuedouble == 0 &&
+		      cJSON_GetArrayItem(scores, 1)->valuedouble == 0 &&
+		      cJSON_GetArrayItem(compiled, 0)->valuedouble == 0 &&
+		      cJSON_GetArrayItem(compiled, 1)->valuedouble == 0,
+		  "%s", r.body);
+	CHECK_MSG(cJSON_GetArrayItem(scores, 2)->valuedouble == 1, "%s",
+		  r.body);
+	reply_free(&r);
+	/* The same through /v1/score, the prompt given with the item. */
+	b = cJSON_CreateObject();
+	items = cJSON_AddArrayToObject(b, "items");
+	cJSON *pi = item("shown", "scale", "completion", copy);
+	cJSON_AddStringToObject(pi, "prompt", shown);
+	cJSON_AddItemToArray(items, pi);
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *si =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "items"), 0);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(si, "metrics"), "check"),
+		  "reference_copy");
+	reply_free(&r);
+	http(s.port, "POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", "
+	     "\"completion\": \"x\", \"prompt\": 3}]}",
+	     &r);
+	CHECK(r.status == 400);
+	CHECK_CONTAINS(err_msg(&r), "items[0] (id 1): prompt must be a string");
+	reply_free(&r);
+	free(shown);
+	free(copy);
+	free(copy_after);
+	free(other);
 	srv_stop(&s);
 	free(ref);
 	free(good);

@@ -281,6 +281,7 @@ static int request_deadline(struct kf_server *s, const cJSON *body,
 struct sitem {
 	char *id, *problem, *task_path, *task_id;
 	const char *completion; /* borrowed from the request */
+	const char *prompt;	/* the prompt it answers, where sent; borrowed */
 	char *code;		/* what is evaluated; NULL: no code found */
 	bool code_given;	/* "code" rather than "completion" */
 	bool copied;		/* its code was the task's reference */
@@ -372,6 +373,15 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 		       s->o.code_cap);
 		return -1;
 	}
+	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(o, "prompt");
+	if (pr && !cJSON_IsString(pr) && !cJSON_IsNull(pr)) {
+		errorf(out, 400, "bad_field",
+		       "items[%d] (id %s): prompt must be a string (the prompt "
+		       "the completion answers)",
+		       i, it->id);
+		return -1;
+	}
+	it->prompt = cJSON_IsString(pr) ? pr->valuestring : NULL;
 	it->completion = completion;
 	it->code_given = code != NULL;
 	if (code)
@@ -453,7 +463,8 @@ static int check_items(struct sitem *it, int n, struct kf_server_response *out)
 }
 
 static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
-			   const char *status, const char *reason)
+			   const char *status, const char *check,
+			   const char *reason)
 {
 	cJSON *r = cJSON_CreateObject();
 	cJSON_AddStringToObject(r, "kforge", KF_VERSION);
@@ -461,6 +472,8 @@ static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
 	cJSON_AddStringToObject(r, "created_at", now);
 	free(now);
 	cJSON_AddStringToObject(r, "status", status);
+	if (check)
+		cJSON_AddStringToObject(r, "check", check);
 	cJSON_AddStringToObject(r, "reason", reason);
 	cJSON_AddStringToObject(r, "backend", s->o.eo.backend);
 	cJSON *t = cJSON_AddObjectToObject(r, "task");
@@ -475,8 +488,8 @@ static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
 }
 
 #define COPIED_REASON                                                          \
-	"the completion's code is the task's reference (the prompt shows "     \
-	"it), copied: no kernel of its own is evaluated"
+	"the completion's code is the task's reference or a code block of "    \
+	"its prompt, copied: no kernel of its own is evaluated"
 
 static char *item_feedback(const struct sitem *it)
 {
@@ -748,6 +761,20 @@ static bool is_reference(struct kf_server *s, const char *task_path,
 	return same;
 }
 
+/* Whether an item's code is the code block of the prompt it answers (the
+ * last one holding the entry point, as a reply's is found), up to comments
+ * and white space. */
+static bool in_prompt(struct kf_server *s, const struct sitem *it)
+{
+	if (!it->prompt)
+		return false;
+	char *pc = kf_prompt_extract_as(it->prompt, s->o.code_cap,
+					kf_prompt_code_kind(it->task_path));
+	bool same = pc && kf_prompt_same_code(it->code, pc);
+	free(pc);
+	return same;
+}
+
 /*
  * Evaluates the parsed items, stores them, computes rewards. 0 with
  * *answers an array of item objects, or -1 with out set (503, 500).
@@ -771,7 +798,8 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 		/* A reply with no code of its own can still hold the
 		 * reference, echoed with the prompt: it is not scored as a
 		 * kernel (and is stored as what it is). */
-		if (it[i].code && is_reference(s, it[i].task_path, it[i].code))
+		if (it[i].code && (is_reference(s, it[i].task_path, it[i].code) ||
+				   in_prompt(s, &it[i])))
 			it[i].copied = true;
 		if (!it[i].code || it[i].copied)
 			continue;
@@ -821,11 +849,12 @@ static int score_items(struct kf_server *s, struct sitem *it, int n,
 		if (!x->code || x->copied)
 			x->synth = synth_result(
 			    s, x, "compile_error",
+			    x->copied ? "reference_copy" : "no_code",
 			    x->copied ? COPIED_REASON
 				      : kf_prompt_no_code_reason(
 					    kf_prompt_code_kind(x->task_path)));
 		else if (!x->job->result)
-			x->synth = synth_result(s, x, "infra_error",
+			x->synth = synth_result(s, x, "infra_error", NULL,
 						x->job->error ? x->job->error
 							      : "no result");
 		x->result = x->synth ? x->synth : x->job->result;
@@ -989,6 +1018,7 @@ static void route_openrlhf(struct kf_server *s, const cJSON *body,
 		if (after)
 			resp = after;
 		it[i].completion = resp;
+		it[i].prompt = p ? p->valuestring : NULL;
 		it[i].problem = kf_xstrdup(l->valuestring);
 		/* The samples of one prompt form a group. */
 		if (p) {
