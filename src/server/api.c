@@ -669,12 +669,9 @@ static void group_rewards(struct kf_server *s, struct sitem *it, int n,
 			/* Scored alone rather than lost. */
 			kf_log(KF_LOG_WARN, "serve: item %s: %s", it[i].id,
 			       err.msg);
-			double v = NAN;
-			if (kf_reward_score(r, &it[i].ri, 1, &v, &err))
-				kf_log(KF_LOG_WARN, "serve: reward: %s",
-				       err.msg);
-			it[i].reward = v;
-			it[i].advantage = NAN;
+			it[i].reward = NAN;
+			srv_rewards(r, &it[i].ri, 1, false, &it[i].reward,
+				    &it[i].advantage, it[i].id);
 			it[i].members = 1;
 			it[i].group_complete = false;
 		}
@@ -703,6 +700,7 @@ static void compute_rewards(struct kf_server *s, struct sitem *it, int n,
 	struct kf_reward_item *gi = kf_xcalloc((size_t)n, sizeof(*gi));
 	int *idx = kf_xcalloc((size_t)n, sizeof(int));
 	double *out = kf_xcalloc((size_t)n, sizeof(double));
+	double *adv = kf_xcalloc((size_t)n, sizeof(double));
 	for (int i = 0; i < n; i++) {
 		if (seen[i] || it[i].across)
 			continue;
@@ -717,25 +715,20 @@ static void compute_rewards(struct kf_server *s, struct sitem *it, int n,
 				gi[m++] = it[j].ri;
 			}
 		}
-		struct kf_err err = KF_ERR_INIT;
-		if (kf_reward_score(r, gi, (size_t)m, out, &err))
-			kf_log(KF_LOG_WARN, "serve: reward: %s", err.msg);
+		srv_rewards(r, gi, m, it[i].group != NULL, out, adv,
+			    it[i].group ? it[i].group : it[i].id);
 		for (int k = 0; k < m; k++) {
 			it[idx[k]].reward = out[k];
-			it[idx[k]].advantage = NAN;
+			it[idx[k]].advantage = adv[k];
 			it[idx[k]].members = m;
 			it[idx[k]].group_complete = true;
 		}
-		if (it[i].group &&
-		    !kf_reward_grpo(out, (size_t)m, KF_REWARD_GRPO_EPS, 0, out,
-				    &err))
-			for (int k = 0; k < m; k++)
-				it[idx[k]].advantage = out[k];
 	}
 	free(seen);
 	free(gi);
 	free(idx);
 	free(out);
+	free(adv);
 	group_rewards(s, it, n, r, until_ns);
 }
 

@@ -39,23 +39,27 @@ static bool same_design(const struct kf_reward *a, const struct kf_reward *b)
 	return a->ops == b->ops && !memcmp(a->param, b->param, sizeof(a->param));
 }
 
+void srv_rewards(const struct kf_reward *r, const struct kf_reward_item *ri,
+		 int m, bool grpo, double *reward, double *adv,
+		 const char *what)
+{
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_reward_score(r, ri, (size_t)m, reward, &err))
+		kf_log(KF_LOG_WARN, "serve: %s: reward: %s", what, err.msg);
+	bool ok = grpo && !kf_reward_grpo(reward, (size_t)m,
+					  KF_REWARD_GRPO_EPS, 0, adv, &err);
+	for (int i = 0; i < m && !ok; i++)
+		adv[i] = NAN;
+}
+
 /* Rewards over the first m items of g into reward and adv (NaN where the
  * design or GRPO cannot give one). */
 static void group_score(const struct srv_group *g, int m, double *reward,
 			double *adv)
 {
-	struct kf_err err = KF_ERR_INIT;
 	for (int i = 0; i < m; i++)
-		reward[i] = adv[i] = NAN;
-	if (kf_reward_score(&g->rw, g->ri, (size_t)m, reward, &err)) {
-		kf_log(KF_LOG_WARN, "serve: group %s: reward: %s", g->id,
-		       err.msg);
-		return;
-	}
-	if (kf_reward_grpo(reward, (size_t)m, KF_REWARD_GRPO_EPS, 0, adv,
-			   &err))
-		for (int i = 0; i < m; i++)
-			adv[i] = NAN;
+		reward[i] = NAN;
+	srv_rewards(&g->rw, g->ri, m, true, reward, adv, g->id);
 }
 
 /* Under the lock. */

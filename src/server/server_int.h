@@ -107,6 +107,12 @@ int srv_group_join(struct kf_server *s, const struct kf_reward *rw,
 void srv_group_answer(struct kf_server *s, struct srv_group *g, int slot,
 		      uint64_t until_ns, struct srv_group_answer *a);
 void srv_groups_free(struct kf_server *s);
+/* The rewards of m items scored together into reward (what the design
+ * gives; a failure logged, naming what) and, with grpo, their GRPO
+ * advantages into adv (NaN where there are none). */
+void srv_rewards(const struct kf_reward *r, const struct kf_reward_item *ri,
+		 int m, bool grpo, double *reward, double *adv,
+		 const char *what);
 
 /* Queues the jobs of one request (all or none): KF_ERANGE when the queue
  * cannot take them all (*retry_after is set). Under no lock. */
