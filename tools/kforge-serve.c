@@ -3,12 +3,16 @@
  * libmicrohttpd, a thread per connection, in front of src/server. It caps
  * request bodies (413, without reading past the cap) and answers 408 to a
  * client whose body has not arrived within --client-timeout (stalled or
- * trickling), then closes its connection. Run as `kforge-serve --eval-child
- * ...` it is the process that evaluates one item (kf_server_eval_child).
+ * trickling), then closes its connection. A WebSocket handshake on /ws
+ * (OpenEnv's sessions, docs/rl.md) is answered 101 and the connection
+ * handed to kf_server_ws_serve in a thread of its own. Run as `kforge-serve
+ * --eval-child ...` it is the process that evaluates one item
+ * (kf_server_eval_child).
  *
  * Kept out of build/kforge so that the CLI does not need libmicrohttpd.
  */
 #include <arpa/inet.h>
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <netinet/in.h>
@@ -17,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -41,6 +46,18 @@ struct http {
 	struct conn *receiving;
 	int active; /* requests begun and not completed */
 	bool stop;
+	struct wsconn *ws; /* WebSocket sessions, under lock */
+	int n_ws;
+};
+
+/* One upgraded connection: an OpenEnv session on /ws. */
+struct wsconn {
+	struct http *h;
+	int fd;
+	struct MHD_UpgradeResponseHandle *urh;
+	char *extra; /* read past the handshake */
+	size_t extra_len;
+	struct wsconn *prev, *next;
 };
 
 /* One request's state across the access handler's calls. */
@@ -156,6 +173,138 @@ static enum MHD_Result early_error(struct http *h, struct MHD_Connection *c,
 	return ret;
 }
 
+static void *ws_main(void *arg)
+{
+	struct wsconn *w = arg;
+	struct http *h = w->h;
+	kf_server_ws_serve(h->srv, w->fd, w->extra, w->extra_len);
+	pthread_mutex_lock(&h->lock);
+	if (w->prev)
+		w->prev->next = w->next;
+	else
+		h->ws = w->next;
+	if (w->next)
+		w->next->prev = w->prev;
+	h->n_ws--;
+	pthread_mutex_unlock(&h->lock);
+	MHD_upgrade_action(w->urh, MHD_UPGRADE_ACTION_CLOSE);
+	free(w->extra);
+	free(w);
+	return NULL;
+}
+
+/* libmicrohttpd has sent the 101: the session runs in a thread of its own
+ * (main() ends them at shutdown by shutting their sockets). */
+static void on_upgrade(void *cls, struct MHD_Connection *c, void *con_cls,
+		       const char *extra_in, size_t extra_in_size,
+		       MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+	(void)c;
+	(void)con_cls;
+	struct http *h = cls;
+	struct wsconn *w = kf_xcalloc(1, sizeof(*w));
+	w->h = h;
+	w->fd = sock;
+	w->urh = urh;
+	if (extra_in_size) {
+		w->extra = kf_xmalloc(extra_in_size);
+		memcpy(w->extra, extra_in, extra_in_size);
+		w->extra_len = extra_in_size;
+	}
+	pthread_mutex_lock(&h->lock);
+	w->next = h->ws;
+	if (w->next)
+		w->next->prev = w;
+	h->ws = w;
+	h->n_ws++;
+	pthread_mutex_unlock(&h->lock);
+	pthread_attr_t a;
+	pthread_attr_init(&a);
+	pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&a, SERVE_THREAD_STACK);
+	pthread_t t;
+	if (pthread_create(&t, &a, ws_main, w)) {
+		/* No thread: the session ends at once, its socket closed. */
+		shutdown(sock, SHUT_RDWR);
+		ws_main(w);
+	}
+	pthread_attr_destroy(&a);
+}
+
+/* Whether a comma-separated header value holds token (case-insensitive). */
+static bool has_token(const char *v, const char *token)
+{
+	size_t n = strlen(token);
+	while (v && *v) {
+		while (*v == ' ' || *v == '\t' || *v == ',')
+			v++;
+		size_t k = strcspn(v, ",");
+		size_t e = k;
+		while (e && (v[e - 1] == ' ' || v[e - 1] == '\t'))
+			e--;
+		if (e == n && !strncasecmp(v, token, n))
+			return true;
+		v += k;
+	}
+	return false;
+}
+
+/* Answers a WebSocket handshake on /ws (RFC 6455 section 4.2.2) with 101,
+ * or returns false when the request is not one (the library answers). */
+static bool ws_handshake(struct http *h, struct MHD_Connection *c,
+			 const char *url, const char *method,
+			 enum MHD_Result *ret)
+{
+	const char *up = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						     MHD_HTTP_HEADER_UPGRADE);
+	if (strcmp(url, "/ws") || strcmp(method, "GET") ||
+	    !has_token(up, "websocket"))
+		return false;
+	const char *conn = MHD_lookup_connection_value(
+	    c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONNECTION);
+	const char *ver = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      "Sec-WebSocket-Version");
+	const char *key = MHD_lookup_connection_value(c, MHD_HEADER_KIND,
+						      "Sec-WebSocket-Key");
+	const char *bad = NULL;
+	if (!has_token(conn, "upgrade"))
+		bad = "Connection must hold Upgrade";
+	else if (!ver || strcmp(ver, "13"))
+		bad = "Sec-WebSocket-Version must be 13";
+	else if (!key || strlen(key) != 24)
+		bad = "Sec-WebSocket-Key must be 16 bytes in base64";
+	struct MHD_Response *resp;
+	if (bad) {
+		struct kf_server_response r;
+		kf_server_error(h->srv, 400, "bad_handshake", bad, &r);
+		resp = MHD_create_response_from_buffer(
+		    strlen(r.body), r.body, MHD_RESPMEM_MUST_COPY);
+		kf_server_response_release(&r);
+		if (!resp) {
+			*ret = MHD_NO;
+			return true;
+		}
+		MHD_add_response_header(resp, "Content-Type",
+					"application/json");
+		MHD_add_response_header(resp, "Sec-WebSocket-Version", "13");
+		*ret = MHD_queue_response(c, 400, resp);
+		MHD_destroy_response(resp);
+		return true;
+	}
+	char accept[29];
+	kf_server_ws_accept(key, accept);
+	resp = MHD_create_response_for_upgrade(on_upgrade, h);
+	if (!resp) {
+		*ret = MHD_NO;
+		return true;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_UPGRADE, "websocket");
+	MHD_add_response_header(resp, "Sec-WebSocket-Accept", accept);
+	*ret = MHD_queue_response(c, MHD_HTTP_SWITCHING_PROTOCOLS, resp);
+	MHD_destroy_response(resp);
+	return true;
+}
+
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 				  const char *url, const char *method,
 				  const char *version, const char *upload,
@@ -229,9 +378,14 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c,
 		return MHD_NO;
 	if (k->answered)
 		return MHD_YES;
+	enum MHD_Result ret;
+	if (ws_handshake(h, c, url, method, &ret)) {
+		k->answered = true;
+		return ret;
+	}
 	struct kf_server_response r;
 	kf_server_handle(h->srv, method, url, k->body.buf, k->body.len, &r);
-	enum MHD_Result ret = send_answer(c, &r);
+	ret = send_answer(c, &r);
 	kf_server_response_release(&r);
 	k->answered = true;
 	return ret;
@@ -278,6 +432,7 @@ enum {
 	O_MAX_TURNS,
 	O_MAX_EPISODES,
 	O_EPISODE_TTL,
+	O_OPENENV_PROBLEM,
 	O_TRIALS,
 	O_TIME_CAP,
 	O_NO_TIMING,
@@ -310,6 +465,7 @@ static const struct option longopts[] = {
     {"max-turns", required_argument, NULL, O_MAX_TURNS},
     {"max-episodes", required_argument, NULL, O_MAX_EPISODES},
     {"episode-ttl", required_argument, NULL, O_EPISODE_TTL},
+    {"openenv-problem", required_argument, NULL, O_OPENENV_PROBLEM},
     {"trials", required_argument, NULL, O_TRIALS},
     {"time-cap", required_argument, NULL, O_TIME_CAP},
     {"no-timing", no_argument, NULL, O_NO_TIMING},
@@ -445,6 +601,9 @@ int main(int argc, char **argv)
 		case O_EPISODE_TTL:
 			rc = opt_name_num(c, optarg, 1, 1e7, &so.episode_ttl_s);
 			break;
+		case O_OPENENV_PROBLEM:
+			so.openenv_problem = optarg;
+			break;
 		case O_TRIALS:
 			rc = opt_name_num(c, optarg, 5, 1000, &v);
 			so.eo.trials = (int)v;
@@ -504,8 +663,9 @@ int main(int argc, char **argv)
 		fprintf(stderr, "kforge serve: %s\n", err.msg);
 		return 2;
 	}
-	struct http h = {srv, client_timeout, PTHREAD_MUTEX_INITIALIZER, NULL,
-			 0,   false};
+	struct http h = {srv,	client_timeout, PTHREAD_MUTEX_INITIALIZER,
+			 NULL,	0,		false,
+			 NULL,	0};
 	pthread_t dog;
 	if (pthread_create(&dog, NULL, watchdog, &h)) {
 		fprintf(stderr, "kforge serve: cannot start a thread\n");
@@ -514,7 +674,7 @@ int main(int argc, char **argv)
 	}
 	struct MHD_Daemon *d = MHD_start_daemon(
 	    MHD_USE_THREAD_PER_CONNECTION | MHD_USE_INTERNAL_POLLING_THREAD |
-		MHD_USE_ERROR_LOG,
+		MHD_USE_ERROR_LOG | MHD_ALLOW_UPGRADE,
 	    (uint16_t)port, NULL, NULL, on_request, &h, MHD_OPTION_SOCK_ADDR,
 	    (struct sockaddr *)&addr, MHD_OPTION_CONNECTION_TIMEOUT,
 	    (unsigned int)client_timeout + 2, MHD_OPTION_CONNECTION_LIMIT,
@@ -550,15 +710,20 @@ int main(int argc, char **argv)
 		sig == SIGINT ? "SIGINT" : "SIGTERM");
 	MHD_quiesce_daemon(d);
 	kf_server_shutdown(srv);
-	/* The requests in flight answer (their evaluations ended as
-	 * infra_error): let the answers go out before the connections are
-	 * closed, for at most the client timeout. */
+	/* WebSocket sessions end (a step in flight answers first, its
+	 * evaluation ended as infra_error); the requests in flight answer:
+	 * let the answers go out before the connections are closed, for at
+	 * most the client timeout. */
+	pthread_mutex_lock(&h.lock);
+	for (struct wsconn *w = h.ws; w; w = w->next)
+		shutdown(w->fd, SHUT_RD);
+	pthread_mutex_unlock(&h.lock);
 	uint64_t until = kf_now_ns() + (uint64_t)(client_timeout * 1e9);
 	for (;;) {
 		pthread_mutex_lock(&h.lock);
-		int active = h.active;
+		int active = h.active, n_ws = h.n_ws;
 		pthread_mutex_unlock(&h.lock);
-		if (!active || kf_now_ns() > until)
+		if ((!active && !n_ws) || kf_now_ns() > until)
 			break;
 		struct timespec ts = {0, 50000000};
 		nanosleep(&ts, NULL);

@@ -3,7 +3,9 @@
  * library part: request parsing, the bounded evaluation queue and its
  * workers, episode state, rewards and the store. It speaks JSON bodies and
  * HTTP status codes but no HTTP: tools/kforge-serve.c puts it behind
- * libmicrohttpd, and anything else (a test) may call kf_server_handle.
+ * libmicrohttpd, and anything else (a test) may call kf_server_handle. The
+ * OpenEnv protocol's WebSocket sessions (/ws, docs/rl.md) are served here
+ * too, over a socket the HTTP layer has upgraded (kf_server_ws_serve).
  *
  * Every evaluation runs in a child process of its own (the eval executable
  * run as `EXE --eval-child ...`, see kf_server_eval_child), started by one of
@@ -70,6 +72,9 @@ struct kf_server_opts {
 	int max_groups;		 /* open groups at most */
 	int openrlhf_group_size; /* /v1/openrlhf: the samples of one prompt
 				    a group (0: those of the request) */
+	const char *openenv_problem; /* OpenEnv: the problem of a reset or
+					a stateless /step that names none;
+					NULL: they must name one */
 };
 #define KF_SERVER_OPTS_INIT                                                    \
 	{                                                                      \
@@ -79,7 +84,7 @@ struct kf_server_opts {
 		    KF_SERVER_OPENRLHF_DEADLINE_S, "log_speedup", NULL,        \
 		    KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,               \
 		    KF_SERVER_MAX_TURNS, KF_SERVER_GROUP_WAIT_S,               \
-		    KF_SERVER_GROUPS, 0                                        \
+		    KF_SERVER_GROUPS, 0, NULL                                  \
 	}
 
 struct kf_server;
@@ -134,6 +139,23 @@ cJSON *kf_server_stats(struct kf_server *s);
  * Prometheus' text exposition format (version 0.0.4); caller frees. */
 char *kf_server_metrics(struct kf_server *s);
 #define KF_SERVER_METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/*
+ * OpenEnv's WebSocket endpoint (/ws). kf_server_ws_accept writes the
+ * Sec-WebSocket-Accept value for a client's Sec-WebSocket-Key (RFC 6455
+ * section 4.2.2: base64 of the SHA-1 of the key and the protocol's GUID),
+ * 28 characters and a NUL, into out.
+ */
+void kf_server_ws_accept(const char *key, char out[29]);
+/*
+ * Serves one OpenEnv session on fd, a connection whose handshake was
+ * answered with 101 (extra: the extra_len bytes the HTTP layer read past
+ * it, borrowed). The session is the connection: its episode ends when the
+ * client sends {"type": "close"}, a close frame, or goes away. Blocks until
+ * then; shuts fd down but does not close it. Thread-safe.
+ */
+void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
+			size_t extra_len);
 
 /*
  * The eval child: argv is {"--eval-child", TASK, CANDIDATE, OPTS_JSON}.

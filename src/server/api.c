@@ -1458,7 +1458,9 @@ void api_handle(struct kf_server *s, const char *method, const char *path,
 {
 	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST"),
 	     del = !strcmp(method, "DELETE");
-	if (!strcmp(path, "/v1/health") || !strcmp(path, "/health")) {
+	if (srv_openenv_route(s, method, path, body, out))
+		return; /* OpenEnv's routes, /health among them */
+	if (!strcmp(path, "/v1/health")) {
 		if (get)
 			srv_respond(out, 200, health_json(s));
 		else

@@ -465,6 +465,7 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 	s->o.db_path = dup_or_null(opts->db_path ? opts->db_path : "kforge.db");
 	s->o.reward = dup_or_null(opts->reward ? opts->reward : "log_speedup");
 	s->o.reward_params = dup_or_null(opts->reward_params);
+	s->o.openenv_problem = dup_or_null(opts->openenv_problem);
 	s->o.eo.backend =
 	    dup_or_null(opts->eo.backend ? opts->eo.backend : "host");
 	s->o.eo.worker_path = dup_or_null(opts->eo.worker_path);
@@ -568,6 +569,7 @@ void kf_server_free(struct kf_server *s)
 	free((char *)s->o.db_path);
 	free((char *)s->o.reward);
 	free((char *)s->o.reward_params);
+	free((char *)s->o.openenv_problem);
 	free((char *)s->o.eo.backend);
 	free((char *)s->o.eo.worker_path);
 	free((char *)s->o.eo.include_dir);
@@ -729,7 +731,11 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		return;
 	}
 	cJSON *json = NULL;
-	if (!strcmp(method, "POST")) {
+	if (!strcmp(method, "POST") && (!body || body_len == 0) &&
+	    !strcmp(path, "/reset")) {
+		/* OpenEnv's reset takes no body (openenv.c) */
+		json = cJSON_CreateObject();
+	} else if (!strcmp(method, "POST")) {
 		if (!body || body_len == 0) {
 			kf_server_error(s, 400, "missing_body",
 					"this route takes a JSON object body",

@@ -1,7 +1,9 @@
 /*
  * server_int.h: what the parts of src/server share. server.c owns the queue,
  * the workers, the eval children, the store and the statistics; api.c the
- * routes, the request parsing, rewards and episodes.
+ * routes, the request parsing, rewards and episodes; openenv.c OpenEnv's
+ * routes and sessions over api.c's episodes; websocket.c the frames of
+ * OpenEnv's /ws.
  */
 #ifndef KFORGE_SERVER_INT_H
 #define KFORGE_SERVER_INT_H
@@ -133,6 +135,22 @@ void srv_count_status(struct kf_server *s, int status);
 void api_handle(struct kf_server *s, const char *method, const char *path,
 		cJSON *body, struct kf_server_response *out);
 void api_episodes_free(struct kf_server *s);
+
+/* OpenEnv (openenv.c): answers the protocol's HTTP routes (/reset, /step,
+ * /state, /schema, /metadata, /health) and returns true, or returns false
+ * for any other path. Every episode goes through api_handle's routes. */
+bool srv_openenv_route(struct kf_server *s, const char *method,
+		       const char *path, const cJSON *body,
+		       struct kf_server_response *out);
+/* One WebSocket session of OpenEnv's /ws: at most one open episode. */
+struct srv_openenv;
+struct srv_openenv *srv_openenv_open(struct kf_server *s);
+/* The answer (JSON text, caller frees) to one text message of len bytes;
+ * *close is set for {"type": "close"}, which has no answer (NULL). */
+char *srv_openenv_message(struct srv_openenv *o, const char *text,
+			  size_t len, bool *close);
+/* Ends the session's episode and frees it; NULL is a no-op. */
+void srv_openenv_close(struct srv_openenv *o);
 
 /* An error answer, not counted (kf_server_handle counts it). */
 void srv_error(int status, const char *code, const char *message,

@@ -1,0 +1,777 @@
+/*
+ * openenv.c: kforge's episodes in OpenEnv's protocol (meta-pytorch/OpenEnv
+ * at 685de41, docs/rl.md "OpenEnv"): the HTTP routes /reset, /step, /state,
+ * /schema, /metadata, /health and the messages of a /ws session. It only
+ * translates: every episode is made, stepped, read and ended by api.c's
+ * /v1/episodes routes, through api_handle.
+ */
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "server_int.h"
+
+/* GET /schema: the JSON schemas of integrations/openenv/models.py's
+ * KforgeAction, KforgeObservation and KforgeState as pydantic writes them
+ * (`python3 integrations/openenv/models.py`; the test compares the two). */
+static const char schema_text[] =
+    "{\"action\":{\"additionalProperties\":false,\"description\":\"A kernel f"
+    "or kforge to compile, check and time: exactly one of completion\\n(a mod"
+    "el's raw reply; the code is taken from its fenced block) and code (the\\"
+    "nsource itself).\",\"properties\":{\"code\":{\"anyOf\":[{\"type\":\"stri"
+    "ng\"},{\"type\":\"null\"}],\"default\":null,\"description\":\"The kernel"
+    "'s source itself\",\"title\":\"Code\"},\"completion\":{\"anyOf\":[{\"typ"
+    "e\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"description\":\""
+    "A model's raw reply; its fenced code block is evaluated\",\"title\":\"Co"
+    "mpletion\"},\"metadata\":{\"additionalProperties\":true,\"description\":"
+    "\"Additional metadata for the action\",\"title\":\"Metadata\",\"type\":"
+    "\"object\"},\"problem_id\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":"
+    "\"null\"}],\"default\":null,\"description\":\"The problem of a stateless"
+    " HTTP /step (default: kforge serve --openenv-problem); in a session, if "
+    "given, the episode's problem\",\"title\":\"Problem Id\"}},\"title\":\"Kf"
+    "orgeAction\",\"type\":\"object\"},\"observation\":{\"additionalPropertie"
+    "s\":false,\"description\":\"What kforge answers a reset or a step with."
+    "\",\"properties\":{\"done\":{\"default\":false,\"description\":\"Whether"
+    " the episode has terminated\",\"title\":\"Done\",\"type\":\"boolean\"},"
+    "\"episode_id\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}],\""
+    "default\":null,\"description\":\"kforge's episode (GET /v1/episodes/{id}"
+    ")\",\"title\":\"Episode Id\"},\"max_turns\":{\"description\":\"Steps the"
+    " episode allows\",\"minimum\":1,\"title\":\"Max Turns\",\"type\":\"integ"
+    "er\"},\"metadata\":{\"additionalProperties\":true,\"description\":\"Addi"
+    "tional metadata for the observation\",\"title\":\"Metadata\",\"type\":\""
+    "object\"},\"problem_id\":{\"description\":\"The task, relative to kforge"
+    " serve --tasks\",\"title\":\"Problem Id\",\"type\":\"string\"},\"result"
+    "\":{\"anyOf\":[{\"additionalProperties\":true,\"type\":\"object\"},{\"ty"
+    "pe\":\"null\"}],\"default\":null,\"description\":\"After a step: the sco"
+    "red item (status, correct, compiled, speedup, reward, feedback, metrics)"
+    " as POST /v1/episodes/{id}/step gives it\",\"title\":\"Result\"},\"rewar"
+    "d\":{\"anyOf\":[{\"type\":\"boolean\"},{\"type\":\"integer\"},{\"type\":"
+    "\"number\"},{\"type\":\"null\"}],\"default\":null,\"description\":\"Rewa"
+    "rd signal from the last action\",\"title\":\"Reward\"},\"system\":{\"any"
+    "Of\":[{\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"desc"
+    "ription\":\"The system prompt after a reset; null after a step\",\"title"
+    "\":\"System\"},\"text\":{\"description\":\"What the model reads next: th"
+    "e task's prompt after a reset, kforge's feedback on the kernel after a s"
+    "tep\",\"title\":\"Text\",\"type\":\"string\"},\"turn\":{\"description\":"
+    "\"Steps scored in the episode\",\"minimum\":0,\"title\":\"Turn\",\"type"
+    "\":\"integer\"}},\"required\":[\"problem_id\",\"text\",\"turn\",\"max_tu"
+    "rns\"],\"title\":\"KforgeObservation\",\"type\":\"object\"},\"state\":{"
+    "\"additionalProperties\":true,\"description\":\"A session's episode; epi"
+    "sode_id null and step_count 0 before a reset.\",\"properties\":{\"done\""
+    ":{\"default\":false,\"description\":\"Whether the episode has terminated"
+    "\",\"title\":\"Done\",\"type\":\"boolean\"},\"episode_id\":{\"anyOf\":[{"
+    "\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"description"
+    "\":\"Unique identifier for the current episode\",\"title\":\"Episode Id"
+    "\"},\"max_turns\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}"
+    "],\"default\":null,\"description\":\"Steps the episode allows\",\"title"
+    "\":\"Max Turns\"},\"problem_id\":{\"anyOf\":[{\"type\":\"string\"},{\"ty"
+    "pe\":\"null\"}],\"default\":null,\"description\":\"The episode's task\","
+    "\"title\":\"Problem Id\"},\"rewards\":{\"description\":\"The reward of e"
+    "ach scored step\",\"items\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":"
+    "\"null\"}]},\"title\":\"Rewards\",\"type\":\"array\"},\"step_count\":{\""
+    "default\":0,\"description\":\"Number of steps taken in the current episo"
+    "de\",\"minimum\":0,\"title\":\"Step Count\",\"type\":\"integer\"},\"traj"
+    "ectory_reward\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"null\"}],"
+    "\"default\":null,\"description\":\"The first-turn-anchored reward of the"
+    " steps so far\",\"title\":\"Trajectory Reward\"}},\"title\":\"KforgeStat"
+    "e\",\"type\":\"object\"}}";
+
+/* Why an operation failed, in both of OpenEnv's forms: an HTTP status with
+ * FastAPI's {"detail": [{"type", "loc", "msg"}]} (http_server.py:638-641),
+ * and a WebSocket error code (types.py:37-46) with the same list. */
+struct oe_fail {
+	int status;
+	const char *code;
+	int retry_after;
+	char message[1200];
+	cJSON *errors;
+};
+
+/* "body.action.code" as ["body", "action", "code"]. */
+static cJSON *loc_json(const char *loc)
+{
+	cJSON *a = cJSON_CreateArray();
+	while (loc && *loc) {
+		size_t n = strcspn(loc, ".");
+		char part[80];
+		snprintf(part, sizeof(part), "%.*s", (int)n, loc);
+		cJSON_AddItemToArray(a, cJSON_CreateString(part));
+		loc += n + (loc[n] == '.');
+	}
+	return a;
+}
+
+static void failf(struct oe_fail *f, int status, const char *code,
+		  const char *type, const char *loc, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+static void failf(struct oe_fail *f, int status, const char *code,
+		  const char *type, const char *loc, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof(f->message), fmt, ap);
+	va_end(ap);
+	f->status = status;
+	f->code = code;
+	cJSON_Delete(f->errors);
+	f->errors = cJSON_CreateArray();
+	cJSON *e = cJSON_CreateObject();
+	cJSON_AddStringToObject(e, "type", type);
+	cJSON_AddItemToObject(e, "loc", loc_json(loc));
+	cJSON_AddStringToObject(e, "msg", f->message);
+	cJSON_AddItemToArray(f->errors, e);
+}
+
+/* An input that does not fit the schema: 422, VALIDATION_ERROR. */
+#define invalid(f, type, loc, ...)                                             \
+	failf(f, 422, "VALIDATION_ERROR", type, loc, __VA_ARGS__)
+
+/*
+ * Runs one of api.c's routes. 0 with its answer in *answer (caller frees),
+ * or -1 with the failure: kforge's status, code (as the error's type) and
+ * message, as OpenEnv's EXECUTION_ERROR (the environment's reset or step
+ * failed: http_server.py:1471-1478), CAPACITY_REACHED when the server
+ * keeps no more episodes.
+ */
+static int call(struct kf_server *s, const char *method, const char *path,
+		cJSON *body, const char *loc, cJSON **answer,
+		struct oe_fail *f)
+{
+	struct kf_server_response r;
+	memset(&r, 0, sizeof(r));
+	api_handle(s, method, path, body, &r);
+	cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
+	int rc = 0;
+	if (r.status < 400 && cJSON_IsObject(j)) {
+		*answer = j;
+		j = NULL;
+	} else {
+		const cJSON *e = cJSON_GetObjectItem(j, "error");
+		const char *code = kf_json_str(e, "code");
+		const char *msg = kf_json_str(e, "message");
+		bool full = code && !strcmp(code, "too_many_episodes");
+		failf(f, r.status >= 400 ? r.status : 500,
+		      full ? "CAPACITY_REACHED" : "EXECUTION_ERROR",
+		      code ? code : "internal_error", loc, "%s",
+		      msg ? msg : "kforge's episode route gave no answer");
+		f->retry_after = r.retry_after;
+		rc = -1;
+	}
+	cJSON_Delete(j);
+	kf_server_response_release(&r);
+	return rc;
+}
+
+struct srv_openenv {
+	struct kf_server *s;
+	char *episode; /* the open episode's id; NULL before a reset */
+	char *problem; /* its problem id */
+};
+
+struct srv_openenv *srv_openenv_open(struct kf_server *s)
+{
+	struct srv_openenv *o = kf_xcalloc(1, sizeof(*o));
+	o->s = s;
+	return o;
+}
+
+/* Ends the open episode, if any (it may have expired: nothing to end). */
+static void oe_end(struct srv_openenv *o)
+{
+	if (o->episode) {
+		char *path = kf_xasprintf("/v1/episodes/%s", o->episode);
+		struct kf_server_response r;
+		memset(&r, 0, sizeof(r));
+		api_handle(o->s, "DELETE", path, NULL, &r);
+		kf_server_response_release(&r);
+		free(path);
+	}
+	free(o->episode);
+	free(o->problem);
+	o->episode = NULL;
+	o->problem = NULL;
+}
+
+void srv_openenv_close(struct srv_openenv *o)
+{
+	if (!o)
+		return;
+	oe_end(o);
+	free(o);
+}
+
+static void add_copy(cJSON *to, const char *key, const cJSON *from,
+		     const char *from_key)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(from, from_key);
+	cJSON_AddItemToObject(to, key,
+			      v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
+}
+
+/*
+ * OpenEnv's answer to a reset or a step, {"observation", "reward", "done"}
+ * (ResetResponse, StepResponse: types.py:110-166; serialize_observation,
+ * serialization.py:136-171, leaves reward, done and metadata out of the
+ * observation), from an answer of POST /v1/episodes or of its step.
+ */
+static cJSON *envelope(const cJSON *ans, bool step)
+{
+	cJSON *obs = cJSON_CreateObject();
+	add_copy(obs, "episode_id", ans, "episode_id");
+	add_copy(obs, "problem_id", ans, "problem_id");
+	const char *text = kf_json_str(ans, "observation");
+	cJSON_AddStringToObject(obs, "text", text ? text : "");
+	if (step)
+		cJSON_AddNullToObject(obs, "system");
+	else
+		add_copy(obs, "system", ans, "system");
+	add_copy(obs, "turn", ans, "turn");
+	add_copy(obs, "max_turns", ans, "max_turns");
+	if (step)
+		add_copy(obs, "result", ans, "item");
+	else
+		cJSON_AddNullToObject(obs, "result");
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToObject(b, "observation", obs);
+	const cJSON *r = cJSON_GetObjectItem(ans, "reward");
+	if (step && cJSON_IsNumber(r))
+		cJSON_AddNumberToObject(b, "reward", r->valuedouble);
+	else
+		cJSON_AddNullToObject(b, "reward");
+	cJSON_AddBoolToObject(b, "done",
+			      cJSON_IsTrue(cJSON_GetObjectItem(ans, "done")));
+	return b;
+}
+
+static bool in_list(const char *key, const char *const *list)
+{
+	for (; *list; list++)
+		if (!strcmp(key, *list))
+			return true;
+	return false;
+}
+
+/* loc extended by key, in buf. */
+static const char *at(char *buf, size_t n, const char *loc, const char *key)
+{
+	snprintf(buf, n, "%s%s%s", loc, *loc ? "." : "", key);
+	return buf;
+}
+
+/* The parameters of a reset: ResetRequest's (types.py:94-107: seed and
+ * episode_id, accepted and not used: kforge draws its trials' seeds and
+ * names its episodes) and those of POST /v1/episodes. */
+static const char *const reset_keys[] = {
+    "seed", "episode_id", "problem_id", "max_turns", "reward",
+    "alpha", "stop_on_correct", NULL};
+
+/*
+ * A new episode on kwargs' problem (the server's default when it names
+ * none), replacing the session's open one once it is made; its initial
+ * observation, or NULL with *f set. loc: where kwargs are in the request.
+ */
+static cJSON *oe_reset(struct srv_openenv *o, const cJSON *kwargs,
+		       const char *loc, struct oe_fail *f)
+{
+	char b[128];
+	if (kwargs && !cJSON_IsNull(kwargs) && !cJSON_IsObject(kwargs)) {
+		invalid(f, "dict_type", loc,
+			"%s: the reset's parameters must be a JSON object",
+			*loc ? loc : "the body");
+		return NULL;
+	}
+	const cJSON *v;
+	cJSON_ArrayForEach(v, kwargs)
+	{
+		if (!in_list(v->string, reset_keys)) {
+			invalid(f, "extra_forbidden",
+				at(b, sizeof(b), loc, v->string),
+				"%s is not a parameter of kforge's reset: "
+				"give problem_id, and optionally max_turns, "
+				"reward, alpha, stop_on_correct (seed and "
+				"episode_id are accepted and not used)",
+				v->string);
+			return NULL;
+		}
+	}
+	v = cJSON_GetObjectItemCaseSensitive(kwargs, "seed");
+	if (v && !cJSON_IsNull(v) &&
+	    (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	     v->valuedouble < 0)) {
+		invalid(f, "int_type", at(b, sizeof(b), loc, "seed"),
+			"seed must be an integer >= 0 or null");
+		return NULL;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(kwargs, "episode_id");
+	if (v && !cJSON_IsNull(v) &&
+	    (!cJSON_IsString(v) || strlen(v->valuestring) > 255)) {
+		invalid(f, "string_type", at(b, sizeof(b), loc, "episode_id"),
+			"episode_id must be a string of at most 255 "
+			"characters or null");
+		return NULL;
+	}
+	v = cJSON_GetObjectItemCaseSensitive(kwargs, "problem_id");
+	const char *pid = o->s->o.openenv_problem;
+	if (v && !cJSON_IsNull(v)) {
+		if (!cJSON_IsString(v)) {
+			invalid(f, "string_type",
+				at(b, sizeof(b), loc, "problem_id"),
+				"problem_id must be a string: a task's path "
+				"under the server's tasks directory");
+			return NULL;
+		}
+		pid = v->valuestring;
+	}
+	if (!pid) {
+		invalid(f, "missing", at(b, sizeof(b), loc, "problem_id"),
+			"problem_id is missing and this server has no "
+			"default problem (kforge serve --openenv-problem)");
+		return NULL;
+	}
+	cJSON *body = cJSON_CreateObject();
+	cJSON_ArrayForEach(v, kwargs)
+	{
+		if (strcmp(v->string, "seed") &&
+		    strcmp(v->string, "episode_id") &&
+		    strcmp(v->string, "problem_id"))
+			cJSON_AddItemToObject(body, v->string,
+					      cJSON_Duplicate(v, 1));
+	}
+	cJSON_AddStringToObject(body, "problem_id", pid);
+	cJSON *ans = NULL;
+	int rc = call(o->s, "POST", "/v1/episodes", body, loc, &ans, f);
+	cJSON_Delete(body);
+	if (rc)
+		return NULL;
+	oe_end(o);
+	o->episode = kf_xstrdup(kf_json_str(ans, "episode_id"));
+	o->problem = kf_xstrdup(pid);
+	cJSON *out = envelope(ans, false);
+	cJSON_Delete(ans);
+	return out;
+}
+
+/* KforgeAction's fields; Action forbids others (types.py:61-69). */
+static const char *const action_keys[] = {"completion", "code", "problem_id",
+					  "metadata", NULL};
+
+/* Checks an action against KforgeAction: 0, or -1 with *f set. */
+static int check_action(const cJSON *action, const char *loc,
+			struct oe_fail *f)
+{
+	char b[128];
+	if (!action || cJSON_IsNull(action)) {
+		invalid(f, "missing", loc,
+			"%s is missing: give {\"completion\": TEXT} or "
+			"{\"code\": SOURCE}",
+			loc);
+		return -1;
+	}
+	if (!cJSON_IsObject(action)) {
+		invalid(f, "dict_type", loc,
+			"%s must be an object: {\"completion\": TEXT} or "
+			"{\"code\": SOURCE}",
+			loc);
+		return -1;
+	}
+	const cJSON *v;
+	cJSON_ArrayForEach(v, action)
+	{
+		if (!in_list(v->string, action_keys)) {
+			invalid(f, "extra_forbidden",
+				at(b, sizeof(b), loc, v->string),
+				"%s is not a field of kforge's action (give "
+				"completion or code, and optionally "
+				"problem_id, metadata)",
+				v->string);
+			return -1;
+		}
+		bool ok = cJSON_IsNull(v) ||
+			  (!strcmp(v->string, "metadata")
+			       ? cJSON_IsObject(v)
+			       : cJSON_IsString(v));
+		if (!ok) {
+			invalid(f,
+				!strcmp(v->string, "metadata") ? "dict_type"
+							       : "string_type",
+				at(b, sizeof(b), loc, v->string),
+				"%s must be %s", v->string,
+				!strcmp(v->string, "metadata") ? "an object"
+							       : "a string");
+			return -1;
+		}
+	}
+	const char *completion = kf_json_str(action, "completion");
+	const char *code = kf_json_str(action, "code");
+	if (!completion && !code) {
+		invalid(f, "missing", at(b, sizeof(b), loc, "completion"),
+			"the action has neither completion (a model's raw "
+			"reply) nor code (the kernel's source): give one");
+		return -1;
+	}
+	if (completion && code) {
+		invalid(f, "value_error", loc,
+			"the action gives both completion and code: give one");
+		return -1;
+	}
+	return 0;
+}
+
+/* Scores action as the next step of the session's episode; OpenEnv's
+ * answer, or NULL with *f set. timeout_s > 0: the step's deadline. */
+static cJSON *oe_step(struct srv_openenv *o, const cJSON *action,
+		      double timeout_s, const char *loc, struct oe_fail *f)
+{
+	char b[128];
+	if (check_action(action, loc, f))
+		return NULL;
+	if (!o->episode) {
+		failf(f, 409, "EXECUTION_ERROR", "no_episode", loc,
+		      "no episode in this session: send a reset first");
+		return NULL;
+	}
+	const char *pid = kf_json_str(action, "problem_id");
+	if (pid && strcmp(pid, o->problem)) {
+		invalid(f, "value_error", at(b, sizeof(b), loc, "problem_id"),
+			"the action names problem %s but the episode is on "
+			"%s: reset for another problem",
+			pid, o->problem);
+		return NULL;
+	}
+	const char *completion = kf_json_str(action, "completion");
+	cJSON *body = cJSON_CreateObject();
+	if (completion)
+		cJSON_AddStringToObject(body, "completion", completion);
+	else
+		cJSON_AddStringToObject(body, "code",
+					kf_json_str(action, "code"));
+	if (timeout_s > 0)
+		cJSON_AddNumberToObject(body, "deadline_s", timeout_s);
+	char *path = kf_xasprintf("/v1/episodes/%s/step", o->episode);
+	cJSON *ans = NULL;
+	int rc = call(o->s, "POST", path, body, loc, &ans, f);
+	free(path);
+	cJSON_Delete(body);
+	if (rc)
+		return NULL;
+	cJSON *out = envelope(ans, true);
+	cJSON_Delete(ans);
+	return out;
+}
+
+/* The session's state (KforgeState); a fresh environment's before a reset
+ * ({"episode_id": null, "step_count": 0}: State, types.py:178-197). */
+static cJSON *oe_state(struct srv_openenv *o, struct oe_fail *f)
+{
+	cJSON *st = cJSON_CreateObject();
+	if (!o->episode) {
+		cJSON_AddNullToObject(st, "episode_id");
+		cJSON_AddNumberToObject(st, "step_count", 0);
+		return st;
+	}
+	char *path = kf_xasprintf("/v1/episodes/%s", o->episode);
+	cJSON *ans = NULL;
+	int rc = call(o->s, "GET", path, NULL, "", &ans, f);
+	free(path);
+	if (rc) {
+		cJSON_Delete(st);
+		return NULL;
+	}
+	add_copy(st, "episode_id", ans, "episode_id");
+	add_copy(st, "step_count", ans, "turn");
+	add_copy(st, "problem_id", ans, "problem_id");
+	add_copy(st, "max_turns", ans, "max_turns");
+	add_copy(st, "done", ans, "done");
+	add_copy(st, "rewards", ans, "rewards");
+	add_copy(st, "trajectory_reward", ans, "trajectory_reward");
+	cJSON_Delete(ans);
+	return st;
+}
+
+/* ---- the WebSocket session's messages ---- */
+
+/* {"type": type, "data": data} (WSObservationResponse, WSStateResponse,
+ * WSErrorResponse: types.py:288-314); takes data. */
+static char *ws_answer(const char *type, cJSON *data)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", type);
+	cJSON_AddItemToObject(m, "data", data);
+	char *text = kf_json_print(m);
+	cJSON_Delete(m);
+	return text;
+}
+
+/* {"type": "error", "data": {"message", "code", "errors"}}
+ * (http_server.py:1341-1347, 1453-1478). */
+static char *ws_error(struct oe_fail *f)
+{
+	cJSON *d = cJSON_CreateObject();
+	cJSON_AddStringToObject(d, "message", f->message);
+	cJSON_AddStringToObject(d, "code", f->code);
+	if (f->errors)
+		cJSON_AddItemToObject(d, "errors", f->errors);
+	f->errors = NULL;
+	if (f->retry_after > 0)
+		cJSON_AddNumberToObject(d, "retry_after_s", f->retry_after);
+	return ws_answer("error", d);
+}
+
+/* The members a message of this type may have besides "type"
+ * (WSResetMessage etc.: types.py:248-276, extra forbidden). */
+static int check_message(const cJSON *m, bool data_ok, struct oe_fail *f)
+{
+	const cJSON *v;
+	cJSON_ArrayForEach(v, m)
+	{
+		if (strcmp(v->string, "type") &&
+		    (!data_ok || strcmp(v->string, "data"))) {
+			invalid(f, "extra_forbidden", v->string,
+				"Invalid message: %s is not a member of a %s "
+				"message (%s)",
+				v->string, kf_json_str(m, "type"),
+				data_ok ? "type and data" : "type only");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+char *srv_openenv_message(struct srv_openenv *o, const char *text,
+			  size_t len, bool *close)
+{
+	struct oe_fail f;
+	memset(&f, 0, sizeof(f));
+	*close = false;
+	const char *end = NULL;
+	cJSON *m = cJSON_ParseWithLengthOpts(text, len, &end, 0);
+	char *answer = NULL;
+	if (!m) {
+		size_t byte = end ? (size_t)(end - text) : 0;
+		failf(&f, 400, "INVALID_JSON", "json_invalid", "",
+		      "Invalid JSON: the message is not JSON (near byte %zu)",
+		      byte > len ? len : byte);
+		return ws_error(&f);
+	}
+	if (!cJSON_IsObject(m)) {
+		invalid(&f, "dict_type", "",
+			"Invalid message: a message is a JSON object "
+			"{\"type\": ..., \"data\": ...}");
+		answer = ws_error(&f);
+		goto out;
+	}
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(m, "type");
+	const char *type = cJSON_IsString(t) ? t->valuestring : "";
+	const cJSON *data = cJSON_GetObjectItemCaseSensitive(m, "data");
+	cJSON *res = NULL;
+	if (!strcmp(type, "reset")) {
+		if (!check_message(m, true, &f) &&
+		    (res = oe_reset(o, data, "data", &f)))
+			answer = ws_answer("observation", res);
+	} else if (!strcmp(type, "step")) {
+		if (!check_message(m, true, &f) &&
+		    (res = oe_step(o, data, 0, "data", &f)))
+			answer = ws_answer("observation", res);
+	} else if (!strcmp(type, "state")) {
+		if (!check_message(m, false, &f) && (res = oe_state(o, &f)))
+			answer = ws_answer("state", res);
+	} else if (!strcmp(type, "close")) {
+		if (!check_message(m, false, &f)) {
+			*close = true;
+			goto out;
+		}
+	} else {
+		char *shown = t ? cJSON_PrintUnformatted(t) : NULL;
+		failf(&f, 400, "UNKNOWN_TYPE", "unknown_type", "type",
+		      "Unknown message type: %.100s (kforge speaks reset, "
+		      "step, state and close)",
+		      cJSON_IsString(t) ? type : shown ? shown : "(none)");
+		free(shown);
+	}
+	if (!answer && !*close)
+		answer = ws_error(&f);
+out:
+	cJSON_Delete(f.errors);
+	cJSON_Delete(m);
+	return answer;
+}
+
+/* ---- the HTTP routes ---- */
+
+static void http_fail(struct kf_server_response *out, struct oe_fail *f)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddItemToObject(b, "detail", f->errors);
+	f->errors = NULL;
+	srv_respond(out, f->status, b);
+	out->retry_after = f->retry_after;
+}
+
+/* Starlette's answer to a method a route does not take. */
+static void http_method(struct kf_server_response *out)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "detail", "Method Not Allowed");
+	srv_respond(out, 405, b);
+}
+
+/* POST /reset, stateless as upstream's: a fresh environment per request,
+ * closed after it (http_server.py:604-629): the episode is made for its
+ * initial observation and ended. */
+static void route_reset(struct kf_server *s, const cJSON *body,
+			struct kf_server_response *out)
+{
+	struct oe_fail f;
+	memset(&f, 0, sizeof(f));
+	struct srv_openenv *o = srv_openenv_open(s);
+	cJSON *res = oe_reset(o, body, "body", &f);
+	srv_openenv_close(o);
+	if (res)
+		srv_respond(out, 200, res);
+	else
+		http_fail(out, &f);
+}
+
+/* POST /step, stateless as upstream's (http_server.py:632-667): the
+ * action is scored as the one turn of an episode on its problem_id (the
+ * server's --openenv-problem when it names none), ended after it. */
+static void route_step(struct kf_server *s, const cJSON *body,
+		       struct kf_server_response *out)
+{
+	struct oe_fail f;
+	memset(&f, 0, sizeof(f));
+	cJSON *res = NULL;
+	const cJSON *action = cJSON_GetObjectItemCaseSensitive(body, "action");
+	const cJSON *t = cJSON_GetObjectItemCaseSensitive(body, "timeout_s");
+	const cJSON *rid = cJSON_GetObjectItemCaseSensitive(body, "request_id");
+	double timeout_s = 0;
+	struct srv_openenv *o = NULL;
+	/* StepRequest (types.py:126-152): timeout_s > 0, request_id of at
+	 * most 255 characters; other members are allowed and unused. */
+	if (t && !cJSON_IsNull(t)) {
+		if (!cJSON_IsNumber(t) || !(t->valuedouble > 0)) {
+			invalid(&f, "greater_than", "body.timeout_s",
+				"timeout_s must be a number of seconds above "
+				"0 or null");
+			goto out;
+		}
+		timeout_s = t->valuedouble;
+	}
+	if (rid && !cJSON_IsNull(rid) &&
+	    (!cJSON_IsString(rid) || strlen(rid->valuestring) > 255)) {
+		invalid(&f, "string_type", "body.request_id",
+			"request_id must be a string of at most 255 "
+			"characters or null");
+		goto out;
+	}
+	if (check_action(action, "body.action", &f))
+		goto out;
+	const char *pid = kf_json_str(action, "problem_id");
+	if (!pid && !s->o.openenv_problem) {
+		invalid(&f, "missing", "body.action.problem_id",
+			"problem_id is missing from the action and this "
+			"server has no default problem (kforge serve "
+			"--openenv-problem)");
+		goto out;
+	}
+	o = srv_openenv_open(s);
+	cJSON *kw = cJSON_CreateObject();
+	cJSON_AddStringToObject(kw, "problem_id",
+				pid ? pid : s->o.openenv_problem);
+	cJSON_AddNumberToObject(kw, "max_turns", 1);
+	cJSON *first = oe_reset(o, kw, "body.action", &f);
+	cJSON_Delete(kw);
+	if (first) {
+		cJSON_Delete(first);
+		res = oe_step(o, action, timeout_s, "body.action", &f);
+	}
+out:
+	srv_openenv_close(o);
+	if (res)
+		srv_respond(out, 200, res);
+	else
+		http_fail(out, &f);
+}
+
+/* GET /metadata: EnvironmentMetadata (types.py:208-222). */
+static cJSON *metadata_json(void)
+{
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "name", "kforge");
+	cJSON_AddStringToObject(
+	    b, "description",
+	    "Write a faster kernel: each step's kernel is compiled, checked "
+	    "against the task's reference on fresh random inputs (hidden "
+	    "shapes among them) in a sandbox, and timed; the reward is "
+	    "kforge's design over the verdict and speedup, the next "
+	    "observation its feedback.");
+	cJSON_AddNullToObject(b, "readme_content");
+	cJSON_AddStringToObject(b, "version", KF_VERSION);
+	cJSON_AddStringToObject(b, "author", "kforge");
+	cJSON_AddNullToObject(b, "documentation_url");
+	return b;
+}
+
+bool srv_openenv_route(struct kf_server *s, const char *method,
+		       const char *path, const cJSON *body,
+		       struct kf_server_response *out)
+{
+	bool get = !strcmp(method, "GET"), post = !strcmp(method, "POST");
+	if (!strcmp(path, "/reset")) {
+		if (post)
+			route_reset(s, body, out);
+		else
+			http_method(out);
+	} else if (!strcmp(path, "/step")) {
+		if (post)
+			route_step(s, body, out);
+		else
+			http_method(out);
+	} else if (!strcmp(path, "/state")) {
+		if (get) {
+			/* A fresh environment's (http_server.py:1159-1164):
+			 * sessions live on /ws only. */
+			struct oe_fail f;
+			memset(&f, 0, sizeof(f));
+			struct srv_openenv *o = srv_openenv_open(s);
+			srv_respond(out, 200, oe_state(o, &f));
+			srv_openenv_close(o);
+		} else {
+			http_method(out);
+		}
+	} else if (!strcmp(path, "/schema")) {
+		if (get)
+			srv_respond(out, 200, cJSON_Parse(schema_text));
+		else
+			http_method(out);
+	} else if (!strcmp(path, "/metadata")) {
+		if (get)
+			srv_respond(out, 200, metadata_json());
+		else
+			http_method(out);
+	} else if (!strcmp(path, "/health")) {
+		/* HealthResponse (types.py:239-245, http_server.py:1190) */
+		if (get) {
+			cJSON *b = cJSON_CreateObject();
+			cJSON_AddStringToObject(b, "status", "healthy");
+			srv_respond(out, 200, b);
+		} else {
+			http_method(out);
+		}
+	} else if (!strcmp(path, "/ws")) {
+		/* The HTTP layer upgrades a WebSocket handshake before it
+		 * gets here. */
+		cJSON *b = cJSON_CreateObject();
+		cJSON_AddStringToObject(
+		    b, "detail",
+		    "/ws is OpenEnv's WebSocket endpoint: send a WebSocket "
+		    "handshake (GET with Upgrade: websocket, Connection: "
+		    "Upgrade, Sec-WebSocket-Version: 13, Sec-WebSocket-Key)");
+		srv_respond(out, 426, b);
+	} else {
+		return false;
+	}
+	return true;
+}
