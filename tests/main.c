@@ -28,6 +28,7 @@ extern const struct kf_test kf_tests_reward[];
 extern const struct kf_test kf_tests_store[];
 extern const struct kf_test kf_tests_search[];
 extern const struct kf_test kf_tests_server[];
+extern const struct kf_test kf_tests_server_openenv[];
 extern const struct kf_test kf_tests_gpu[];
 extern const struct kf_test kf_tests_farm[];
 extern const struct kf_test kf_tests_kernelbench[];
@@ -38,7 +39,7 @@ static const struct kf_test *const all_tables[] = {
     kf_tests_eval,   kf_tests_judge,  kf_tests_cli,	kf_tests_llm,
     kf_tests_prompt, kf_tests_reward, kf_tests_store,	kf_tests_search,
     kf_tests_server, kf_tests_gpu,    kf_tests_farm,	kf_tests_kernelbench,
-    kf_tests_worker,
+    kf_tests_worker, kf_tests_server_openenv,
 };
 
 static char tmpdir[256];

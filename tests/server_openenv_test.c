@@ -1,0 +1,574 @@
+/*
+ * server_openenv_test.c: OpenEnv's protocol on the real kforge-serve
+ * (docs/rl.md, "OpenEnv"): the HTTP routes, and sessions over a WebSocket
+ * driven by a minimal client here (RFC 6455: masked frames out, unmasked
+ * in); host task tests/fixtures/scale. OpenEnv's own Python client runs
+ * where openenv-core is installed ($KFORGE_OPENENV_PYTHON, else python3).
+ */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <kforge/base.h>
+#include <kforge/server.h>
+
+#include "harness.h"
+
+struct srv {
+	pid_t pid;
+	int port;
+};
+
+static void nap_ms(int ms)
+{
+	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+	nanosleep(&ts, NULL);
+}
+
+/* kforge-serve on a port of its choosing, checks only, with scale as the
+ * default OpenEnv problem. */
+static void start(struct srv *s)
+{
+	char exe[512], port_file[512], db[512];
+	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(exe))
+		SKIP("%s is not built (no libmicrohttpd here)", exe);
+	snprintf(port_file, sizeof(port_file), "%s/port", kf_test_tmpdir());
+	snprintf(db, sizeof(db), "%s/serve.db", kf_test_tmpdir());
+	const char *argv[] = {exe,	   "--port",	"0",
+			      "--port-file", port_file, "--db",
+			      db,	   "--tasks",	"tests/fixtures",
+			      "--trials",    "5",	"--no-timing",
+			      "--openenv-problem", "scale", NULL};
+	fflush(NULL);
+	s->pid = fork();
+	CHECK(s->pid >= 0);
+	if (s->pid == 0) {
+		prctl(PR_SET_PDEATHSIG, SIGTERM);
+		int fd = open("/dev/null", O_WRONLY);
+		if (fd >= 0 && !getenv("KFORGE_TEST_VERBOSE"))
+			dup2(fd, 2);
+		execv(exe, (char *const *)argv);
+		_exit(127);
+	}
+	for (int i = 0; i < 200; i++) {
+		FILE *f = fopen(port_file, "r");
+		if (f) {
+			int ok = fscanf(f, "%d", &s->port);
+			fclose(f);
+			if (ok == 1 && s->port > 0)
+				return;
+		}
+		nap_ms(50);
+	}
+	CHECK_MSG(0, "kforge-serve did not write its port");
+}
+
+static void stop(struct srv *s)
+{
+	kill(s->pid, SIGTERM);
+	int st = 0;
+	for (int i = 0; i < 200; i++) {
+		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
+			CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
+				  "kforge-serve ended with status %d", st);
+			return;
+		}
+		nap_ms(50);
+	}
+	kill(s->pid, SIGKILL);
+	waitpid(s->pid, &st, 0);
+	CHECK_MSG(0, "kforge-serve did not stop on SIGTERM");
+}
+
+static int dial(int port)
+{
+	int fd = socket(AF_INET, SOCK_STREAM, 0);
+	CHECK(fd >= 0);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof(a));
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t)port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
+	struct timeval tv = {120, 0};
+	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+	return fd;
+}
+
+static void put(int fd, const void *p, size_t n)
+{
+	const char *c = p;
+	while (n) {
+		ssize_t w = send(fd, c, n, MSG_NOSIGNAL);
+		CHECK(w > 0);
+		c += w;
+		n -= (size_t)w;
+	}
+}
+
+/* One HTTP request; the status, and the body's JSON in *json. */
+static int http(int port, const char *method, const char *path,
+		const char *body, cJSON **json)
+{
+	int fd = dial(port);
+	size_t n = body ? strlen(body) : 0;
+	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\nContent-Length: "
+				  "%zu\r\n\r\n",
+				  method, path, n);
+	put(fd, head, strlen(head));
+	free(head);
+	if (n)
+		put(fd, body, n);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char buf[65536];
+	ssize_t r;
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+		kf_strbuf_add(&sb, buf, (size_t)r);
+	close(fd);
+	int status = 0;
+	const char *all = kf_strbuf_str(&sb);
+	CHECK_MSG(sscanf(all, "HTTP/1.%*d %d", &status) == 1, "\"%.200s\"",
+		  all);
+	const char *sep = strstr(all, "\r\n\r\n");
+	CHECK(sep);
+	*json = cJSON_Parse(sep + 4);
+	CHECK_MSG(*json, "not JSON: %.300s", sep + 4);
+	kf_strbuf_release(&sb);
+	return status;
+}
+
+static char *fixture(const char *rel)
+{
+	char *out = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_file_read(rel, 1 << 20, &out, NULL, &err), "%s", err.msg);
+	return out;
+}
+
+#define WRONG_SRC                                                              \
+	"```c\n#include <kforge/kernel.h>\n"                                   \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
+	"n_out, void *stream)\n"                                               \
+	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
+	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
+	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 3 * x[i];\n"  \
+	"  return 0; }\n```\n"
+
+/* The first error's member of a {"detail": [...]} answer. */
+static const cJSON *detail0(const cJSON *j)
+{
+	return cJSON_GetArrayItem(cJSON_GetObjectItem(j, "detail"), 0);
+}
+
+/* Its loc joined by dots, in buf. */
+static const char *loc_of(const cJSON *e, char *buf, size_t n)
+{
+	buf[0] = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(e, "loc"))
+	{
+		size_t k = strlen(buf);
+		snprintf(buf + k, n - k, "%s%s", k ? "." : "", p->valuestring);
+	}
+	return buf;
+}
+
+static void test_server_openenv_accept_key(void)
+{
+	/* RFC 6455 section 1.3's example */
+	char out[29];
+	kf_server_ws_accept("dGhlIHNhbXBsZSBub25jZQ==", out);
+	CHECK_STR(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+}
+
+static void test_server_openenv_http(void)
+{
+	struct srv s;
+	start(&s);
+	cJSON *j;
+	char buf[256];
+	CHECK(http(s.port, "GET", "/health", NULL, &j) == 200);
+	CHECK_STR(kf_json_str(j, "status"), "healthy");
+	cJSON_Delete(j);
+	CHECK(http(s.port, "GET", "/metadata", NULL, &j) == 200);
+	CHECK_STR(kf_json_str(j, "name"), "kforge");
+	CHECK(strlen(kf_json_str(j, "description")) > 20);
+	cJSON_Delete(j);
+	CHECK(http(s.port, "GET", "/schema", NULL, &j) == 200);
+	const cJSON *act = cJSON_GetObjectItem(j, "action");
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(act, "properties"), "completion")));
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(j, "observation")));
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(j, "state")));
+	cJSON_Delete(j);
+
+	/* A reset with no body: the default problem's prompt. */
+	CHECK(http(s.port, "POST", "/reset", NULL, &j) == 200);
+	const cJSON *obs = cJSON_GetObjectItem(j, "observation");
+	CHECK_STR(kf_json_str(obs, "problem_id"), "scale");
+	CHECK_CONTAINS(kf_json_str(obs, "text"), "scale");
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "reward")));
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "done")));
+	cJSON_Delete(j);
+	/* Stateless, as upstream's: a fresh environment's state. */
+	CHECK(http(s.port, "GET", "/state", NULL, &j) == 200);
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "episode_id")));
+	CHECK(kf_json_num(j, "step_count", -1) == 0);
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/reset",
+		   "{\"problem_id\": \"no/such\"}", &j) == 404);
+	CHECK_STR(kf_json_str(detail0(j), "type"), "unknown_problem");
+	CHECK_CONTAINS(kf_json_str(detail0(j), "msg"), "no/such");
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/reset", "{\"problem\": \"scale\"}", &j) ==
+	      422);
+	CHECK_STR(loc_of(detail0(j), buf, sizeof(buf)), "body.problem");
+	CHECK_CONTAINS(kf_json_str(detail0(j), "msg"), "problem_id");
+	cJSON_Delete(j);
+
+	/* A stateless step: one scored turn. */
+	cJSON *b = cJSON_CreateObject();
+	cJSON *a = cJSON_AddObjectToObject(b, "action");
+	cJSON_AddStringToObject(a, "completion", WRONG_SRC);
+	char *text = kf_json_print(b);
+	cJSON_Delete(b);
+	CHECK(http(s.port, "POST", "/step", text, &j) == 200);
+	free(text);
+	obs = cJSON_GetObjectItem(j, "observation");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "result"), "status"),
+		  "wrong_answer");
+	CHECK_CONTAINS(kf_json_str(obs, "text"), "wrong_answer");
+	CHECK(kf_json_num(j, "reward", 0) < 0);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "done")));
+	cJSON_Delete(j);
+
+	/* Bad actions: 422, FastAPI's detail naming the field. */
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"code\": \"x\", \"kernel\": 1}}", &j) == 422);
+	CHECK_STR(kf_json_str(detail0(j), "type"), "extra_forbidden");
+	CHECK_STR(loc_of(detail0(j), buf, sizeof(buf)), "body.action.kernel");
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/step", "{\"timeout_s\": 5}", &j) == 422);
+	CHECK_STR(kf_json_str(detail0(j), "type"), "missing");
+	CHECK_STR(loc_of(detail0(j), buf, sizeof(buf)), "body.action");
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/step", "{\"action\": {\"code\": 7}}",
+		   &j) == 422);
+	CHECK_STR(loc_of(detail0(j), buf, sizeof(buf)), "body.action.code");
+	cJSON_Delete(j);
+	CHECK(http(s.port, "GET", "/step", NULL, &j) == 405);
+	cJSON_Delete(j);
+	/* kforge's own health stays at /v1/health. */
+	CHECK(http(s.port, "GET", "/v1/health", NULL, &j) == 200);
+	CHECK_STR(kf_json_str(j, "status"), "ok");
+	cJSON_Delete(j);
+	stop(&s);
+}
+
+/* ---- a minimal WebSocket client ---- */
+
+/* Opens /ws: the 101 and its Sec-WebSocket-Accept checked. */
+static int ws_open(int port)
+{
+	int fd = dial(port);
+	const char *req = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+			  "Upgrade: websocket\r\nConnection: Upgrade\r\n"
+			  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+			  "Sec-WebSocket-Version: 13\r\n\r\n";
+	put(fd, req, strlen(req));
+	/* Byte by byte up to the blank line: nothing of a frame is read. */
+	char head[2048];
+	size_t n = 0;
+	while (n < sizeof(head) - 1) {
+		CHECK(recv(fd, head + n, 1, 0) == 1);
+		n++;
+		if (n >= 4 && !memcmp(head + n - 4, "\r\n\r\n", 4))
+			break;
+	}
+	head[n] = 0;
+	CHECK_CONTAINS(head, "HTTP/1.1 101");
+	CHECK_CONTAINS(head, "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+	return fd;
+}
+
+static void ws_send(int fd, int op, const char *data, size_t n)
+{
+	unsigned char h[14];
+	size_t k = 0;
+	h[k++] = (unsigned char)(0x80 | op);
+	if (n < 126) {
+		h[k++] = (unsigned char)(0x80 | n);
+	} else if (n <= 0xffff) {
+		h[k++] = 0x80 | 126;
+		h[k++] = (unsigned char)(n >> 8);
+		h[k++] = (unsigned char)n;
+	} else {
+		h[k++] = 0x80 | 127;
+		for (int i = 7; i >= 0; i--)
+			h[k++] = (unsigned char)((uint64_t)n >> (8 * i));
+	}
+	unsigned char mask[4] = {0x37, 0xfa, 0x21, 0x3d};
+	memcpy(h + k, mask, 4);
+	k += 4;
+	put(fd, h, k);
+	char *p = kf_xmalloc(n + 1);
+	for (size_t i = 0; i < n; i++)
+		p[i] = (char)(data[i] ^ mask[i % 4]);
+	put(fd, p, n);
+	free(p);
+}
+
+static void get_all(int fd, void *p, size_t n)
+{
+	char *c = p;
+	while (n) {
+		ssize_t r = recv(fd, c, n, 0);
+		CHECK_MSG(r > 0, "the connection ended");
+		c += r;
+		n -= (size_t)r;
+	}
+}
+
+/* One frame: its opcode, the payload in *data (caller frees). */
+static int ws_recv(int fd, char **data, size_t *len)
+{
+	unsigned char h[2];
+	get_all(fd, h, 2);
+	CHECK_MSG(!(h[1] & 0x80), "a server frame is masked");
+	uint64_t n = h[1] & 127;
+	if (n >= 126) {
+		unsigned char e[8];
+		int k = n == 126 ? 2 : 8;
+		get_all(fd, e, (size_t)k);
+		n = 0;
+		for (int i = 0; i < k; i++)
+			n = n << 8 | e[i];
+	}
+	*data = kf_xmalloc(n + 1);
+	get_all(fd, *data, (size_t)n);
+	(*data)[n] = 0;
+	*len = (size_t)n;
+	return h[0] & 15;
+}
+
+/* Sends a text message and reads the answer's JSON. */
+static cJSON *ws_ask(int fd, const char *msg)
+{
+	ws_send(fd, 1, msg, strlen(msg));
+	char *p;
+	size_t n;
+	CHECK(ws_recv(fd, &p, &n) == 1);
+	cJSON *j = cJSON_Parse(p);
+	CHECK_MSG(j, "not JSON: %.300s", p);
+	free(p);
+	return j;
+}
+
+static cJSON *ws_step(int fd, const char *key, const char *text)
+{
+	cJSON *m = cJSON_CreateObject();
+	cJSON_AddStringToObject(m, "type", "step");
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(m, "data"), key, text);
+	char *t = kf_json_print(m);
+	cJSON_Delete(m);
+	cJSON *j = ws_ask(fd, t);
+	free(t);
+	return j;
+}
+
+static const char *ws_code(const cJSON *j)
+{
+	return kf_json_str(cJSON_GetObjectItem(j, "data"), "code");
+}
+
+/* Waits until the episode is no more (the session ended it). */
+static void episode_gone(int port, const char *id)
+{
+	char path[128];
+	snprintf(path, sizeof(path), "/v1/episodes/%s", id);
+	int st = 0;
+	for (int i = 0; i < 100; i++) {
+		cJSON *j;
+		st = http(port, "GET", path, NULL, &j);
+		cJSON_Delete(j);
+		if (st == 404)
+			return;
+		nap_ms(50);
+	}
+	CHECK_MSG(0, "episode %s still answers %d", id, st);
+}
+
+static void test_server_openenv_websocket(void)
+{
+	struct srv s;
+	start(&s);
+	int fd = ws_open(s.port);
+	/* A step before a reset, and a state of a fresh session. */
+	cJSON *j = ws_step(fd, "code", "x");
+	CHECK_STR(kf_json_str(j, "type"), "error");
+	CHECK_STR(ws_code(j), "EXECUTION_ERROR");
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(j, "data"), "message"),
+		       "reset");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"state\"}");
+	CHECK_STR(kf_json_str(j, "type"), "state");
+	CHECK(cJSON_IsNull(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "episode_id")));
+	cJSON_Delete(j);
+
+	j = ws_ask(fd, "{\"type\": \"reset\", \"data\": {\"problem_id\": "
+		       "\"scale\", \"max_turns\": 3}}");
+	CHECK_STR(kf_json_str(j, "type"), "observation");
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	const cJSON *obs = cJSON_GetObjectItem(d, "observation");
+	char *id = kf_xstrdup(kf_json_str(obs, "episode_id"));
+	CHECK(kf_json_num(obs, "max_turns", 0) == 3);
+	CHECK(strlen(kf_json_str(obs, "text")) > 20);
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(d, "reward")));
+	cJSON_Delete(j);
+
+	/* A ping is answered at once with its payload. */
+	ws_send(fd, 9, "hi", 2);
+	char *p;
+	size_t n;
+	CHECK(ws_recv(fd, &p, &n) == 10);
+	CHECK(n == 2 && !memcmp(p, "hi", 2));
+	free(p);
+
+	j = ws_step(fd, "completion", WRONG_SRC);
+	CHECK_STR(kf_json_str(j, "type"), "observation");
+	d = cJSON_GetObjectItem(j, "data");
+	obs = cJSON_GetObjectItem(d, "observation");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "result"), "status"),
+		  "wrong_answer");
+	CHECK(kf_json_num(d, "reward", 0) < 0);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(d, "done")));
+	cJSON_Delete(j);
+	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	j = ws_step(fd, "code", good);
+	free(good);
+	d = cJSON_GetObjectItem(j, "data");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(
+				  cJSON_GetObjectItem(d, "observation"),
+				  "result"),
+			      "status"),
+		  "ok");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"state\"}");
+	d = cJSON_GetObjectItem(j, "data");
+	CHECK_STR(kf_json_str(d, "episode_id"), id);
+	CHECK(kf_json_num(d, "step_count", 0) == 2);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "rewards")) == 2);
+	cJSON_Delete(j);
+
+	/* Bad messages: OpenEnv's codes, the session goes on. */
+	j = ws_step(fd, "kernel", "x");
+	CHECK_STR(ws_code(j), "VALIDATION_ERROR");
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(j, "data"), "message"),
+		       "kernel");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"step\"");
+	CHECK_STR(ws_code(j), "INVALID_JSON");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"jump\"}");
+	CHECK_STR(ws_code(j), "UNKNOWN_TYPE");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"state\", \"data\": {}}");
+	CHECK_STR(ws_code(j), "VALIDATION_ERROR");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"reset\", \"data\": {\"problem_id\": "
+		       "\"no/such\"}}");
+	CHECK_STR(ws_code(j), "EXECUTION_ERROR");
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(j, "data"), "message"),
+		       "no/such");
+	cJSON_Delete(j);
+	/* The failed reset left the episode as it was. */
+	j = ws_ask(fd, "{\"type\": \"state\"}");
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(j, "data"), "episode_id"),
+		  id);
+	cJSON_Delete(j);
+
+	/* The socket closing, with no word, ends the session's episode. */
+	close(fd);
+	episode_gone(s.port, id);
+	free(id);
+
+	/* {"type": "close"}: a close frame back, the episode ended. */
+	fd = ws_open(s.port);
+	j = ws_ask(fd, "{\"type\": \"reset\"}");
+	id = kf_xstrdup(kf_json_str(
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "observation"),
+	    "episode_id"));
+	cJSON_Delete(j);
+	const char *bye = "{\"type\": \"close\"}";
+	ws_send(fd, 1, bye, strlen(bye));
+	CHECK(ws_recv(fd, &p, &n) == 8);
+	CHECK(n >= 2 && ((unsigned char)p[0] << 8 | (unsigned char)p[1]) ==
+			    1000);
+	free(p);
+	ws_send(fd, 8, "\x03\xe8", 2);
+	close(fd);
+	episode_gone(s.port, id);
+	free(id);
+
+	/* A handshake of another version is refused. */
+	fd = dial(s.port);
+	const char *req = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
+			  "Connection: Upgrade\r\nSec-WebSocket-Version: 8\r\n"
+			  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
+	put(fd, req, strlen(req));
+	char head[512] = {0};
+	CHECK(recv(fd, head, sizeof(head) - 1, 0) > 0);
+	CHECK_CONTAINS(head, "HTTP/1.1 400");
+	close(fd);
+	stop(&s);
+}
+
+/* OpenEnv's own client (openenv-core), where it is installed. */
+static void test_server_openenv_client(void)
+{
+	const char *env = getenv("KFORGE_OPENENV_PYTHON");
+	char *py = env && *env ? kf_xstrdup(env) : kf_which("python3");
+	if (!py)
+		SKIP("python3 is not installed");
+	struct srv s;
+	start(&s);
+	char url[64];
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
+	char *argv[] = {py, "integrations/openenv/check_client.py", url,
+			"tests/fixtures/scale/candidates/sum.c", NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int st = 0;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(!kf_proc_run(argv, 120000, 1 << 20, &out, &st, &err));
+	stop(&s);
+	free(py);
+	const char *o = kf_strbuf_str(&out);
+	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", o);
+	if (!strncmp(o, "SKIP", 4))
+		SKIP("%.*s", (int)strcspn(o + 5, "\n"), o + 5);
+	CHECK_CONTAINS(o, "OK openenv client");
+	kf_strbuf_release(&out);
+}
+
+KF_TESTS(server_openenv) = {
+    KF_TEST(test_server_openenv_accept_key),
+    KF_TEST(test_server_openenv_http),
+    KF_TEST(test_server_openenv_websocket),
+    KF_TEST(test_server_openenv_client),
+    KF_TESTS_END,
+};
