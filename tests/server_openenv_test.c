@@ -272,6 +272,19 @@ static void test_server_openenv_http(void)
 	cJSON_Delete(j);
 	CHECK(http(s.port, "GET", "/step", NULL, &j) == 405);
 	cJSON_Delete(j);
+	/* What OpenEnv's validator reads besides (openenv validate --url). */
+	CHECK(http(s.port, "GET", "/openapi.json", NULL, &j) == 200);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(j, "info"), "version"),
+		  "1.0.0");
+	CHECK(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "paths"), "/reset"));
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/mcp", "{\"method\": \"tools/list\", "
+		   "\"id\": 3}", &j) == 200);
+	CHECK_STR(kf_json_str(j, "jsonrpc"), "2.0");
+	CHECK(kf_json_num(cJSON_GetObjectItem(j, "error"), "code", 0) ==
+	      -32601);
+	CHECK(kf_json_num(j, "id", 0) == 3);
+	cJSON_Delete(j);
 	/* kforge's own health stays at /v1/health. */
 	CHECK(http(s.port, "GET", "/v1/health", NULL, &j) == 200);
 	CHECK_STR(kf_json_str(j, "status"), "ok");

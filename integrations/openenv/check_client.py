@@ -38,6 +38,14 @@ def main():
         served = json.load(r)
     assert served == json.loads(json.dumps(models.schemas())), "GET /schema differs from models.py"
     print("schema matches models.py")
+    from openenv.cli._validation import validate_running_environment
+
+    report = validate_running_environment(url)
+    failed = report["summary"]["failed_criteria"]
+    print("openenv validate:", "passed" if report["passed"] else f"failed {failed}",
+          report["summary"]["passed_count"], "of", report["summary"]["total_count"],
+          "criteria, mode", report["mode"])
+    assert report["passed"], failed
     with GenericEnvClient(base_url=url).sync() as env:
         r = env.reset(problem_id="scale", max_turns=3)
         print("reset:", "done", r.done, "reward", r.reward, "episode", r.observation["episode_id"])

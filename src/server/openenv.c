@@ -714,6 +714,55 @@ static cJSON *metadata_json(void)
 	return b;
 }
 
+/* GET /openapi.json: what OpenEnv's runtime validator reads
+ * (openenv/cli/_validation.py:128-191, 383-400): info.version as upstream's
+ * app declares it (http_server.py:1604-1606), and the paths of this mode. */
+static cJSON *openapi_json(void)
+{
+	static const char *const paths[][2] = {
+	    {"/reset", "post"},	  {"/step", "post"},   {"/state", "get"},
+	    {"/schema", "get"},	  {"/metadata", "get"}, {"/health", "get"},
+	    {"/mcp", "post"},
+	};
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "openapi", "3.1.0");
+	cJSON *info = cJSON_AddObjectToObject(b, "info");
+	cJSON_AddStringToObject(info, "title", "OpenEnv Environment HTTP API");
+	cJSON_AddStringToObject(info, "version", "1.0.0");
+	cJSON_AddStringToObject(info, "description",
+				"kforge serve (docs/rl.md, \"OpenEnv\"); "
+				"sessions on the WebSocket /ws");
+	cJSON *p = cJSON_AddObjectToObject(b, "paths");
+	for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++)
+		cJSON_AddObjectToObject(cJSON_AddObjectToObject(p, paths[i][0]),
+					paths[i][1]);
+	return b;
+}
+
+/* POST /mcp: a JSON-RPC 2.0 answer (mcp_types.py:41-43, 164-175); kforge
+ * has no MCP tools, so every method is not found. */
+static cJSON *mcp_json(const cJSON *body)
+{
+	const cJSON *id = cJSON_GetObjectItemCaseSensitive(body, "id");
+	const char *m = kf_json_str(body, "method");
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddStringToObject(b, "jsonrpc", "2.0");
+	cJSON *e = cJSON_AddObjectToObject(b, "error");
+	cJSON_AddNumberToObject(e, "code", m ? -32601 : -32600);
+	char msg[300];
+	snprintf(msg, sizeof(msg),
+		 m ? "Method not found: %.200s (kforge has no MCP tools: use "
+		     "/reset and /step, or /ws)"
+		   : "Invalid Request%.0s: a JSON-RPC request has a method",
+		 m ? m : "");
+	cJSON_AddStringToObject(e, "message", msg);
+	cJSON_AddItemToObject(b, "id",
+			      (cJSON_IsString(id) || cJSON_IsNumber(id))
+				  ? cJSON_Duplicate(id, 1)
+				  : cJSON_CreateNull());
+	return b;
+}
+
 bool srv_openenv_route(struct kf_server *s, const char *method,
 		       const char *path, const cJSON *body,
 		       struct kf_server_response *out)
@@ -760,6 +809,16 @@ bool srv_openenv_route(struct kf_server *s, const char *method,
 		} else {
 			http_method(out);
 		}
+	} else if (!strcmp(path, "/openapi.json")) {
+		if (get)
+			srv_respond(out, 200, openapi_json());
+		else
+			http_method(out);
+	} else if (!strcmp(path, "/mcp")) {
+		if (post)
+			srv_respond(out, 200, mcp_json(body));
+		else
+			http_method(out);
 	} else if (!strcmp(path, "/ws")) {
 		/* The HTTP layer upgrades a WebSocket handshake before it
 		 * gets here. */
