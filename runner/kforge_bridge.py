@@ -980,6 +980,20 @@ class Runner:
                 "state0": state0, "facts": facts,
                 "builds": getattr(self, "builds", [])}
 
+    def build(self, req):
+        """A prebuild: imports the candidate with its builds watched, on
+        no device, so that the builds it asks for (torch's load_inline,
+        load) are done in its build directory before its evaluation. What
+        else its import does (or fails to do without a device) does not
+        matter here: the evaluation imports it again."""
+        self.builds = watch_builds()
+        err = None
+        try:
+            import_file(req["candidate"], "kforge_candidate")
+        except BaseException as e:  # noqa: the import's own failure
+            err = said(e)[:4096]
+        return {"ev": "built", "builds": self.builds, "error": err}
+
     def load_candidate(self, req, init):
         tt = self.tt
         torch = tt.torch
@@ -1305,7 +1319,8 @@ class Runner:
             if req is None or req.get("op") == "quit":
                 return 0
             op = req.get("op")
-            ops = {"load": self.load, "layout": self.set_layout,
+            ops = {"load": self.load, "build": self.build,
+                   "layout": self.set_layout,
                    "export_state": self.export_state,
                    "import_state": self.import_state,
                    "stage": self.stage, "call": self.call,
@@ -1547,7 +1562,8 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd,
     # Its working directory is its own /tmp: the caller's need not exist
     # in its root (a kforge run from a directory under /tmp found none).
     a += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
-    a += [python, "-B", script, "--runner", str(fd), str(leave_fd)]
+    a += [python, "-B", script, "--runner", str(fd), str(leave_fd),
+          "cuda" if cuda else "cpu"]
     return a, env
 
 
@@ -1563,9 +1579,11 @@ def runner_status(rc):
 class Side:
     """The judge's end of one runner."""
 
-    def __init__(self, tt, name, python, files=(), builds=False):
+    def __init__(self, cuda, name, python, files=(), builds=False):
+        """Starts the runner; attach() gives it the judge's torch once
+        that is imported (the runner's start does not wait for it)."""
         self.name = name
-        self.tt = tt
+        self.tt = None
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
         info_r, info_w = os.pipe()
@@ -1573,7 +1591,7 @@ class Side:
         self.build_dir = build_dir(files) if builds else None
         argv, env = confined_argv(
             python, script, self.fd, files, self.build_dir,
-            bool(tt and tt.cuda), info_w, theirs.fileno())
+            cuda, info_w, theirs.fileno())
         # The reference's messages are kept, for the error if it ends; the
         # candidate's go where this process's go (the evaluation's log).
         self.err = tempfile.TemporaryFile() if name == "reference" else None
@@ -1584,7 +1602,7 @@ class Side:
         os.close(info_w)
         theirs.close()
         self.leave = Leave(mine)
-        self.arena = Arena(tt, self.fd) if tt else None
+        self.arena = None
         # The runner is bwrap's child, not bwrap: its CPU clock is the
         # outside view of its calls (bwrap's own would see none of them).
         self.init, self.pid = runner_pid(info_r, self.proc.pid)
@@ -1594,6 +1612,10 @@ class Side:
         self.cpu_reply = self.cpu_ns()  # its CPU time at its last reply
         self.cap = 0       # the most payload bytes a reply may carry
         self.got = []      # the outputs of its last call, taken at reply
+
+    def attach(self, tt):
+        self.tt = tt
+        self.arena = Arena(tt, self.fd)
 
     def cpu_ns(self):
         """The runner process's CPU time in ns, read from here: all its
@@ -1848,8 +1870,29 @@ class Judge:
     # -- loading ---------------------------------------------------------
 
     def load(self, req):
+        task = req["task"]
+        # The runners work in their own /tmp: they get absolute paths.
+        task_abs = os.path.abspath(task)
+        files = [task_abs] + [os.path.abspath(req[k])
+                              for k in ("candidate", "kernel") if req.get(k)]
+        try:
+            # Both runners start first, so that their start (torch's
+            # import, the device's context) and this process's own import
+            # of torch are paid side by side, not one after the other.
+            cuda = req.get("backend") == "cuda"
+            set_cuda_arch_list(req.get("backend"))
+            if not cuda:
+                pin_here()  # before the runners start: they inherit it
+            self.ref = Side(cuda, "reference", sys.executable, [task_abs])
+            self.cand = Side(cuda, "candidate", sys.executable, files,
+                             builds=True)
+        except ConfineError as e:
+            return {"ev": "load_error", "what": "sandbox",
+                    "message": str(e)}
         self.tt = tt = Torch(req.get("backend"))
         torch = tt.torch
+        self.ref.attach(tt)
+        self.cand.attach(tt)
         self.protocol = req.get("protocol") or "kforge"
         if self.protocol not in ("kforge", "kernelbench"):
             return {"ev": "error",
@@ -1863,9 +1906,6 @@ class Judge:
         # Timed inputs come from a secret of this process as well as the
         # seed: even a candidate that knows the seed cannot predict them.
         self.salt = int.from_bytes(os.urandom(8), "little")
-        task = req["task"]
-        if not tt.cuda:
-            pin_here()
         try:
             mod = import_file(task, "kforge_task")
             for name in ("Model", "get_inputs", "get_init_inputs"):
@@ -1886,17 +1926,8 @@ class Judge:
                     "message": said(e, task)}
         # The candidate's runner never receives the seed: it gets its
         # inputs and its parameters from here, as tensors.
-        # The runners work in their own /tmp: they get absolute paths.
-        task_abs = os.path.abspath(task)
         common = {"op": "load", "backend": req.get("backend"),
                   "protocol": self.protocol, "task": task_abs}
-        files = [task_abs] + [os.path.abspath(req[k])
-                              for k in ("candidate", "kernel") if req.get(k)]
-        try:
-            self.ref = Side(tt, "reference", sys.executable, [task_abs])
-        except ConfineError as e:
-            return {"ev": "load_error", "what": "sandbox",
-                    "message": str(e)}
         rep = self.ref.ask(dict(common, role="ref",
                                 seed=req.get("seed", "42")))
         if rep.get("ev") != "loaded":
@@ -1926,8 +1957,6 @@ class Judge:
         if rep.get("ev") != "ok":
             return rep
         self.state = [a.clone() for a in self.ref.a_state]
-        self.cand = Side(tt, "candidate", sys.executable, files,
-                         builds=True)
         creq = dict(common, role="cand",
                     out_like=[{"dtype": o["dtype"], "shape": o["shape"]}
                               for o in out_meta])
@@ -2518,6 +2547,78 @@ class Judge:
             self.send(rep)
 
 
+def cuda_arch_list():
+    """TORCH_CUDA_ARCH_LIST as torch would derive it from the visible
+    devices (each one's capability, the highest with +PTX), read without
+    a device context (nvidia-smi); None when unknown. Set once for every
+    process of the bridge, so that a prebuild, which sees no device,
+    writes the same build as the evaluation's runner."""
+    try:
+        out = subprocess.run(
+            ["nvidia-smi", "--query-gpu=compute_cap",
+             "--format=csv,noheader"], capture_output=True, text=True,
+            timeout=20).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    caps = sorted({c.strip() for c in out.split() if c.strip()},
+                  key=lambda c: tuple(int(x) for x in c.split(".")))
+    if not caps or not all(c.replace(".", "").isdigit() for c in caps):
+        return None
+    caps[-1] += "+PTX"
+    return ";".join(caps)
+
+
+def set_cuda_arch_list(backend):
+    """On cuda, TORCH_CUDA_ARCH_LIST for this process and the runners it
+    starts (kept in their environment), unless the user set it."""
+    if backend == "cuda" and "TORCH_CUDA_ARCH_LIST" not in os.environ:
+        arch = cuda_arch_list()
+        if arch:
+            os.environ["TORCH_CUDA_ARCH_LIST"] = arch
+
+
+def prebuild(task, candidate, backend):
+    """Builds what the candidate asks torch to build, in a runner of its
+    own with no device, before its evaluation (kforge's farm does this on
+    its compile threads while the device times other candidates). Prints
+    one JSON line: the builds and how long they took. A failure is not
+    recorded here: the evaluation builds again and decides."""
+    t0 = time.perf_counter()
+    set_cuda_arch_list(backend)
+    files = [os.path.abspath(task), os.path.abspath(candidate)]
+    try:
+        side = Side(False, "candidate", sys.executable, files, builds=True)
+    except ConfineError as e:
+        print(json.dumps({"ev": "error", "message": str(e)}))
+        return 1
+    rep = None
+    try:
+        rep = side.ask({"op": "build", "candidate": files[1]})
+    except (RunnerDied, RunnerBroke) as e:
+        rep = {"ev": "error", "message": str(e)}
+    finally:
+        side.quit()
+    rep["seconds"] = time.perf_counter() - t0
+    rep["backend"] = backend
+    print(json.dumps(rep))
+    return 0
+
+
+def warm_up(backend):
+    """What every runner needs before its first request, done as soon as
+    it starts: torch imported and, on a device, its context made. The
+    judge starts both runners at once, so this is paid once, in parallel,
+    not twice in a row. A KernelBench harness has the device's context
+    made before the candidate's module runs, as here."""
+    import torch
+    if backend == "cuda" and torch.cuda.is_available():
+        try:
+            torch.cuda.init()
+            torch.empty(1, device="cuda")
+        except RuntimeError:
+            pass  # the load reports what is wrong with the device
+
+
 def main():
     # Frames go to a private copy of stdout; whatever the task or the
     # candidate prints goes to stderr, the supervisor's log.
@@ -2531,11 +2632,18 @@ def main():
     # runners inherit them.
     for k in THREAD_ENV:
         os.environ[k] = str(THREADS)
-    if len(sys.argv) == 4 and sys.argv[1] == "--runner":
+    if len(sys.argv) == 5 and sys.argv[1] == "--prebuild":
+        sys.stdout = out_text = os.fdopen(out.fileno(), "w")
+        try:
+            return prebuild(sys.argv[2], sys.argv[3], sys.argv[4])
+        finally:
+            out_text.flush()
+    if len(sys.argv) == 5 and sys.argv[1] == "--runner":
         # Its parent is bubblewrap's init (pid 1 of the runner's own pid
         # namespace), which dies with the judge (--die-with-parent).
         die_with_parent()
         processes_by_leave(int(sys.argv[3]))
+        warm_up(sys.argv[4])
         return Runner(out, int(sys.argv[2])).serve(inp)
     judge = Judge(out)
     try:

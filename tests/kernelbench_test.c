@@ -870,6 +870,71 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 	release(&o);
 }
 
+/* `kforge eval --batch` takes KernelBench-format pairs: each is evaluated
+ * by the bridge in a device slot (nothing native is compiled for it), a
+ * correct candidate ok and a wrong one wrong_answer, in the batch's order. */
+static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
+{
+	kf_test_need_torch();
+	char *batch = kf_path_join(kf_test_tmpdir(), "kb.batch");
+	/* A build that fails at once (an option the compiler refuses). */
+	char *badflag = kf_path_join(kf_test_tmpdir(), "bad_flag.py");
+	const char *bad =
+	    "import torch\n"
+	    "from torch.utils.cpp_extension import load_inline\n"
+	    "ext = load_inline(name='kforge_test_bad_flag', cpp_sources="
+	    "'torch::Tensor f(torch::Tensor x) { return x; }', "
+	    "functions=['f'], extra_cflags=['-fno-such-option-anywhere'])\n"
+	    "class ModelNew(torch.nn.Module):\n"
+	    "    def forward(self, x):\n"
+	    "        return ext.f(x).clamp(min=0)\n";
+	CHECK(kf_file_write_atomic(badflag, bad, strlen(bad), NULL) == 0);
+	char *text = kf_xasprintf(
+	    KB "level1/1_ReLU.py " KB "candidates/1_ReLU/correct.py\n"
+	    KB "level1/1_ReLU.py " KB "candidates/1_ReLU/wrong.py\n"
+	    KB "level1/3_Sum_reduction.py " KB
+	    "candidates/3_Sum_reduction/correct.py\n"
+	    KB "level1/1_ReLU.py %s\n", badflag);
+	CHECK(kf_file_write_atomic(batch, text, strlen(text), NULL) == 0);
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *argv[] = {exe,	    "eval",	"--batch", batch,
+			"--jobs",   "2",	"--trials", "5",
+			"--time-cap", "0.2", "--energy-time", "0",
+			"--json",   NULL};
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	int status = 0;
+	CHECK(kf_proc_run(argv, 600000, 1 << 22, &sb, &status, NULL) == 0);
+	cJSON *all = cJSON_Parse(kf_strbuf_str(&sb));
+	CHECK_MSG(cJSON_IsArray(all) && cJSON_GetArraySize(all) == 4, "%s",
+		  kf_strbuf_str(&sb));
+	const char *want[] = {"ok", "wrong_answer", "ok", "compile_error"};
+	for (int i = 0; i < 4 && all; i++) {
+		const cJSON *r = cJSON_GetArrayItem(all, i);
+		CHECK_MSG(r && kf_json_str(r, "status") &&
+			      !strcmp(kf_json_str(r, "status"), want[i]),
+			  "item %d: %s", i, kf_strbuf_str(&sb));
+		/* Nothing native is compiled for a ModelNew; one that
+		 * builds an extension had it prebuilt, on no device. */
+		const cJSON *fm = cJSON_GetObjectItem(r, "farm");
+		if (i < 3)
+			CHECK(fm && kf_json_num(fm, "compile_s", -1) == 0);
+		else
+			CHECK(fm && kf_json_num(fm, "compile_s", -1) > 0);
+	}
+	/* The failed build is the evaluation's own verdict, with its log. */
+	const cJSON *last = cJSON_GetArrayItem(all, 3);
+	char *last_text = last ? cJSON_PrintUnformatted(last) : NULL;
+	CHECK_MSG(last_text && strstr(last_text, "fno-such-option-anywhere"),
+		  "%s", last_text ? last_text : "(none)");
+	free(last_text);
+	cJSON_Delete(all);
+	kf_strbuf_release(&sb);
+	free(text);
+	free(badflag);
+	free(exe);
+	free(batch);
+}
+
 static void test_kernelbench_bench_jsonl_metrics(void)
 {
 	kf_test_need_torch();
@@ -1126,6 +1191,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
+    KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
     KF_TEST(test_kernelbench_bench_shows_intervals_and_both_protocols),
     KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),

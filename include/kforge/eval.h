@@ -94,6 +94,16 @@ enum kf_status kf_result_status(const cJSON *result);
 
 /* Writes the human-readable report of a result (what `kforge eval` prints). */
 void kf_result_print(const cJSON *result, struct kf_strbuf *out);
+/* Builds what a KernelBench-format candidate asks torch to build
+ * (load_inline, load) in its build directory, in a confined runner with no
+ * device, ahead of its evaluation, which then finds the build done; a
+ * candidate that builds nothing costs nothing. *seconds: how long it took.
+ * A failed build is not an error here (the evaluation builds again and
+ * decides); 0, or a negative code with err set when the prebuild itself
+ * could not run. Thread-safe. */
+int kf_bridge_prebuild(const char *task_path, const char *candidate_path,
+		       const struct kf_eval_opts *o, double *seconds,
+		       struct kf_err *err);
 /* The python3 that runs KernelBench-format tasks: the first on PATH that
  * imports torch (malloc'd), or NULL with err set (KF_ENOENT). */
 char *kf_eval_python(struct kf_err *err);

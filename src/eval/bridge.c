@@ -31,6 +31,8 @@ const char *const kf_baseline_names[] = {"eager", "compile", "compile_ro",
 
 /* The PyTorch bridge in the worker's place: no sandbox of its own. */
 static const struct kf_child bridge = {"bridge", 10000, false, false};
+/* A prebuild's builds: as long as one evaluation's load may take. */
+#define PREBUILD_MS ((int)LOAD_DEADLINE_MS)
 
 struct bsession {
 	struct kf_session_core core;
@@ -682,6 +684,59 @@ static int check_candidate(const char *path, bool *kernel, struct kf_err *err)
 				  "(.c for the host backend, .cu for cuda)",
 				  path);
 	return 0;
+}
+
+/* True when a ModelNew file asks torch to build an extension (the bridge's
+ * runner watches the same names). */
+static bool builds_extension(const char *path)
+{
+	char *text = NULL;
+	size_t n = 0;
+	if (kf_file_read(path, 4 << 20, &text, &n, NULL) != 0)
+		return false;
+	bool yes = strstr(text, "load_inline") || strstr(text, "cpp_extension");
+	free(text);
+	return yes;
+}
+
+int kf_bridge_prebuild(const char *task_path, const char *candidate_path,
+		       const struct kf_eval_opts *o, double *seconds,
+		       struct kf_err *err)
+{
+	*seconds = 0;
+	if (!builds_extension(candidate_path))
+		return 0;
+	char *python = find_python(o, err);
+	if (!python)
+		return err->code ? err->code : KF_ENOENT;
+	char *script = find_bridge(err);
+	if (!script) {
+		free(python);
+		return err->code ? err->code : KF_ENOENT;
+	}
+	char *argv[] = {python,	 "-B",
+			script,	 "--prebuild",
+			(char *)task_path, (char *)candidate_path,
+			(char *)(o->backend ? o->backend : "host"), NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = 0;
+	uint64_t t0 = kf_now_ns();
+	int rc = kf_proc_run(argv, PREBUILD_MS, 1 << 20, &out, &status, err);
+	*seconds = (double)(kf_now_ns() - t0) * 1e-9;
+	if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		char *why = kf_wait_describe(status);
+		const char *text = kf_strbuf_str(&out);
+		size_t len = strlen(text);
+		rc = kf_err_set(err, KF_EINVAL,
+				"%s: the prebuild of its extensions %s: %s",
+				candidate_path, why,
+				text + (len > 2000 ? len - 2000 : 0));
+		free(why);
+	}
+	kf_strbuf_release(&out);
+	free(script);
+	free(python);
+	return rc;
 }
 
 int kf_eval_bridge(const char *task_path, const char *candidate_path,

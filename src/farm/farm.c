@@ -19,6 +19,7 @@
 
 #include <kforge/backend.h>
 #include <kforge/compile.h>
+#include <kforge/eval.h>
 #include <kforge/farm.h>
 #include <kforge/task.h>
 
@@ -246,7 +247,7 @@ static void evaluate(struct farm *f, int i, int device)
 		if (c->state >= 0)
 			snprintf(it->err, sizeof(it->err), "%s", err.msg);
 		it->result = NULL;
-	} else if (f->cr[i].ok) {
+	} else if (f->cr[i].ok && !kf_task_is_kernelbench(c->path)) {
 		/* The record tells what the compile cost, as a lone
 		 * evaluation's would. */
 		set_compile_field(it->result, "seconds",
@@ -269,6 +270,25 @@ static void *compile_thread(void *arg)
 		struct task_ctx *c = &f->tasks[f->task_of[i]];
 		struct kf_err err = KF_ERR_INIT;
 		struct kf_compile_result *r = &f->cr[i];
+		if (c->path && kf_task_is_kernelbench(c->path)) {
+			/* A KernelBench-format task: what the candidate asks
+			 * torch to build is built here, on no device, so
+			 * that its evaluation in a device slot finds it
+			 * built. A prebuild that cannot run costs nothing
+			 * but time: the evaluation builds and decides. */
+			double secs = 0;
+			(void)kf_bridge_prebuild(c->path, f->items[i].candidate,
+						 &f->o->eval, &secs, &err);
+			r->ok = true;
+			r->cached = false;
+			r->seconds = secs;
+			f->items[i].compile_s = secs;
+			f->compiled_at[i] = kf_now_ns();
+			report(f, i, true);
+			if (kf_queue_push(&f->ready, i) != 0)
+				evaluate(f, i, -1);
+			continue;
+		}
 		if (task_prepare(f, c) == 0 &&
 		    kf_compile(f->items[i].candidate, &c->co, r, &err) != 0)
 			r->ok = false; /* kf_eval will say why */
@@ -354,8 +374,10 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 				 "no task for this candidate");
 		}
 	}
-	/* The run's own task must be sound: say so before anything runs. */
-	if (task_path && task_prepare(&f, &f.tasks[0]) != 0) {
+	/* The run's own task must be sound: say so before anything runs
+	 * (a KernelBench-format task is loaded by each evaluation's bridge). */
+	if (task_path && !kf_task_is_kernelbench(task_path) &&
+	    task_prepare(&f, &f.tasks[0]) != 0) {
 		rc = kf_err_set(err, KF_EINVAL, "%s", f.tasks[0].err);
 		goto out;
 	}

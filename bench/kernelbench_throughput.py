@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""KernelBench-format throughput: evaluations a minute of the shipped
+KernelBench tasks and candidates (tests/data/kernelbench), through
+`kforge eval --batch` (the bridge, one device slot), from an empty cache
+(cold: every load_inline build is new) and then again with that cache
+(warm), side by side in one run.
+
+  bench/kernelbench_throughput.py [--kforge build/kforge] [--backend cuda]
+      [--jobs 2] [--time-cap 1] [--energy-time 0] [--python PY]
+      [--repeat 1]
+
+The batch mixes honest candidates, load_inline builds (C++ and, on cuda,
+CUDA), a build that fails, a candidate that falls back to PyTorch after a
+failed build, and a wrong one. Prints per mode: n, wall, evaluations a
+minute, and the medians of what one evaluation cost: in all (its record's
+seconds), its timing, its candidate's build, and the rest (the fixed cost:
+processes, torch's import, the device context, loading, checking), with
+the statuses. One line per item with --items.
+"""
+import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+
+KB = "tests/data/kernelbench"
+
+# (task, candidate) below KB; candidates/<task>/<name>.py or modelnew.
+PAIRS = [
+    ("level1/1_ReLU", "candidates/1_ReLU/correct"),
+    ("level1/1_ReLU", "candidates/1_ReLU/wrong"),
+    ("level1/1_ReLU", "candidates/1_ReLU/cpp_inline"),
+    ("level1/1_ReLU", "candidates/1_ReLU/cpp_broken"),
+    ("level1/1_ReLU", "candidates/1_ReLU/cpp_fallback"),
+    ("level1/1_ReLU", "modelnew/1_ReLU"),
+    ("level1/2_Matmul", "candidates/2_Matmul/correct"),
+    ("level1/2_Matmul", "candidates/2_Matmul/transposed"),
+    ("level1/2_Matmul", "modelnew/2_Matmul"),
+    ("level1/3_Sum_reduction", "candidates/3_Sum_reduction/correct"),
+    ("level1/3_Sum_reduction", "modelnew/3_Sum_reduction"),
+    ("level1/4_Constant_relu", "modelnew/4_Constant_relu"),
+    ("structured/13_Matmul_symmetric",
+     "candidates/13_Matmul_symmetric/transposed"),
+    ("structured/14_Matmul_upper_triangular",
+     "candidates/14_Matmul_upper_triangular/blocked"),
+    ("structured/23_Softmax", "candidates/23_Softmax/exp_sum"),
+    ("structured/100_HingeLoss", "candidates/100_HingeLoss/signs"),
+]
+CUDA_ONLY = [("level1/1_ReLU", "candidates/1_ReLU/cuda_inline")]
+HOST_SKIP = {"candidates/1_ReLU/cpp_inline"}  # slow C++ builds on 2 cores
+
+
+def pairs(backend, repeat):
+    ps = list(PAIRS) + (CUDA_ONLY if backend == "cuda" else [])
+    out = []
+    for t, c in ps:
+        tp, cp = os.path.join(KB, t + ".py"), os.path.join(KB, c + ".py")
+        if os.path.exists(tp) and os.path.exists(cp):
+            out.append((tp, cp))
+    return out * repeat
+
+
+def run(a, ps, cache):
+    with tempfile.NamedTemporaryFile("w", suffix=".batch",
+                                     delete=False) as f:
+        for t, c in ps:
+            f.write(f"{t} {c}\n")
+        path = f.name
+    cmd = [a.kforge, "eval", "--batch", path, "--jobs", str(a.jobs),
+           "--gpus", "1", "--backend", a.backend, "--json",
+           "--time-cap", str(a.time_cap), "--energy-time",
+           str(a.energy_time)]
+    if a.python:
+        cmd += ["--python", a.python]
+    env = dict(os.environ, KFORGE_CACHE=cache)
+    t0 = time.monotonic()
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
+    wall = time.monotonic() - t0
+    os.unlink(path)
+    try:
+        res = json.loads(p.stdout)
+    except ValueError:
+        sys.exit(f"kforge eval failed ({p.returncode}): {p.stderr[-2000:]}")
+    return wall, res
+
+
+def costs(r):
+    total = r.get("seconds") or 0
+    timed = sum((r.get(k) or {}).get("seconds") or 0
+                for k in ("timing", "timing_kernelbench"))
+    build = ((r.get("compile") or {}).get("candidate") or {}) \
+        .get("seconds") or 0
+    return total, timed, build, max(0.0, total - timed - build)
+
+
+def med(xs):
+    return statistics.median(xs) if xs else 0.0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--kforge", default="build/kforge")
+    ap.add_argument("--backend", default="cuda")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--time-cap", type=float, default=1)
+    ap.add_argument("--energy-time", type=float, default=0)
+    ap.add_argument("--python")
+    ap.add_argument("--repeat", type=int, default=1)
+    ap.add_argument("--items", action="store_true")
+    a = ap.parse_args()
+    ps = pairs(a.backend, a.repeat)
+    if a.backend != "cuda":
+        ps = [(t, c) for t, c in ps
+              if not any(c.endswith(s + ".py") for s in HOST_SKIP)]
+    cache = tempfile.mkdtemp(prefix="kforge-kb-throughput-")
+    rows = []
+    for mode in ("cold", "warm"):
+        wall, res = run(a, ps, cache)
+        st, tot, tim, bld, fix = {}, [], [], [], []
+        for (t, c), r in zip(ps, res):
+            if not r:
+                st["no result"] = st.get("no result", 0) + 1
+                continue
+            k = r["status"]
+            if k == "rejected":
+                k += "/" + (r.get("check") or "?")
+            st[k] = st.get(k, 0) + 1
+            x = costs(r)
+            tot.append(x[0]); tim.append(x[1]); bld.append(x[2])
+            fix.append(x[3])
+            if a.items:
+                print(f"  {mode} {os.path.relpath(c, KB):52s} {k:28s} "
+                      f"total {x[0]:6.2f} timing {x[1]:5.2f} build "
+                      f"{x[2]:6.2f} fixed {x[3]:5.2f}", flush=True)
+                if k not in ("ok",) and "/wrong" not in c:
+                    print(f"    {(r.get('reason') or '')[:400]}",
+                          flush=True)
+        rows.append((mode, len(res), wall, len(res) * 60.0 / wall,
+                     med(tot), med(tim), med(bld), max(bld or [0]),
+                     med(fix), st))
+    shutil.rmtree(cache, ignore_errors=True)
+    print(f"KernelBench-format throughput, {len(ps)} evaluations, "
+          f"--backend {a.backend} --jobs {a.jobs} --gpus 1 --time-cap "
+          f"{a.time_cap} --energy-time {a.energy_time}, "
+          f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, "
+          f"{os.uname().nodename}, {os.cpu_count()} cores")
+    print(f"{'cache':5s} {'n':>3s} {'wall s':>7s} {'eval/min':>8s} "
+          f"{'median s':>8s} {'timing':>6s} {'build':>6s} {'max build':>9s}"
+          f" {'fixed':>6s}  statuses")
+    for m, n, w, rate, t, ti, b, bm, fx, st in rows:
+        print(f"{m:5s} {n:3d} {w:7.1f} {rate:8.1f} {t:8.2f} {ti:6.2f} "
+              f"{b:6.2f} {bm:9.2f} {fx:6.2f}  "
+              + ", ".join(f"{k} {v}" for k, v in sorted(st.items())))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
