@@ -8,14 +8,17 @@ keyword argument, one value per completion). The completions of one prompt
 form a group, so a group design can be set with $KFORGE_REWARD.
 
 What TRL's GRPOTrainer does with it (trl/trainer/grpo_trainer.py,
-_calculate_rewards, at f2cd57710): a None reward becomes NaN and is left
-out of the group's statistics, a coroutine function is awaited beside the
-other reward functions, and `log_metric` is passed in the keyword
-arguments. So: a completion the server could not score (infra) is None;
-`kforge_reward_async` scores in a thread while other reward functions run;
-the share of correct completions and their mean speedup are logged as
+_calculate_rewards, at f2cd57710 lines 1612-1683, and the same in TRL
+1.16.0): every dataset column but prompt/completion/completion_ids is a
+keyword argument, one value per completion, beside `trainer_state`,
+`log_extra` and `log_metric`; a None reward becomes NaN and is left out of
+the group's statistics; a coroutine function is awaited beside the other
+reward functions. So: a completion the server could not score (infra) is
+None; `kforge_reward_async` scores in a thread while other reward functions
+run; the share of correct completions and their mean speedup are logged as
 kforge/correct and kforge/speedup (over the timed ones) when `log_metric`
-is there.
+is there, and each completion's verdict as the column kforge_status of the
+completions log when `log_extra` is there.
 
 A completion is the last assistant message with text: a message whose
 content is None (a tool call) or a list of parts (text parts joined) is
@@ -63,6 +66,9 @@ def kforge_reward(prompts, completions, problem_id, **kwargs):
                       "group_id": hashlib.sha1(str(p).encode()).hexdigest()})
     answers = kforge_client.score(items,
                                   reward=os.environ.get("KFORGE_REWARD"))
+    log_extra = kwargs.get("log_extra")
+    if callable(log_extra) and answers:  # columns of TRL's completions log
+        log_extra("kforge_status", [a.get("status") for a in answers])
     log_metric = kwargs.get("log_metric")
     if callable(log_metric) and answers:
         correct = [a for a in answers if a.get("correct")]

@@ -132,7 +132,7 @@ def check_trl():
     assert len(rewards) == 2 and rewards[0] > rewards[1], rewards
     # A tool-call-only last message (content None), a reply in parts and a
     # completion with no text at all: scored, none raises.
-    logged = {}
+    logged, extra = {}, {}
     rewards = asyncio.run(trl_reward.kforge_reward_async(
         prompts=prompts * 2,
         completions=[
@@ -146,12 +146,15 @@ def check_trl():
             [{"role": "tool", "content": "42"}]],
         problem_id=["scale"] * 4, completion_ids=[[1]] * 4,
         trainer_state=None,
-        log_metric=lambda k, v: logged.__setitem__(k, v)))
+        log_metric=lambda k, v: logged.__setitem__(k, v),
+        log_extra=lambda k, v: extra.__setitem__(k, v)))
     assert len(rewards) == 4, rewards
     assert rewards[0] > rewards[2] and rewards[1] > rewards[2], rewards
     assert rewards[2] == rewards[3], rewards
     assert logged.get("kforge/correct") == 0.5, logged
     assert logged.get("kforge/speedup", 1) > 0, logged
+    assert extra.get("kforge_status") == ["ok", "ok", "compile_error",
+                                          "compile_error"], extra
 
 
 def check_trl_env():
