@@ -376,12 +376,24 @@ def watch_builds():
         def watched(*a, **k):
             name = k.get("name", a[0] if a else "?")
             t0 = time.perf_counter()
+            key = failed_call_key(fn, a, k)
+            before = failed_call(key)
+            if before is not None:
+                builds.append({"name": str(name), "ok": False,
+                               "seconds": time.perf_counter() - t0,
+                               "error": before[:4096], "cached": True})
+                raise RuntimeError(
+                    "not built again: this build failed before with the "
+                    "same sources, options and toolchain (kforge's record "
+                    "of failed builds): " + before)
             try:
                 r = fn(*a, **k)
             except BaseException as e:
                 builds.append({"name": str(name), "ok": False,
                                "seconds": time.perf_counter() - t0,
                                "error": said(e)[:4096]})
+                if isinstance(e, Exception):
+                    remember_failed_call(key, said(e))
                 raise
             builds.append({"name": str(name), "ok": True,
                            "seconds": time.perf_counter() - t0})
@@ -390,6 +402,76 @@ def watch_builds():
     ce.load_inline = wrap(ce.load_inline)
     ce.load = wrap(ce.load)
     return builds
+
+
+FAILED_CALLS = "kforge-failed-calls"
+
+
+def failed_call_key(fn, a, k):
+    """What one load_inline call's outcome depends on: its arguments (all
+    but verbose) and the toolchain. None where its sources are not all in
+    the arguments (load's files, extra include paths: what they hold may
+    change), so that such a build is always run."""
+    import hashlib
+    import inspect
+    if getattr(fn, "__name__", "") != "load_inline":
+        return None
+    try:
+        ba = inspect.signature(fn).bind(*a, **k)
+        ba.apply_defaults()
+        args = {n: v for n, v in ba.arguments.items() if n != "verbose"}
+        if args.get("extra_include_paths"):
+            return None
+        blob = json.dumps(args, sort_keys=True, default=repr)
+    except (TypeError, ValueError):
+        return None
+    h = hashlib.sha256(toolchain_key().encode())
+    h.update(blob.encode())
+    return h.hexdigest()
+
+
+def failed_call_path(key):
+    d = os.environ.get("TORCH_EXTENSIONS_DIR")
+    if not key or not d:
+        return None
+    return os.path.join(d, FAILED_CALLS, key + ".json")
+
+
+def failed_call(key):
+    """The message of a load_inline call that failed before with the same
+    key (failed_call_key), or None."""
+    p = failed_call_path(key)
+    if not p:
+        return None
+    try:
+        with open(p) as f:
+            rec = json.load(f)
+    except (OSError, ValueError):
+        return None
+    return rec.get("message") if isinstance(rec, dict) and \
+        isinstance(rec.get("message"), str) else None
+
+
+def transient_failure(message):
+    """A build that failed for want of the machine's resources (a compiler
+    killed, a full disk, no memory), which another try may not meet: not
+    remembered as failed."""
+    return any(m in message for m in (
+        "Killed signal", "signal terminated", "No space left",
+        "Cannot allocate memory", "out of memory", "Resource temporarily"))
+
+
+def remember_failed_call(key, message):
+    p = failed_call_path(key)
+    if not p or transient_failure(message):
+        return
+    try:
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p + ".tmp", "w") as f:
+            json.dump({"message": message[:16384]}, f)
+        os.replace(p + ".tmp", p)
+    except OSError:
+        pass
 
 
 def import_file(path, name):
@@ -1505,7 +1587,7 @@ def failed_build(d):
 
 def remember_failed_build(d, rep):
     """Records a failed build in its directory, for failed_build()."""
-    if not d:
+    if not d or transient_failure(rep.get("message", "")):
         return
     rec = {"key": toolchain_key(), "message": rep.get("message", ""),
            "builds": rep.get("builds") or []}

@@ -613,12 +613,21 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 	const cJSON *c = cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(o.json, "compile"), "candidate");
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(c, "build_failed")));
+	const cJSON *fb =
+	    cJSON_GetArrayItem(cJSON_GetObjectItem(c, "builds"), 0);
+	CHECK(fb && !cJSON_IsTrue(cJSON_GetObjectItem(fb, "cached")));
 	release(&o);
 	/* Under --require-custom-kernel the fallback fails, and so does a
-	 * ModelNew of PyTorch alone. */
+	 * ModelNew of PyTorch alone. The failed build the candidate caught
+	 * is not run again: its load_inline call fails at once. */
 	o = eval(RELU, CAND "1_ReLU/cpp_fallback.py", "--no-timing",
 		 "--require-custom-kernel", NULL);
 	expect(&o, "rejected", "no_custom_kernel");
+	c = cJSON_GetObjectItem(cJSON_GetObjectItem(o.json, "compile"),
+				"candidate");
+	fb = cJSON_GetArrayItem(cJSON_GetObjectItem(c, "builds"), 0);
+	CHECK(fb && cJSON_IsTrue(cJSON_GetObjectItem(fb, "cached")) &&
+	      !cJSON_IsTrue(cJSON_GetObjectItem(fb, "ok")));
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "the build of 'kforge_test_fallback' failed and the "
 		       "candidate loaded without it");
