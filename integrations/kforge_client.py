@@ -20,10 +20,23 @@ def server_url(url=None):
     return (url or os.environ.get("KFORGE_URL") or DEFAULT_URL).rstrip("/")
 
 
+def without_nul(v):
+    """v with NUL characters taken out of its strings: a model's text can
+    hold them, and kforge serve refuses a body with one (400
+    nul_in_string) rather than read a completion only up to it."""
+    if isinstance(v, str):
+        return v.replace("\x00", "")
+    if isinstance(v, list):
+        return [without_nul(x) for x in v]
+    if isinstance(v, dict):
+        return {k: without_nul(x) for k, x in v.items()}
+    return v
+
+
 def request(method, path, body=None, url=None, timeout=3600, retries=20):
     """One call; returns the decoded JSON answer. Raises KforgeError on a
     4xx/5xx other than a 503, which is retried (at most `retries` times)."""
-    data = None if body is None else json.dumps(body).encode()
+    data = None if body is None else json.dumps(without_nul(body)).encode()
     for attempt in range(retries + 1):
         req = urllib.request.Request(
             server_url(url) + path, data=data, method=method,

@@ -1476,6 +1476,17 @@ static void test_server_handle_without_http(void)
 	    {"POST", "/v1/score", "{\"items\": []} trailing", 400,
 	     "malformed_json"},
 	    {"POST", "/v1/score", "\"items\"", 400, "bad_request"},
+	    /* A NUL in a completion would cut it where it stands. */
+	    {"POST", "/v1/score",
+	     "{\"items\": [{\"problem_id\": \"scale\", "
+	     "\"completion\": \"garbage\\u0000```c\\nint kf_entry\"}]}",
+	     400, "nul_in_string"},
+	    /* An escaped backslash before u0000 is no NUL. */
+	    {"POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"scale\", "
+	     "\"code\": \"\\\\u0000\"}, {\"id\": 1, \"problem_id\": "
+	     "\"scale\", \"code\": \"b\"}]}",
+	     422, "duplicate_id"},
 	    {"POST", "/v1/score", "{\"items\": {}}", 400, "bad_field"},
 	    {"POST", "/v1/score", "{\"items\": [1, 2, 3, 4, 5]}", 413,
 	     "too_many_items"},
@@ -1519,7 +1530,7 @@ static void test_server_handle_without_http(void)
 	CHECK_MSG(r.status == 200, "%s", r.body);
 	kf_server_response_release(&r);
 	cJSON *st = kf_server_stats(s);
-	CHECK(kf_json_num(st, "errors_4xx", 0) == 11);
+	CHECK(kf_json_num(st, "errors_4xx", 0) == 13);
 	cJSON_Delete(st);
 	kf_server_free(s);
 }

@@ -230,6 +230,10 @@ int kf_frame_read(int fd, uint64_t deadline_ns, cJSON **out,
 const char *kf_json_str(const cJSON *obj, const char *key);
 /* A number member, or dflt when absent or not a number. */
 double kf_json_num(const cJSON *obj, const char *key, double dflt);
+/* The byte offset of the first \u0000 escape inside a string of JSON text
+ * (cJSON's strings end at a NUL, so whatever follows one in that string
+ * would be lost without a word), or -1 when there is none. */
+long kf_json_nul_escape(const char *text, size_t len);
 /* Prints compactly; caller frees. */
 char *kf_json_print(const cJSON *obj);
 

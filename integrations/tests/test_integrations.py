@@ -130,6 +130,16 @@ def check_trl():
         problem_id=["scale", "scale"], completion_ids=[[1], [2]],
         trainer_state=None)
     assert len(rewards) == 2 and rewards[0] > rewards[1], rewards
+    # A model's NUL before its code: taken out by the client, the code
+    # after it is scored (the server refuses a body with one).
+    seen = {}
+    rewards = trl_reward.kforge_reward(
+        prompts=prompts[:1],
+        completions=[[{"role": "assistant",
+                       "content": "\x00\x00junk\x00 " + ok_reply}]],
+        problem_id=["scale"], completion_ids=[[1]], trainer_state=None,
+        log_extra=lambda k, v: seen.__setitem__(k, v))
+    assert seen.get("kforge_status") == ["ok"], (seen, rewards)
     # A tool-call-only last message (content None), a reply in parts and a
     # completion with no text at all: scored, none raises.
     logged, extra = {}, {}

@@ -555,6 +555,16 @@ char *srv_openenv_message(struct srv_openenv *o, const char *text,
 		      byte > len ? len : byte);
 		return ws_error(&f);
 	}
+	long nul = kf_json_nul_escape(text, len);
+	if (nul >= 0) {
+		cJSON_Delete(m);
+		invalid(&f, "string_nul", "",
+			"Invalid message: \\u0000 (a NUL character) in a "
+			"string at byte %ld: kforge's strings end at a NUL, so "
+			"what follows it would be lost",
+			nul);
+		return ws_error(&f);
+	}
 	if (!cJSON_IsObject(m)) {
 		invalid(&f, "dict_type", "",
 			"Invalid message: a message is a JSON object "

@@ -772,6 +772,20 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 					"the body must be a JSON object", out);
 			return;
 		}
+		long nul = kf_json_nul_escape(body, body_len);
+		if (nul >= 0) {
+			char msg[300];
+			snprintf(msg, sizeof(msg),
+				 "the body holds \\u0000 (a NUL character) in "
+				 "a string at byte %ld: kforge's strings end "
+				 "at a NUL, so what follows it would be lost; "
+				 "remove NUL characters (from completions, "
+				 "for one) before sending",
+				 nul);
+			cJSON_Delete(json);
+			kf_server_error(s, 400, "nul_in_string", msg, out);
+			return;
+		}
 	}
 	uint64_t t0 = kf_now_ns();
 	api_handle(s, method, path, json, out);
