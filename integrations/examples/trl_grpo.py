@@ -19,7 +19,8 @@ kernel (tasks/<id>/candidates/fast.c, or fast.cu on the cuda backend) to N
 completions of each group before they are scored, and --inject-wrong M the
 task's wrong.c to M others (in those the model's own ``` become ''', so that
 they open no fence around the appended block, and its NUL characters are
-dropped, as kforge serve reads a completion up to the first): kforge then
+dropped, as kforge's client does, since kforge serve refuses a body with
+one, 400 nul_in_string): kforge then
 really compiles, checks and times them, the rewards differ within each group
 and the advantages are not zero. The tokens trained on are still the model's
 own.
@@ -294,8 +295,8 @@ def completion_text(c):
 
 def with_code(c, code, lang):
     # The model's text keeps no ``` of its own (an odd one would open a
-    # fence that swallows the appended block) and no NUL (kforge serve reads
-    # a completion up to its first U+0000, so the block would be lost).
+    # fence that swallows the appended block) and no NUL (kforge serve
+    # refuses a body holding U+0000: 400 nul_in_string).
     text = completion_text(c).replace("```", "'''").replace("\x00", "")
     block = f"\n\n```{lang}\n{code}```\n"
     if isinstance(c, list):
