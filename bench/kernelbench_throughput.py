@@ -17,7 +17,10 @@ seconds), its timing, its candidate's build, and the rest (the fixed cost:
 processes, torch's import, the device context, loading, checking), with
 the statuses. One line per item with --items.
 """
-import argparse, json, os, shutil, statistics, subprocess, sys, tempfile, time
+import argparse, os, shutil, statistics, sys, tempfile, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from throughput import run as run_batch  # noqa: E402
 
 KB = "tests/data/kernelbench"
 
@@ -56,30 +59,6 @@ def pairs(backend, repeat):
     return out * repeat
 
 
-def run(a, ps, cache):
-    with tempfile.NamedTemporaryFile("w", suffix=".batch",
-                                     delete=False) as f:
-        for t, c in ps:
-            f.write(f"{t} {c}\n")
-        path = f.name
-    cmd = [a.kforge, "eval", "--batch", path, "--jobs", str(a.jobs),
-           "--gpus", "1", "--backend", a.backend, "--json",
-           "--time-cap", str(a.time_cap), "--energy-time",
-           str(a.energy_time)]
-    if a.python:
-        cmd += ["--python", a.python]
-    env = dict(os.environ, KFORGE_CACHE=cache)
-    t0 = time.monotonic()
-    p = subprocess.run(cmd, env=env, capture_output=True, text=True)
-    wall = time.monotonic() - t0
-    os.unlink(path)
-    try:
-        res = json.loads(p.stdout)
-    except ValueError:
-        sys.exit(f"kforge eval failed ({p.returncode}): {p.stderr[-2000:]}")
-    return wall, res
-
-
 def costs(r):
     total = r.get("seconds") or 0
     timed = sum((r.get(k) or {}).get("seconds") or 0
@@ -111,7 +90,7 @@ def main():
     cache = tempfile.mkdtemp(prefix="kforge-kb-throughput-")
     rows = []
     for mode in ("cold", "warm"):
-        wall, res = run(a, ps, cache)
+        wall, res = run_batch(a, ps, a.jobs, 1, cache)
         st, tot, tim, bld, fix = {}, [], [], [], []
         for (t, c), r in zip(ps, res):
             if not r:

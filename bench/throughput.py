@@ -49,6 +49,8 @@ def run(a, pairs, jobs, gpus, cache):
         cmd += ["--time-cap", str(a.time_cap)]
     if a.energy_time is not None:
         cmd += ["--energy-time", str(a.energy_time)]
+    if getattr(a, "python", None):
+        cmd += ["--python", a.python]
     env = dict(os.environ, KFORGE_CACHE=cache)
     t0 = time.monotonic()
     p = subprocess.run(cmd, env=env, capture_output=True, text=True)

@@ -25,87 +25,13 @@
 #include <kforge/server.h>
 
 #include "harness.h"
+#include "serve_proc.h"
 
-struct srv {
-	pid_t pid;
-	int port;
-};
-
-static void nap_ms(int ms)
+/* kforge-serve with scale as the default OpenEnv problem, checks only. */
+static void start(struct kf_test_serve *s)
 {
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* kforge-serve on a port of its choosing, checks only, with scale as the
- * default OpenEnv problem. */
-static void start(struct srv *s)
-{
-	char exe[512], port_file[512], db[512];
-	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
-	if (!kf_is_executable(exe))
-		SKIP("%s is not built (no libmicrohttpd here)", exe);
-	snprintf(port_file, sizeof(port_file), "%s/port", kf_test_tmpdir());
-	snprintf(db, sizeof(db), "%s/serve.db", kf_test_tmpdir());
-	const char *argv[] = {exe,	   "--port",	"0",
-			      "--port-file", port_file, "--db",
-			      db,	   "--tasks",	"tests/fixtures",
-			      "--trials",    "5",	"--no-timing",
-			      "--openenv-problem", "scale", NULL};
-	fflush(NULL);
-	s->pid = fork();
-	CHECK(s->pid >= 0);
-	if (s->pid == 0) {
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0 && !getenv("KFORGE_TEST_VERBOSE"))
-			dup2(fd, 2);
-		execv(exe, (char *const *)argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 200; i++) {
-		FILE *f = fopen(port_file, "r");
-		if (f) {
-			int ok = fscanf(f, "%d", &s->port);
-			fclose(f);
-			if (ok == 1 && s->port > 0)
-				return;
-		}
-		nap_ms(50);
-	}
-	CHECK_MSG(0, "kforge-serve did not write its port");
-}
-
-static void stop(struct srv *s)
-{
-	kill(s->pid, SIGTERM);
-	int st = 0;
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-			CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-				  "kforge-serve ended with status %d", st);
-			return;
-		}
-		nap_ms(50);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &st, 0);
-	CHECK_MSG(0, "kforge-serve did not stop on SIGTERM");
-}
-
-static int dial(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	struct timeval tv = {120, 0};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
+	const char *const extra[] = {"--openenv-problem", "scale", NULL};
+	kf_test_serve_start(s, false, extra);
 }
 
 static void put(int fd, const void *p, size_t n)
@@ -123,7 +49,7 @@ static void put(int fd, const void *p, size_t n)
 static int http(int port, const char *method, const char *path,
 		const char *body, cJSON **json)
 {
-	int fd = dial(port);
+	int fd = kf_test_dial(port);
 	size_t n = body ? strlen(body) : 0;
 	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 				  "Connection: close\r\nContent-Length: "
@@ -151,22 +77,7 @@ static int http(int port, const char *method, const char *path,
 	return status;
 }
 
-static char *fixture(const char *rel)
-{
-	char *out = NULL;
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(!kf_file_read(rel, 1 << 20, &out, NULL, &err), "%s", err.msg);
-	return out;
-}
-
-#define WRONG_SRC                                                              \
-	"```c\n#include <kforge/kernel.h>\n"                                   \
-	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
-	"n_out, void *stream)\n"                                               \
-	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
-	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
-	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 3 * x[i];\n"  \
-	"  return 0; }\n```\n"
+#define WRONG_SRC "```c\n" KF_TEST_WRONG_SCALE_SRC "```\n"
 
 /* The first error's member of a {"detail": [...]} answer. */
 static const cJSON *detail0(const cJSON *j)
@@ -197,7 +108,7 @@ static void test_server_openenv_accept_key(void)
 
 static void test_server_openenv_http(void)
 {
-	struct srv s;
+	struct kf_test_serve s;
 	start(&s);
 	cJSON *j;
 	char buf[256];
@@ -289,7 +200,7 @@ static void test_server_openenv_http(void)
 	CHECK(http(s.port, "GET", "/v1/health", NULL, &j) == 200);
 	CHECK_STR(kf_json_str(j, "status"), "ok");
 	cJSON_Delete(j);
-	stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* ---- a minimal WebSocket client ---- */
@@ -297,7 +208,7 @@ static void test_server_openenv_http(void)
 /* Opens /ws: the 101 and its Sec-WebSocket-Accept checked. */
 static int ws_open(int port)
 {
-	int fd = dial(port);
+	int fd = kf_test_dial(port);
 	const char *req = "GET /ws HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 			  "Upgrade: websocket\r\nConnection: Upgrade\r\n"
 			  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
@@ -420,14 +331,14 @@ static void episode_gone(int port, const char *id)
 		cJSON_Delete(j);
 		if (st == 404)
 			return;
-		nap_ms(50);
+		kf_test_sleep_ms(50);
 	}
 	CHECK_MSG(0, "episode %s still answers %d", id, st);
 }
 
 static void test_server_openenv_websocket(void)
 {
-	struct srv s;
+	struct kf_test_serve s;
 	start(&s);
 	int fd = ws_open(s.port);
 	/* A step before a reset, and a state of a fresh session. */
@@ -471,7 +382,7 @@ static void test_server_openenv_websocket(void)
 	CHECK(kf_json_num(d, "reward", 0) < 0);
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(d, "done")));
 	cJSON_Delete(j);
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	j = ws_step(fd, "code", good);
 	free(good);
 	d = cJSON_GetObjectItem(j, "data");
@@ -539,7 +450,7 @@ static void test_server_openenv_websocket(void)
 	free(id);
 
 	/* A handshake of another version is refused. */
-	fd = dial(s.port);
+	fd = kf_test_dial(s.port);
 	const char *req = "GET /ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\n"
 			  "Connection: Upgrade\r\nSec-WebSocket-Version: 8\r\n"
 			  "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n\r\n";
@@ -548,7 +459,7 @@ static void test_server_openenv_websocket(void)
 	CHECK(recv(fd, head, sizeof(head) - 1, 0) > 0);
 	CHECK_CONTAINS(head, "HTTP/1.1 400");
 	close(fd);
-	stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* OpenEnv's own client (openenv-core), where it is installed. */
@@ -558,7 +469,7 @@ static void test_server_openenv_client(void)
 	char *py = env && *env ? kf_xstrdup(env) : kf_which("python3");
 	if (!py)
 		SKIP("python3 is not installed");
-	struct srv s;
+	struct kf_test_serve s;
 	start(&s);
 	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
@@ -568,7 +479,7 @@ static void test_server_openenv_client(void)
 	int st = 0;
 	struct kf_err err = KF_ERR_INIT;
 	CHECK(!kf_proc_run(argv, 120000, 1 << 20, &out, &st, &err));
-	stop(&s);
+	kf_test_serve_stop(&s);
 	free(py);
 	const char *o = kf_strbuf_str(&out);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0, "%s", o);

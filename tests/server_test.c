@@ -29,114 +29,7 @@
 #include <kforge/store.h>
 
 #include "harness.h"
-
-struct srv {
-	pid_t pid;
-	int port;
-	char db[512];
-};
-
-static void sleep_ms(int ms)
-{
-	struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-	nanosleep(&ts, NULL);
-}
-
-/* Starts kforge-serve (through `kforge serve` when via_cli) with the test
- * defaults and extra arguments (NULL-terminated): checks only unless the
- * extra arguments set a --time-cap, so that a loaded machine's timing noise
- * cannot turn a verdict. */
-static void srv_start(struct srv *s, bool via_cli, const char *const *extra)
-{
-	char exe[512], port_file[512], tasks[512];
-	snprintf(exe, sizeof(exe), "%s/%s", kf_test_build_dir(),
-		 via_cli ? "kforge" : "kforge-serve");
-	snprintf(port_file, sizeof(port_file), "%s/port", kf_test_tmpdir());
-	snprintf(s->db, sizeof(s->db), "%s/serve.db", kf_test_tmpdir());
-	snprintf(tasks, sizeof(tasks), "tests/fixtures");
-	char serve[512];
-	snprintf(serve, sizeof(serve), "%s/kforge-serve", kf_test_build_dir());
-	if (!kf_is_executable(serve))
-		SKIP("%s is not built (no libmicrohttpd here)", serve);
-	const char *argv[64];
-	int n = 0;
-	argv[n++] = exe;
-	if (via_cli)
-		argv[n++] = "serve";
-	const char *base[] = {"--port",	  "0",	 "--port-file", port_file,
-			      "--db",	  s->db, "--tasks",	tasks,
-			      "--trials", "5",	 NULL};
-	for (int i = 0; base[i]; i++)
-		argv[n++] = base[i];
-	bool timed = false;
-	for (int i = 0; extra && extra[i]; i++) {
-		timed |= !strcmp(extra[i], "--time-cap");
-		argv[n++] = extra[i];
-	}
-	if (!timed)
-		argv[n++] = "--no-timing";
-	argv[n] = NULL;
-	unlink(port_file);
-	fflush(NULL);
-	s->pid = fork();
-	CHECK(s->pid >= 0);
-	if (s->pid == 0) {
-		/* A failed case exits at once: its server goes with it. */
-		prctl(PR_SET_PDEATHSIG, SIGTERM);
-		int fd = open("/dev/null", O_WRONLY);
-		if (fd >= 0 && !getenv("KFORGE_TEST_VERBOSE"))
-			dup2(fd, 2);
-		execv(exe, (char *const *)argv);
-		_exit(127);
-	}
-	for (int i = 0; i < 200; i++) {
-		FILE *f = fopen(port_file, "r");
-		if (f) {
-			int ok = fscanf(f, "%d", &s->port);
-			fclose(f);
-			if (ok == 1 && s->port > 0)
-				return;
-		}
-		int st;
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid)
-			CHECK_MSG(0, "kforge-serve exited at start (%d)", st);
-		sleep_ms(50);
-	}
-	CHECK_MSG(0, "kforge-serve did not write its port");
-}
-
-/* Stops the server; it must exit 0. */
-static void srv_stop(struct srv *s)
-{
-	kill(s->pid, SIGTERM);
-	int st = 0;
-	for (int i = 0; i < 200; i++) {
-		if (waitpid(s->pid, &st, WNOHANG) == s->pid) {
-			CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
-				  "kforge-serve ended with status %d", st);
-			return;
-		}
-		sleep_ms(50);
-	}
-	kill(s->pid, SIGKILL);
-	waitpid(s->pid, &st, 0);
-	CHECK_MSG(0, "kforge-serve did not stop on SIGTERM");
-}
-
-static int connect_to(int port)
-{
-	int fd = socket(AF_INET, SOCK_STREAM, 0);
-	CHECK(fd >= 0);
-	struct sockaddr_in a;
-	memset(&a, 0, sizeof(a));
-	a.sin_family = AF_INET;
-	a.sin_port = htons((uint16_t)port);
-	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-	CHECK(connect(fd, (struct sockaddr *)&a, sizeof(a)) == 0);
-	struct timeval tv = {180, 0};
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	return fd;
-}
+#include "serve_proc.h"
 
 static void send_all(int fd, const char *p, size_t n)
 {
@@ -188,7 +81,7 @@ static void read_reply(int fd, struct reply *r)
 static void http(int port, const char *method, const char *path,
 		 const char *body, struct reply *r)
 {
-	int fd = connect_to(port);
+	int fd = kf_test_dial(port);
 	size_t n = body ? strlen(body) : 0;
 	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
 				  "Connection: close\r\n"
@@ -221,22 +114,7 @@ static const char *err_msg(const struct reply *r)
 	return kf_json_str(cJSON_GetObjectItem(r->json, "error"), "message");
 }
 
-static char *fixture(const char *rel)
-{
-	char *out = NULL;
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(!kf_file_read(rel, 1 << 20, &out, NULL, &err), "%s", err.msg);
-	return out;
-}
-
-#define WRONG_SRC                                                              \
-	"#include <kforge/kernel.h>\n"                                         \
-	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
-	"n_out, void *stream)\n"                                               \
-	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
-	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
-	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 3 * x[i];\n"  \
-	"  return 0; }\n"
+#define WRONG_SRC KF_TEST_WRONG_SCALE_SRC
 
 /* Correct but slow: ~30 ms a call. */
 #define SLOW_SRC(tag)                                                          \
@@ -333,9 +211,9 @@ static double prom_value(const char *text, const char *name)
 
 static void test_server_score_end_to_end(void)
 {
-	struct srv s;
-	srv_start(&s, false, NULL);
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	char *completion = kf_xasprintf("Here is my kernel.\n\n```c\n%s```\n"
 					"It doubles x.",
 					good);
@@ -464,7 +342,7 @@ static void test_server_score_end_to_end(void)
 	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r.json, "reward"), "name"),
 		  "leap_rank");
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 
 	/* Every result is in the store. */
 	struct kf_store *st = NULL;
@@ -492,8 +370,8 @@ static void test_server_score_end_to_end(void)
 
 static void test_server_episodes(void)
 {
-	struct srv s;
-	srv_start(&s, false, NULL);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
 	struct reply r;
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "problem_id", "scale");
@@ -520,7 +398,7 @@ static void test_server_episodes(void)
 		  "wrong_answer");
 	reply_free(&r);
 
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "code", good);
 	post(s.port, path, b, &r);
@@ -558,7 +436,7 @@ static void test_server_episodes(void)
 	CHECK(r.status == 404);
 	CHECK_CONTAINS(err_msg(&r), "no/such");
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 	free(id);
 	free(wrong);
 	free(good);
@@ -566,9 +444,9 @@ static void test_server_episodes(void)
 
 static void test_server_openrlhf(void)
 {
-	struct srv s;
-	srv_start(&s, false, NULL);
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	/* The prompt holds a code block of its own: not the answer. */
 	const char *prompt = "Write y = 2x.\n```c\nint kf_entry(void);\n```\n";
 	char *q0 = kf_xasprintf("%s```c\n%s```", prompt, good);
@@ -596,7 +474,7 @@ static void test_server_openrlhf(void)
 	const cJSON *logs = cJSON_GetObjectItem(r.json, "extra_logs");
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(logs, "speedup")) == 2);
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 	free(good);
 	free(q0);
 	free(q1);
@@ -623,8 +501,8 @@ static void test_server_openrlhf_deadline(void)
 {
 	const char *extra[] = {"--workers", "1", "--openrlhf-deadline", "2",
 			       NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	cJSON *b = cJSON_CreateObject();
 	cJSON *q = cJSON_AddArrayToObject(b, "query");
 	cJSON *l = cJSON_AddArrayToObject(b, "labels");
@@ -653,7 +531,7 @@ static void test_server_openrlhf_deadline(void)
 	http(s.port, "GET", "/v1/stats", NULL, &r);
 	CHECK_MSG(kf_json_num(r.json, "deadline_misses", 0) == 1, "%s", r.body);
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 struct group_post {
@@ -688,9 +566,9 @@ static void test_server_groups_across_requests(void)
 {
 	const char *extra[] = {"--group-wait", "3", "--openrlhf-group-size",
 			       "2", NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	const char *ids[4] = {"a", "b", "c", "d"};
 	const char *keys[4] = {"code", "code", "code", "completion"};
 	const char *texts[4] = {good, WRONG_SRC, SLOW_SRC("g"),
@@ -812,7 +690,7 @@ static void test_server_groups_across_requests(void)
 	CHECK_CONTAINS(r.body, "kforge_groups_incomplete_total 1\n");
 	reply_free(&r);
 	free(good);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* A reply with no code of its own is scored as such, even where the
@@ -821,10 +699,10 @@ static void test_server_groups_across_requests(void)
  * tokenizer's round trip moved by a space. */
 static void test_server_echoed_reference_is_not_scored(void)
 {
-	struct srv s;
-	srv_start(&s, false, NULL);
-	char *ref = fixture("tests/fixtures/scale/reference.c");
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
+	char *ref = kf_test_text("tests/fixtures/scale/reference.c");
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	char *prompt = kf_xasprintf("Make this faster.\n```c\n%s```\n", ref);
 	char *echo = kf_xasprintf("%sI am not sure how to do this.", prompt);
 	char *shifted = kf_xasprintf(" %s", echo);
@@ -927,7 +805,7 @@ static void test_server_echoed_reference_is_not_scored(void)
 	free(copy);
 	free(copy_after);
 	free(other);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 	free(ref);
 	free(good);
 	free(prompt);
@@ -938,8 +816,8 @@ static void test_server_echoed_reference_is_not_scored(void)
 
 static void test_server_health_stats(void)
 {
-	struct srv s;
-	srv_start(&s, true, NULL); /* through `kforge serve` */
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, true, NULL); /* through `kforge serve` */
 	struct reply r;
 	http(s.port, "GET", "/v1/health", NULL, &r);
 	CHECK(r.status == 200);
@@ -967,7 +845,7 @@ static void test_server_health_stats(void)
 	http(s.port, "GET", "/v1/score", NULL, &r);
 	CHECK(r.status == 405);
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 static void check_alive(int port)
@@ -981,8 +859,8 @@ static void check_alive(int port)
 static void test_server_bad_requests(void)
 {
 	const char *extra[] = {"--max-body", "65536", NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	struct reply r;
 
 	http(s.port, "POST", "/v1/score", "{\"items\": [", &r);
@@ -1051,7 +929,7 @@ static void test_server_bad_requests(void)
 	CHECK_STR(err_code(&r), "body_too_large");
 	reply_free(&r);
 	free(huge);
-	int fd = connect_to(s.port);
+	int fd = kf_test_dial(s.port);
 	const char *h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
 			"Content-Length: 999999999\r\n\r\n{";
 	send_all(fd, h, strlen(h));
@@ -1059,7 +937,7 @@ static void test_server_bad_requests(void)
 	CHECK(r.status == 413);
 	reply_free(&r);
 	/* Chunked, with no length to check up front: cut at the cap. */
-	fd = connect_to(s.port);
+	fd = kf_test_dial(s.port);
 	h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
 	    "Transfer-Encoding: chunked\r\n\r\n";
 	send_all(fd, h, strlen(h));
@@ -1075,16 +953,16 @@ static void test_server_bad_requests(void)
 	CHECK_STR(err_code(&r), "body_too_large");
 	reply_free(&r);
 	check_alive(s.port);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 static void test_server_slow_client(void)
 {
 	const char *extra[] = {"--client-timeout", "1", NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	/* Headers, then a body that never comes: 408, connection closed. */
-	int fd = connect_to(s.port);
+	int fd = kf_test_dial(s.port);
 	struct timeval tv = {10, 0};
 	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
 	const char *h = "POST /v1/score HTTP/1.1\r\nHost: x\r\n"
@@ -1101,28 +979,28 @@ static void test_server_slow_client(void)
 	reply_free(&r);
 
 	/* A body that trickles in for longer than the timeout: 408. */
-	fd = connect_to(s.port);
+	fd = kf_test_dial(s.port);
 	h = "POST /v1/score HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
 	    "Content-Length: 40\r\n\r\n";
 	send_all(fd, h, strlen(h));
 	for (int i = 0; i < 8; i++) {
 		send_all(fd, " ", 1);
-		sleep_ms(400);
+		kf_test_sleep_ms(400);
 	}
 	read_reply(fd, &r);
 	CHECK_MSG(r.status == 408, "%d", r.status);
 	CHECK_STR(err_code(&r), "request_timeout");
 	reply_free(&r);
 	check_alive(s.port);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 static void test_server_queue_full(void)
 {
 	const char *extra[] = {"--workers",  "1", "--queue", "2",
 			       "--time-cap", "1", NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	/* Two slow items hold the one worker; a second request finds one
 	 * still waiting and cannot add two more. */
 	fflush(NULL);
@@ -1142,7 +1020,7 @@ static void test_server_queue_full(void)
 	struct reply r;
 	bool busy = false;
 	for (int i = 0; i < 100 && !busy; i++) {
-		sleep_ms(50);
+		kf_test_sleep_ms(50);
 		http(s.port, "GET", "/v1/stats", NULL, &r);
 		busy = kf_json_num(r.json, "busy_workers", 0) == 1 &&
 		       kf_json_num(r.json, "queue_depth", 0) == 1;
@@ -1166,14 +1044,14 @@ static void test_server_queue_full(void)
 	waitpid(kid, &st, 0);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "the first request failed");
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 static void test_server_deadline(void)
 {
-	struct srv s;
+	struct kf_test_serve s;
 	const char *extra[] = {"--workers", "1", "--time-cap", "2", NULL};
-	srv_start(&s, false, extra);
+	kf_test_serve_start(&s, false, extra);
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddNumberToObject(b, "deadline_s", 0.5);
 	cJSON *items = cJSON_AddArrayToObject(b, "items");
@@ -1194,7 +1072,7 @@ static void test_server_deadline(void)
 	}
 	reply_free(&r);
 	check_alive(s.port);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* SIGTERM with a request in flight: it is answered (infra_error, reward
@@ -1202,8 +1080,8 @@ static void test_server_deadline(void)
 static void test_server_shutdown_answers_in_flight(void)
 {
 	const char *extra[] = {"--time-cap", "3", NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	fflush(NULL);
 	pid_t kid = fork();
 	CHECK(kid >= 0);
@@ -1227,13 +1105,13 @@ static void test_server_shutdown_answers_in_flight(void)
 	struct reply r;
 	bool busy = false;
 	for (int i = 0; i < 100 && !busy; i++) {
-		sleep_ms(50);
+		kf_test_sleep_ms(50);
 		http(s.port, "GET", "/v1/stats", NULL, &r);
 		busy = kf_json_num(r.json, "busy_workers", 0) == 1;
 		reply_free(&r);
 	}
 	CHECK(busy);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 	int st = 0;
 	waitpid(kid, &st, 0);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
@@ -1335,8 +1213,8 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 {
 	const char *extra[] = {"--workers", "1", "--call-timeout-ms", "120000",
 			       NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
 	fflush(NULL);
 	pid_t kid = fork();
 	CHECK(kid >= 0);
@@ -1362,7 +1240,7 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 	unsigned long long hz = (unsigned long long)sysconf(_SC_CLK_TCK);
 	unsigned long long most = 0;
 	for (int i = 0; i < 1200 && most < hz; i++) {
-		sleep_ms(50);
+		kf_test_sleep_ms(50);
 		n = descendants(s.pid, seen, 64, &most);
 	}
 	CHECK_MSG(most >= hz, "the candidate did not start spinning");
@@ -1374,7 +1252,7 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 	while (!exited && kf_now_ns() - t0 < 15000000000ull) {
 		exited = waitpid(s.pid, &st, WNOHANG) == s.pid;
 		if (!exited)
-			sleep_ms(50);
+			kf_test_sleep_ms(50);
 	}
 	double took = (double)(kf_now_ns() - t0) / 1e9;
 	if (!exited) {
@@ -1395,7 +1273,7 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 		}
 		if (!left)
 			break;
-		sleep_ms(50);
+		kf_test_sleep_ms(50);
 	}
 	if (left)
 		for (int i = 0; i < n; i++) {
@@ -1429,8 +1307,8 @@ static void test_server_integrations(void)
 		py = kf_which("python3");
 	if (!py)
 		SKIP("python3 is not installed");
-	struct srv s;
-	srv_start(&s, false, NULL);
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
 	char url[64];
 	snprintf(url, sizeof(url), "http://127.0.0.1:%d", s.port);
 	char *argv[] = {py, "integrations/tests/test_integrations.py", url,
@@ -1447,7 +1325,7 @@ static void test_server_integrations(void)
 			       "check_openrlhf_agent passed");
 	kf_strbuf_release(&out);
 	free(py);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* The library without HTTP: kf_server_handle checks requests itself. */
@@ -1542,15 +1420,15 @@ static void test_server_handle_without_http(void)
 static void test_server_score_kernelbench(void)
 {
 	kf_test_need_torch();
-	struct srv s;
+	struct kf_test_serve s;
 	const char *extra[] = {"--tasks", "tests/data/kernelbench", NULL};
-	srv_start(&s, false, extra);
-	char *good = fixture("tests/data/kernelbench/candidates/1_ReLU/"
+	kf_test_serve_start(&s, false, extra);
+	char *good = kf_test_text("tests/data/kernelbench/candidates/1_ReLU/"
 			     "correct.py");
 	char *wrong =
-	    fixture("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
+	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
 	char *syntax =
-	    fixture("tests/data/kernelbench/candidates/1_ReLU/syntax.py");
+	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/syntax.py");
 	char *completion = kf_xasprintf(
 	    "<think>```python\nclass ModelNew: pass\n```</think>"
 	    "A first try:\n```python\nimport torch\n```\nThe answer:\n"
@@ -1594,7 +1472,7 @@ static void test_server_score_kernelbench(void)
 	free(syntax);
 	free(wrong);
 	free(good);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* An episode on a KernelBench-format problem: the first observation is
@@ -1603,9 +1481,9 @@ static void test_server_score_kernelbench(void)
 static void test_server_episode_kernelbench(void)
 {
 	kf_test_need_torch();
-	struct srv s;
+	struct kf_test_serve s;
 	const char *extra[] = {"--tasks", "tests/data/kernelbench", NULL};
-	srv_start(&s, false, extra);
+	kf_test_serve_start(&s, false, extra);
 	struct reply r;
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "problem_id", "level1/1_ReLU");
@@ -1619,7 +1497,7 @@ static void test_server_episode_kernelbench(void)
 	char path[256];
 	snprintf(path, sizeof(path), "/v1/episodes/%s/step", id);
 	char *wrong =
-	    fixture("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
+	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
 	char *completion = kf_xasprintf("```python\n%s```\n", wrong);
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "completion", completion);
@@ -1632,7 +1510,7 @@ static void test_server_episode_kernelbench(void)
 	CHECK_CONTAINS(kf_json_str(r.json, "observation"), "wrong_answer");
 	reply_free(&r);
 	char *good =
-	    fixture("tests/data/kernelbench/candidates/1_ReLU/correct.py");
+	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/correct.py");
 	b = cJSON_CreateObject();
 	cJSON_AddStringToObject(b, "code", good);
 	post(s.port, path, b, &r);
@@ -1645,7 +1523,7 @@ static void test_server_episode_kernelbench(void)
 	free(completion);
 	free(wrong);
 	free(id);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 }
 
 /* Writes text to path (the test fails when it cannot). */
@@ -1666,7 +1544,7 @@ static void copy_scale(const char *dir)
 		char src[256], dst[600];
 		snprintf(src, sizeof(src), "tests/fixtures/scale/%s", files[i]);
 		snprintf(dst, sizeof(dst), "%s/%s", dir, files[i]);
-		char *text = fixture(src);
+		char *text = kf_test_text(src);
 		put_file(dst, text);
 		free(text);
 	}
@@ -1706,9 +1584,9 @@ static void test_server_problem_ids_stay_inside(void)
 	CHECK(symlink(p, q) == 0);
 
 	const char *extra[] = {"--tasks", root, NULL};
-	struct srv s;
-	srv_start(&s, false, extra);
-	char *good = fixture("tests/fixtures/scale/candidates/sum.c");
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
 	char abs_scale[700], abs_evil[700];
 	snprintf(abs_scale, sizeof(abs_scale), "%s/scale", outside);
 	snprintf(abs_evil, sizeof(abs_evil), "%s/evil", outside);
@@ -1794,7 +1672,7 @@ static void test_server_problem_ids_stay_inside(void)
 	CHECK_STR(err_code(&r), "unknown_problem");
 	CHECK_CONTAINS(err_msg(&r), "level1/nothing");
 	reply_free(&r);
-	srv_stop(&s);
+	kf_test_serve_stop(&s);
 	free(good);
 }
 
