@@ -1641,6 +1641,15 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd,
     for k in THREAD_VARS:
         env[k] = str(cpus)
     env.update({"HOME": "/tmp", "USER": "kforge", "TMPDIR": "/tmp"})
+    # glibc's malloc by fixed rules in both runners: by default it moves its
+    # mmap threshold as large blocks are freed and trims the heap's top, so
+    # that one process of an A/A pair reused a large output's memory while
+    # the other took it from the kernel again on every call (page faults:
+    # sin over 1M floats on the host, 1.4 against 3.8 ms a call, and the
+    # slower side's time outside its report got it rejected
+    # unaccounted_time). Now blocks under 32 MiB come from the heap, kept.
+    env.update({"MALLOC_MMAP_THRESHOLD_": str(32 << 20),
+                "MALLOC_TRIM_THRESHOLD_": str(1 << 30)})
     # Its working directory is its own /tmp: the caller's need not exist
     # in its root (a kforge run from a directory under /tmp found none).
     a += ["--remount-ro", "/", "--chdir", "/tmp", "--"]

@@ -646,6 +646,38 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 	free(cache);
 }
 
+/* An A/A pair with a large output: the same module on both sides is ok.
+ * Before both runners' malloc followed fixed rules, one of them paid page
+ * faults for its output on every call and the pair was rejected
+ * unaccounted_time (sin over 1M floats, on the host). */
+static void test_kernelbench_large_output_aa_is_ok(void)
+{
+	kf_test_need_torch();
+	const char *body =
+	    "import torch\n"
+	    "class %s(torch.nn.Module):\n"
+	    "    def forward(self, x):\n"
+	    "        return torch.sin(x)\n"
+	    "def get_inputs():\n"
+	    "    return [torch.randn(1 << 20)]\n"
+	    "def get_init_inputs():\n"
+	    "    return []\n";
+	char *task = kf_path_join(kf_test_tmpdir(), "sin_1m.py");
+	char *cand = kf_path_join(kf_test_tmpdir(), "sin_1m_new.py");
+	char *t = kf_xasprintf(body, "Model"), *c = kf_xasprintf(body, "ModelNew");
+	CHECK(kf_file_write_atomic(task, t, strlen(t), NULL) == 0);
+	CHECK(kf_file_write_atomic(cand, c, strlen(c), NULL) == 0);
+	for (int i = 0; i < 2; i++) {
+		struct outcome o = eval(task, cand, "--time-cap", "1", NULL);
+		expect(&o, "ok", NULL);
+		release(&o);
+	}
+	free(t);
+	free(c);
+	free(task);
+	free(cand);
+}
+
 static void test_kernelbench_constant_reference_is_flagged(void)
 {
 	kf_test_need_torch();
@@ -1201,6 +1233,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
+    KF_TEST(test_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
     KF_TEST(test_kernelbench_bench_shows_intervals_and_both_protocols),
     KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),
