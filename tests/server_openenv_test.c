@@ -106,6 +106,78 @@ static void test_server_openenv_accept_key(void)
 	CHECK_STR(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
 }
 
+/* The observation has kernrl's KernelObservation fields with their types
+ * (OpenEnv's envs/kernrl/models.py:35-62), and kforge's extras only in its
+ * metadata. step: after a step (else after a reset); compiled, correct:
+ * what the step's kernel should show. */
+static void check_kernrl_obs(const cJSON *obs, bool step, bool correct)
+{
+	static const char *const str[] = {"problem_id", "problem_description",
+					  "reference_code", "gpu_info",
+					  "feedback", NULL};
+	for (int i = 0; str[i]; i++)
+		CHECK_MSG(cJSON_IsString(cJSON_GetObjectItem(obs, str[i])),
+			  "%s is not a string", str[i]);
+	CHECK(strlen(kf_json_str(obs, "problem_description")) > 20);
+	CHECK_CONTAINS(kf_json_str(obs, "reference_code"), "kf_entry");
+	CHECK_CONTAINS(kf_json_str(obs, "gpu_info"), "host CPU: ");
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(obs, "turn")));
+	CHECK(kf_json_num(obs, "max_turns", 0) >= 1);
+	CHECK(cJSON_IsBool(cJSON_GetObjectItem(obs, "compilation_success")));
+	static const char *const kernrl[] = {
+	    "problem_id",	   "problem_description", "reference_code",
+	    "gpu_info",		   "turn",		  "max_turns",
+	    "feedback",		   "compilation_success", "compilation_error",
+	    "correctness_pass",	   "max_diff",		  "speedup",
+	    "metadata",		   NULL};
+	int n = 0;
+	for (int i = 0; kernrl[i]; i++, n++)
+		CHECK_MSG(cJSON_GetObjectItem(obs, kernrl[i]), "no %s",
+			  kernrl[i]);
+	CHECK_MSG(cJSON_GetArraySize(obs) == n,
+		  "the observation has %d fields, kernrl's %d",
+		  cJSON_GetArraySize(obs), n);
+	const cJSON *meta = cJSON_GetObjectItem(obs, "metadata");
+	CHECK(cJSON_IsObject(meta));
+	CHECK(cJSON_IsString(cJSON_GetObjectItem(meta, "episode_id")));
+	if (!step) {
+		CHECK_STR(kf_json_str(obs, "feedback"), "");
+		CHECK(kf_json_num(obs, "turn", -1) == 0);
+		CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obs, "compilation_success")));
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(obs, "correctness_pass")));
+		CHECK(cJSON_IsNull(cJSON_GetObjectItem(obs, "speedup")));
+		CHECK(cJSON_IsString(cJSON_GetObjectItem(meta, "system")));
+		return;
+	}
+	CHECK(strlen(kf_json_str(obs, "feedback")) > 10);
+	CHECK(kf_json_num(obs, "turn", 0) >= 1);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obs, "compilation_success")));
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(obs, "compilation_error")));
+	CHECK(cJSON_IsBool(cJSON_GetObjectItem(obs, "correctness_pass")));
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(obs, "correctness_pass")) ==
+	      correct);
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(obs, "max_diff")));
+	if (!correct)
+		CHECK(kf_json_num(obs, "max_diff", 0) > 0);
+	/* A number where the kernel was timed (the test server may not). */
+	const cJSON *sp = cJSON_GetObjectItem(obs, "speedup");
+	CHECK(cJSON_IsNumber(sp) || cJSON_IsNull(sp));
+	CHECK_STR(kf_json_str(meta, "status"), correct ? "ok" : "wrong_answer");
+	CHECK(cJSON_IsObject(cJSON_GetObjectItem(meta, "item")));
+}
+
+/* The state has kernrl's KernelState fields (models.py:65-76). */
+static void check_kernrl_state(const cJSON *st)
+{
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(st, "step_count")));
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(st, "turn")));
+	CHECK(kf_json_num(st, "max_turns", 0) >= 1);
+	CHECK(kf_json_num(st, "best_speedup", -1) >= 0);
+	CHECK(cJSON_IsBool(cJSON_GetObjectItem(st, "solved")));
+	CHECK(cJSON_GetObjectItem(st, "episode_id"));
+	CHECK(cJSON_GetObjectItem(st, "problem_id"));
+}
+
 static void test_server_openenv_http(void)
 {
 	struct kf_test_serve s;
@@ -131,7 +203,8 @@ static void test_server_openenv_http(void)
 	CHECK(http(s.port, "POST", "/reset", NULL, &j) == 200);
 	const cJSON *obs = cJSON_GetObjectItem(j, "observation");
 	CHECK_STR(kf_json_str(obs, "problem_id"), "scale");
-	CHECK_CONTAINS(kf_json_str(obs, "text"), "scale");
+	CHECK_CONTAINS(kf_json_str(obs, "problem_description"), "scale");
+	check_kernrl_obs(obs, false, false);
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "reward")));
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "done")));
 	cJSON_Delete(j);
@@ -139,6 +212,8 @@ static void test_server_openenv_http(void)
 	CHECK(http(s.port, "GET", "/state", NULL, &j) == 200);
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(j, "episode_id")));
 	CHECK(kf_json_num(j, "step_count", -1) == 0);
+	check_kernrl_state(j);
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(j, "solved")));
 	cJSON_Delete(j);
 	CHECK(http(s.port, "POST", "/reset",
 		   "{\"problem_id\": \"no/such\"}", &j) == 404);
@@ -160,11 +235,38 @@ static void test_server_openenv_http(void)
 	CHECK(http(s.port, "POST", "/step", text, &j) == 200);
 	free(text);
 	obs = cJSON_GetObjectItem(j, "observation");
-	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "result"), "status"),
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(
+				  cJSON_GetObjectItem(obs, "metadata"), "item"),
+			      "status"),
 		  "wrong_answer");
-	CHECK_CONTAINS(kf_json_str(obs, "text"), "wrong_answer");
+	CHECK_CONTAINS(kf_json_str(obs, "feedback"), "wrong_answer");
+	check_kernrl_obs(obs, true, false);
 	CHECK(kf_json_num(j, "reward", 0) < 0);
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(j, "done")));
+	cJSON_Delete(j);
+	/* kernrl's action, {"code": SOURCE}: a correct kernel. */
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
+	b = cJSON_CreateObject();
+	cJSON_AddStringToObject(cJSON_AddObjectToObject(b, "action"), "code",
+				good);
+	free(good);
+	text = kf_json_print(b);
+	cJSON_Delete(b);
+	CHECK(http(s.port, "POST", "/step", text, &j) == 200);
+	free(text);
+	check_kernrl_obs(cJSON_GetObjectItem(j, "observation"), true, true);
+	cJSON_Delete(j);
+	/* A kernel that does not compile: kernrl's compilation fields. */
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"code\": \"int kf_entry(void) { syntax error\"}}",
+		   &j) == 200);
+	obs = cJSON_GetObjectItem(j, "observation");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(obs, "compilation_success")));
+	CHECK(cJSON_IsString(cJSON_GetObjectItem(obs, "compilation_error")));
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(obs, "correctness_pass")));
+	CHECK(cJSON_IsNull(cJSON_GetObjectItem(obs, "max_diff")));
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "metadata"), "status"),
+		  "compile_error");
 	cJSON_Delete(j);
 
 	/* Bad actions: 422, FastAPI's detail naming the field. */
@@ -352,6 +454,7 @@ static void test_server_openenv_websocket(void)
 	CHECK_STR(kf_json_str(j, "type"), "state");
 	CHECK(cJSON_IsNull(
 	    cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "episode_id")));
+	check_kernrl_state(cJSON_GetObjectItem(j, "data"));
 	cJSON_Delete(j);
 
 	j = ws_ask(fd, "{\"type\": \"reset\", \"data\": {\"problem_id\": "
@@ -359,9 +462,10 @@ static void test_server_openenv_websocket(void)
 	CHECK_STR(kf_json_str(j, "type"), "observation");
 	const cJSON *d = cJSON_GetObjectItem(j, "data");
 	const cJSON *obs = cJSON_GetObjectItem(d, "observation");
-	char *id = kf_xstrdup(kf_json_str(obs, "episode_id"));
+	char *id = kf_xstrdup(
+	    kf_json_str(cJSON_GetObjectItem(obs, "metadata"), "episode_id"));
 	CHECK(kf_json_num(obs, "max_turns", 0) == 3);
-	CHECK(strlen(kf_json_str(obs, "text")) > 20);
+	check_kernrl_obs(obs, false, false);
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(d, "reward")));
 	cJSON_Delete(j);
 
@@ -377,8 +481,10 @@ static void test_server_openenv_websocket(void)
 	CHECK_STR(kf_json_str(j, "type"), "observation");
 	d = cJSON_GetObjectItem(j, "data");
 	obs = cJSON_GetObjectItem(d, "observation");
-	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "result"), "status"),
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(obs, "metadata"), "status"),
 		  "wrong_answer");
+	check_kernrl_obs(obs, true, false);
+	CHECK(kf_json_num(obs, "turn", 0) == 1);
 	CHECK(kf_json_num(d, "reward", 0) < 0);
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(d, "done")));
 	cJSON_Delete(j);
@@ -386,17 +492,24 @@ static void test_server_openenv_websocket(void)
 	j = ws_step(fd, "code", good);
 	free(good);
 	d = cJSON_GetObjectItem(j, "data");
+	obs = cJSON_GetObjectItem(d, "observation");
 	CHECK_STR(kf_json_str(cJSON_GetObjectItem(
-				  cJSON_GetObjectItem(d, "observation"),
-				  "result"),
+				  cJSON_GetObjectItem(obs, "metadata"), "item"),
 			      "status"),
 		  "ok");
+	check_kernrl_obs(obs, true, true);
+	CHECK(kf_json_num(obs, "turn", 0) == 2);
+	double sp = kf_json_num(obs, "speedup", 0);
 	cJSON_Delete(j);
 	j = ws_ask(fd, "{\"type\": \"state\"}");
 	d = cJSON_GetObjectItem(j, "data");
 	CHECK_STR(kf_json_str(d, "episode_id"), id);
 	CHECK(kf_json_num(d, "step_count", 0) == 2);
 	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "rewards")) == 2);
+	check_kernrl_state(d);
+	CHECK(kf_json_num(d, "turn", 0) == 2);
+	CHECK(kf_json_num(d, "best_speedup", -1) == sp);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "solved")) == (sp > 1.05));
 	cJSON_Delete(j);
 
 	/* Bad messages: OpenEnv's codes, the session goes on. */
@@ -435,7 +548,9 @@ static void test_server_openenv_websocket(void)
 	fd = ws_open(s.port);
 	j = ws_ask(fd, "{\"type\": \"reset\"}");
 	id = kf_xstrdup(kf_json_str(
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "observation"),
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"),
+						    "observation"),
+				"metadata"),
 	    "episode_id"));
 	cJSON_Delete(j);
 	const char *bye = "{\"type\": \"close\"}";

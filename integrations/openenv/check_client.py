@@ -20,6 +20,11 @@ except ImportError as e:
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import models  # noqa: E402
 
+# kernrl's KernelObservation's own fields (OpenEnv envs/kernrl/models.py:35-62).
+KERNRL_FIELDS = ["problem_id", "problem_description", "reference_code", "gpu_info", "turn",
+                 "max_turns", "feedback", "compilation_success", "compilation_error",
+                 "correctness_pass", "max_diff", "speedup"]
+
 WRONG = """```c
 #include <kforge/kernel.h>
 int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out, void *stream)
@@ -38,6 +43,8 @@ def main():
         served = json.load(r)
     assert served == json.loads(json.dumps(models.schemas())), "GET /schema differs from models.py"
     print("schema matches models.py")
+    obs_fields = set(served["observation"]["properties"])
+    assert obs_fields == set(KERNRL_FIELDS) | {"done", "reward", "metadata"}, sorted(obs_fields)
     from openenv.cli._validation import validate_running_environment
 
     report = validate_running_environment(url)
@@ -48,18 +55,22 @@ def main():
     assert report["passed"], failed
     with GenericEnvClient(base_url=url).sync() as env:
         r = env.reset(problem_id="scale", max_turns=3)
-        print("reset:", "done", r.done, "reward", r.reward, "episode", r.observation["episode_id"])
-        assert not r.done and r.reward is None and r.observation["text"]
+        print("reset:", "done", r.done, "reward", r.reward, "episode", r.observation["metadata"]["episode_id"])
+        assert not r.done and r.reward is None and r.observation["problem_description"]
+        assert set(r.observation) == set(KERNRL_FIELDS) | {"metadata"}, sorted(r.observation)
         models.KforgeObservation(**r.observation, reward=r.reward, done=r.done)
         r = env.step({"completion": WRONG})
-        print("step (wrong):", "done", r.done, "reward", r.reward, "status", r.observation["result"]["status"])
-        assert r.observation["result"]["status"] == "wrong_answer" and r.reward < 0
+        print("step (wrong):", "done", r.done, "reward", r.reward, "status", r.observation["metadata"]["status"])
+        assert r.observation["metadata"]["status"] == "wrong_answer" and r.reward < 0
+        assert r.observation["correctness_pass"] is False and r.observation["compilation_success"] is True
+        models.KforgeObservation(**r.observation, reward=r.reward, done=r.done)
         r = env.step(models.KforgeAction(code=good))
-        print("step (good):", "done", r.done, "reward", r.reward, "status", r.observation["result"]["status"])
-        assert r.observation["result"]["status"] == "ok"
+        print("step (good):", "done", r.done, "reward", r.reward, "status", r.observation["metadata"]["status"])
+        assert r.observation["metadata"]["status"] == "ok" and r.observation["correctness_pass"] is True
+        models.KforgeObservation(**r.observation, reward=r.reward, done=r.done)
         st = env.state()
         print("state:", json.dumps(st))
-        assert st["step_count"] == 2
+        assert st["step_count"] == 2 and st["turn"] == 2 and isinstance(st["solved"], bool)
         models.KforgeState(**st)
         try:
             env.step({"kernel": good})

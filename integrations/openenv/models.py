@@ -26,33 +26,56 @@ class KforgeAction(Action):
 
 
 class KforgeObservation(Observation):
-    """What kforge answers a reset or a step with."""
+    """What kforge answers a reset or a step with: the fields of kernrl's
+    KernelObservation (OpenEnv's envs/kernrl/models.py:35-62 at 685de41), with
+    the same names, types and defaults. kforge's own facts (episode_id, the
+    system prompt, the scored item) are in metadata, which kforge sends inside
+    the observation (upstream's serialize_observation leaves metadata out)."""
 
-    episode_id: Optional[str] = Field(
-        default=None, description="kforge's episode (GET /v1/episodes/{id})"
+    problem_id: str = Field(..., description="The task, relative to kforge serve --tasks")
+    problem_description: str = Field(
+        ..., description="The task's prompt as kforge renders it (the user message)"
     )
-    problem_id: str = Field(description="The task, relative to kforge serve --tasks")
-    text: str = Field(
-        description="What the model reads next: the task's prompt after a reset, "
-        "kforge's feedback on the kernel after a step"
+    reference_code: str = Field(
+        ..., description="The task's reference source on the server's backend"
     )
-    system: Optional[str] = Field(
-        default=None, description="The system prompt after a reset; null after a step"
+    gpu_info: str = Field(..., description="The device kforge evaluates on")
+    turn: int = Field(default=0, ge=0, description="Steps scored in the episode")
+    max_turns: int = Field(default=10, ge=1, description="Steps the episode allows")
+    feedback: str = Field(
+        default="", description="kforge's feedback on the last kernel; empty after a reset"
     )
-    turn: int = Field(ge=0, description="Steps scored in the episode")
-    max_turns: int = Field(ge=1, description="Steps the episode allows")
-    result: Optional[Dict[str, Any]] = Field(
-        default=None,
-        description="After a step: the scored item (status, correct, compiled, "
-        "speedup, reward, feedback, metrics) as POST /v1/episodes/{id}/step gives it",
+    compilation_success: bool = Field(
+        default=False, description="Whether the kernel compiled (true after a reset, as kernrl's)"
+    )
+    compilation_error: Optional[str] = Field(
+        default=None, description="Why the kernel did not compile, when it did not"
+    )
+    correctness_pass: Optional[bool] = Field(
+        default=None, description="Whether the kernel's outputs matched the reference; null when not checked"
+    )
+    max_diff: Optional[float] = Field(
+        default=None, description="The largest absolute error over the outputs checked; null when none was"
+    )
+    speedup: Optional[float] = Field(
+        default=None, description="The reference's time over the kernel's (median)"
     )
 
 
 class KforgeState(State):
-    """A session's episode; episode_id null and step_count 0 before a reset."""
+    """A session's episode: kernrl's KernelState fields (models.py:65-76) and
+    kforge's own; episode_id null and step_count 0 before a reset."""
 
     problem_id: Optional[str] = Field(default=None, description="The episode's task")
-    max_turns: Optional[int] = Field(default=None, description="Steps the episode allows")
+    turn: int = Field(default=0, ge=0, description="Steps scored in the episode")
+    max_turns: int = Field(default=10, ge=1, description="Steps the episode allows")
+    best_speedup: float = Field(
+        default=0.0, ge=0.0, description="The best speedup of a correct kernel so far"
+    )
+    solved: bool = Field(
+        default=False,
+        description="Whether a correct kernel with speedup above 1.05 was scored (kernrl's rule)",
+    )
     done: bool = Field(default=False, description="Whether the episode has terminated")
     rewards: List[Optional[float]] = Field(
         default_factory=list, description="The reward of each scored step"

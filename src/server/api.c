@@ -512,6 +512,27 @@ static char *item_feedback(const struct sitem *it)
 	return kf_prompt_feedback(it->result);
 }
 
+/* The largest absolute error over the outputs of the result's trials
+ * (trials[].outputs[].max_abs); NAN when no output was checked. */
+static double worst_abs_error(const cJSON *r)
+{
+	double worst = NAN;
+	const cJSON *trials = cJSON_GetObjectItemCaseSensitive(r, "trials");
+	for (const cJSON *t = trials ? trials->child : NULL; t; t = t->next) {
+		const cJSON *outs =
+		    cJSON_GetObjectItemCaseSensitive(t, "outputs");
+		for (const cJSON *o = outs ? outs->child : NULL; o;
+		     o = o->next) {
+			const cJSON *m =
+			    cJSON_GetObjectItemCaseSensitive(o, "max_abs");
+			if (cJSON_IsNumber(m) && isfinite(m->valuedouble) &&
+			    !(m->valuedouble <= worst))
+				worst = m->valuedouble;
+		}
+	}
+	return worst;
+}
+
 static cJSON *item_json(const struct sitem *it)
 {
 	const cJSON *r = it->result;
@@ -543,6 +564,7 @@ static cJSON *item_json(const struct sitem *it)
 		it->ri.status == KF_STATUS_INFRA_ERROR ? NAN
 						       : it->ri.pass_fraction);
 	add_num(m, "advantage", it->advantage);
+	add_num(m, "max_abs_error", worst_abs_error(r));
 	const cJSON *ci = path_get(r, "timing", "speedup", "ci95");
 	if (cJSON_IsArray(ci))
 		cJSON_AddItemToObject(m, "speedup_ci95",
@@ -1170,6 +1192,10 @@ out:
 		cJSON_AddStringToObject(b, "system", system);
 	else
 		cJSON_AddNullToObject(b, "system");
+	if (ref)
+		cJSON_AddStringToObject(b, "reference", ref);
+	else
+		cJSON_AddNullToObject(b, "reference");
 	free(system);
 	free(user);
 	free(ref);

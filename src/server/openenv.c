@@ -17,66 +17,95 @@
  * KforgeAction, KforgeObservation and KforgeState as pydantic writes them
  * (`python3 integrations/openenv/models.py`; the test compares the two). */
 static const char schema_text[] =
-    "{\"action\":{\"additionalProperties\":false,\"description\":\"A kernel f"
-    "or kforge to compile, check and time: exactly one of completion\\n(a mod"
-    "el's raw reply; the code is taken from its fenced block) and code (the\\"
-    "nsource itself).\",\"properties\":{\"code\":{\"anyOf\":[{\"type\":\"stri"
-    "ng\"},{\"type\":\"null\"}],\"default\":null,\"description\":\"The kernel"
-    "'s source itself\",\"title\":\"Code\"},\"completion\":{\"anyOf\":[{\"typ"
-    "e\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"description\":\""
-    "A model's raw reply; its fenced code block is evaluated\",\"title\":\"Co"
-    "mpletion\"},\"metadata\":{\"additionalProperties\":true,\"description\":"
-    "\"Additional metadata for the action\",\"title\":\"Metadata\",\"type\":"
-    "\"object\"},\"problem_id\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":"
-    "\"null\"}],\"default\":null,\"description\":\"The problem of a stateless"
-    " HTTP /step (default: kforge serve --openenv-problem); in a session, if "
-    "given, the episode's problem\",\"title\":\"Problem Id\"}},\"title\":\"Kf"
-    "orgeAction\",\"type\":\"object\"},\"observation\":{\"additionalPropertie"
-    "s\":false,\"description\":\"What kforge answers a reset or a step with."
-    "\",\"properties\":{\"done\":{\"default\":false,\"description\":\"Whether"
-    " the episode has terminated\",\"title\":\"Done\",\"type\":\"boolean\"},"
-    "\"episode_id\":{\"anyOf\":[{\"type\":\"string\"},{\"type\":\"null\"}],\""
-    "default\":null,\"description\":\"kforge's episode (GET /v1/episodes/{id}"
-    ")\",\"title\":\"Episode Id\"},\"max_turns\":{\"description\":\"Steps the"
-    " episode allows\",\"minimum\":1,\"title\":\"Max Turns\",\"type\":\"integ"
-    "er\"},\"metadata\":{\"additionalProperties\":true,\"description\":\"Addi"
-    "tional metadata for the observation\",\"title\":\"Metadata\",\"type\":\""
-    "object\"},\"problem_id\":{\"description\":\"The task, relative to kforge"
-    " serve --tasks\",\"title\":\"Problem Id\",\"type\":\"string\"},\"result"
-    "\":{\"anyOf\":[{\"additionalProperties\":true,\"type\":\"object\"},{\"ty"
-    "pe\":\"null\"}],\"default\":null,\"description\":\"After a step: the sco"
-    "red item (status, correct, compiled, speedup, reward, feedback, metrics)"
-    " as POST /v1/episodes/{id}/step gives it\",\"title\":\"Result\"},\"rewar"
-    "d\":{\"anyOf\":[{\"type\":\"boolean\"},{\"type\":\"integer\"},{\"type\":"
-    "\"number\"},{\"type\":\"null\"}],\"default\":null,\"description\":\"Rewa"
-    "rd signal from the last action\",\"title\":\"Reward\"},\"system\":{\"any"
-    "Of\":[{\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"desc"
-    "ription\":\"The system prompt after a reset; null after a step\",\"title"
-    "\":\"System\"},\"text\":{\"description\":\"What the model reads next: th"
-    "e task's prompt after a reset, kforge's feedback on the kernel after a s"
-    "tep\",\"title\":\"Text\",\"type\":\"string\"},\"turn\":{\"description\":"
-    "\"Steps scored in the episode\",\"minimum\":0,\"title\":\"Turn\",\"type"
-    "\":\"integer\"}},\"required\":[\"problem_id\",\"text\",\"turn\",\"max_tu"
-    "rns\"],\"title\":\"KforgeObservation\",\"type\":\"object\"},\"state\":{"
-    "\"additionalProperties\":true,\"description\":\"A session's episode; epi"
-    "sode_id null and step_count 0 before a reset.\",\"properties\":{\"done\""
-    ":{\"default\":false,\"description\":\"Whether the episode has terminated"
-    "\",\"title\":\"Done\",\"type\":\"boolean\"},\"episode_id\":{\"anyOf\":[{"
-    "\"type\":\"string\"},{\"type\":\"null\"}],\"default\":null,\"description"
-    "\":\"Unique identifier for the current episode\",\"title\":\"Episode Id"
-    "\"},\"max_turns\":{\"anyOf\":[{\"type\":\"integer\"},{\"type\":\"null\"}"
-    "],\"default\":null,\"description\":\"Steps the episode allows\",\"title"
-    "\":\"Max Turns\"},\"problem_id\":{\"anyOf\":[{\"type\":\"string\"},{\"ty"
-    "pe\":\"null\"}],\"default\":null,\"description\":\"The episode's task\","
-    "\"title\":\"Problem Id\"},\"rewards\":{\"description\":\"The reward of e"
-    "ach scored step\",\"items\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":"
-    "\"null\"}]},\"title\":\"Rewards\",\"type\":\"array\"},\"step_count\":{\""
-    "default\":0,\"description\":\"Number of steps taken in the current episo"
-    "de\",\"minimum\":0,\"title\":\"Step Count\",\"type\":\"integer\"},\"traj"
-    "ectory_reward\":{\"anyOf\":[{\"type\":\"number\"},{\"type\":\"null\"}],"
-    "\"default\":null,\"description\":\"The first-turn-anchored reward of the"
-    " steps so far\",\"title\":\"Trajectory Reward\"}},\"title\":\"KforgeStat"
-    "e\",\"type\":\"object\"}}";
+    "{\"action\": {\"additionalProperties\": false, \"description\": \"A ke"
+    "rnel for kforge to compile, check and time: exactly one of completion"
+    "\\n(a model's raw reply; the code is taken from its fenced block) and "
+    "code (the\\nsource itself).\", \"properties\": {\"code\": {\"anyOf\": "
+    "[{\"type\": \"string\"}, {\"type\": \"null\"}], \"default\": null, \"d"
+    "escription\": \"The kernel's source itself\", \"title\": \"Code\"}, \""
+    "completion\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"null\""
+    "}], \"default\": null, \"description\": \"A model's raw reply; its fen"
+    "ced code block is evaluated\", \"title\": \"Completion\"}, \"metadata"
+    "\": {\"additionalProperties\": true, \"description\": \"Additional met"
+    "adata for the action\", \"title\": \"Metadata\", \"type\": \"object\"}"
+    ", \"problem_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\": \"nu"
+    "ll\"}], \"default\": null, \"description\": \"The problem of a statele"
+    "ss HTTP /step (default: kforge serve --openenv-problem); in a session,"
+    " if given, the episode's problem\", \"title\": \"Problem Id\"}}, \"tit"
+    "le\": \"KforgeAction\", \"type\": \"object\"}, \"observation\": {\"add"
+    "itionalProperties\": false, \"description\": \"What kforge answers a r"
+    "eset or a step with: the fields of kernrl's\\nKernelObservation (OpenE"
+    "nv's envs/kernrl/models.py:35-62 at 685de41), with\\nthe same names, t"
+    "ypes and defaults. kforge's own facts (episode_id, the\\nsystem prompt"
+    ", the scored item) are in metadata, which kforge sends inside\\nthe ob"
+    "servation (upstream's serialize_observation leaves metadata out).\", "
+    "\"properties\": {\"compilation_error\": {\"anyOf\": [{\"type\": \"stri"
+    "ng\"}, {\"type\": \"null\"}], \"default\": null, \"description\": \"Wh"
+    "y the kernel did not compile, when it did not\", \"title\": \"Compilat"
+    "ion Error\"}, \"compilation_success\": {\"default\": false, \"descript"
+    "ion\": \"Whether the kernel compiled (true after a reset, as kernrl's)"
+    "\", \"title\": \"Compilation Success\", \"type\": \"boolean\"}, \"corr"
+    "ectness_pass\": {\"anyOf\": [{\"type\": \"boolean\"}, {\"type\": \"nul"
+    "l\"}], \"default\": null, \"description\": \"Whether the kernel's outp"
+    "uts matched the reference; null when not checked\", \"title\": \"Corre"
+    "ctness Pass\"}, \"done\": {\"default\": false, \"description\": \"Whet"
+    "her the episode has terminated\", \"title\": \"Done\", \"type\": \"boo"
+    "lean\"}, \"feedback\": {\"default\": \"\", \"description\": \"kforge's"
+    " feedback on the last kernel; empty after a reset\", \"title\": \"Feed"
+    "back\", \"type\": \"string\"}, \"gpu_info\": {\"description\": \"The d"
+    "evice kforge evaluates on\", \"title\": \"Gpu Info\", \"type\": \"stri"
+    "ng\"}, \"max_diff\": {\"anyOf\": [{\"type\": \"number\"}, {\"type\": "
+    "\"null\"}], \"default\": null, \"description\": \"The largest absolute"
+    " error over the outputs checked; null when none was\", \"title\": \"Ma"
+    "x Diff\"}, \"max_turns\": {\"default\": 10, \"description\": \"Steps t"
+    "he episode allows\", \"minimum\": 1, \"title\": \"Max Turns\", \"type"
+    "\": \"integer\"}, \"metadata\": {\"additionalProperties\": true, \"des"
+    "cription\": \"Additional metadata for the observation\", \"title\": \""
+    "Metadata\", \"type\": \"object\"}, \"problem_description\": {\"descrip"
+    "tion\": \"The task's prompt as kforge renders it (the user message)\","
+    " \"title\": \"Problem Description\", \"type\": \"string\"}, \"problem_"
+    "id\": {\"description\": \"The task, relative to kforge serve --tasks\""
+    ", \"title\": \"Problem Id\", \"type\": \"string\"}, \"reference_code\""
+    ": {\"description\": \"The task's reference source on the server's back"
+    "end\", \"title\": \"Reference Code\", \"type\": \"string\"}, \"reward"
+    "\": {\"anyOf\": [{\"type\": \"boolean\"}, {\"type\": \"integer\"}, {\""
+    "type\": \"number\"}, {\"type\": \"null\"}], \"default\": null, \"descr"
+    "iption\": \"Reward signal from the last action\", \"title\": \"Reward"
+    "\"}, \"speedup\": {\"anyOf\": [{\"type\": \"number\"}, {\"type\": \"nu"
+    "ll\"}], \"default\": null, \"description\": \"The reference's time ove"
+    "r the kernel's (median)\", \"title\": \"Speedup\"}, \"turn\": {\"defau"
+    "lt\": 0, \"description\": \"Steps scored in the episode\", \"minimum\""
+    ": 0, \"title\": \"Turn\", \"type\": \"integer\"}}, \"required\": [\"pr"
+    "oblem_id\", \"problem_description\", \"reference_code\", \"gpu_info\"]"
+    ", \"title\": \"KforgeObservation\", \"type\": \"object\"}, \"state\": "
+    "{\"additionalProperties\": true, \"description\": \"A session's episod"
+    "e: kernrl's KernelState fields (models.py:65-76) and\\nkforge's own; e"
+    "pisode_id null and step_count 0 before a reset.\", \"properties\": {\""
+    "best_speedup\": {\"default\": 0.0, \"description\": \"The best speedup"
+    " of a correct kernel so far\", \"minimum\": 0.0, \"title\": \"Best Spe"
+    "edup\", \"type\": \"number\"}, \"done\": {\"default\": false, \"descri"
+    "ption\": \"Whether the episode has terminated\", \"title\": \"Done\", "
+    "\"type\": \"boolean\"}, \"episode_id\": {\"anyOf\": [{\"type\": \"stri"
+    "ng\"}, {\"type\": \"null\"}], \"default\": null, \"description\": \"Un"
+    "ique identifier for the current episode\", \"title\": \"Episode Id\"},"
+    " \"max_turns\": {\"default\": 10, \"description\": \"Steps the episode"
+    " allows\", \"minimum\": 1, \"title\": \"Max Turns\", \"type\": \"integ"
+    "er\"}, \"problem_id\": {\"anyOf\": [{\"type\": \"string\"}, {\"type\":"
+    " \"null\"}], \"default\": null, \"description\": \"The episode's task"
+    "\", \"title\": \"Problem Id\"}, \"rewards\": {\"description\": \"The r"
+    "eward of each scored step\", \"items\": {\"anyOf\": [{\"type\": \"numb"
+    "er\"}, {\"type\": \"null\"}]}, \"title\": \"Rewards\", \"type\": \"arr"
+    "ay\"}, \"solved\": {\"default\": false, \"description\": \"Whether a c"
+    "orrect kernel with speedup above 1.05 was scored (kernrl's rule)\", \""
+    "title\": \"Solved\", \"type\": \"boolean\"}, \"step_count\": {\"defaul"
+    "t\": 0, \"description\": \"Number of steps taken in the current episod"
+    "e\", \"minimum\": 0, \"title\": \"Step Count\", \"type\": \"integer\"}"
+    ", \"trajectory_reward\": {\"anyOf\": [{\"type\": \"number\"}, {\"type"
+    "\": \"null\"}], \"default\": null, \"description\": \"The first-turn-a"
+    "nchored reward of the steps so far\", \"title\": \"Trajectory Reward\""
+    "}, \"turn\": {\"default\": 0, \"description\": \"Steps scored in the e"
+    "pisode\", \"minimum\": 0, \"title\": \"Turn\", \"type\": \"integer\"}}"
+    ", \"title\": \"KforgeState\", \"type\": \"object\"}}";
 
 /* Why an operation failed, in both of OpenEnv's forms: an HTTP status with
  * FastAPI's {"detail": [{"type", "loc", "msg"}]} (http_server.py:638-641),
@@ -168,6 +197,11 @@ struct srv_openenv {
 	struct kf_server *s;
 	char *episode; /* the open episode's id; NULL before a reset */
 	char *problem; /* its problem id */
+	/* From the episode's first answer, repeated in every observation as
+	 * kernrl's are (kernrl_environment.py:320-324). */
+	char *description, *reference, *system;
+	double best_speedup; /* KernelState.best_speedup */
+	bool solved;	     /* KernelState.solved */
 };
 
 struct srv_openenv *srv_openenv_open(struct kf_server *s)
@@ -190,8 +224,16 @@ static void oe_end(struct srv_openenv *o)
 	}
 	free(o->episode);
 	free(o->problem);
+	free(o->description);
+	free(o->reference);
+	free(o->system);
 	o->episode = NULL;
 	o->problem = NULL;
+	o->description = NULL;
+	o->reference = NULL;
+	o->system = NULL;
+	o->best_speedup = 0;
+	o->solved = false;
 }
 
 void srv_openenv_close(struct srv_openenv *o)
@@ -210,29 +252,124 @@ static void add_copy(cJSON *to, const char *key, const cJSON *from,
 			      v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
 }
 
+/* KernelObservation.gpu_info: the device kforge evaluates on. The host
+ * backend's is the CPU's model name (/proc/cpuinfo, as the host backend's
+ * device facts give it); another backend's, its name. */
+static char *gpu_info(const struct kf_server *s)
+{
+	const char *backend = s->o.eo.backend ? s->o.eo.backend : "host";
+	if (strcmp(backend, "host"))
+		return kf_xasprintf("%s device (kforge serve --backend %s)",
+				    backend, backend);
+	FILE *f = fopen("/proc/cpuinfo", "re");
+	char line[512], *model = NULL;
+	while (f && !model && fgets(line, sizeof(line), f)) {
+		char *colon = strchr(line, ':');
+		if (colon && (!strncmp(line, "model name", 10) ||
+			      !strncmp(line, "Processor", 9))) {
+			colon += 1 + (colon[1] == ' ');
+			colon[strcspn(colon, "\n")] = '\0';
+			model = kf_xasprintf("host CPU: %s", colon);
+		}
+	}
+	if (f)
+		fclose(f);
+	return model ? model : kf_xstrdup("host CPU: unknown model");
+}
+
+static void add_str_or_null(cJSON *to, const char *key, const char *v)
+{
+	if (v)
+		cJSON_AddStringToObject(to, key, v);
+	else
+		cJSON_AddNullToObject(to, key);
+}
+
 /*
  * OpenEnv's answer to a reset or a step, {"observation", "reward", "done"}
- * (ResetResponse, StepResponse: types.py:110-166; serialize_observation,
- * serialization.py:136-171, leaves reward, done and metadata out of the
- * observation), from an answer of POST /v1/episodes or of its step.
+ * (ResetResponse, StepResponse: types.py:110-166), from an answer of POST
+ * /v1/episodes or of its step. The observation has kernrl's
+ * KernelObservation fields (envs/kernrl/models.py:35-62); kforge's own
+ * facts go in its metadata, which kforge sends inside the observation:
+ * upstream's serialize_observation (serialization.py:154-160) leaves
+ * metadata out, kernrl's client reads it from there (client.py:121).
  */
-static cJSON *envelope(const cJSON *ans, bool step)
+static cJSON *envelope(struct srv_openenv *o, const cJSON *ans, bool step)
 {
+	const cJSON *item = step ? cJSON_GetObjectItem(ans, "item") : NULL;
 	cJSON *obs = cJSON_CreateObject();
-	add_copy(obs, "episode_id", ans, "episode_id");
 	add_copy(obs, "problem_id", ans, "problem_id");
-	const char *text = kf_json_str(ans, "observation");
-	cJSON_AddStringToObject(obs, "text", text ? text : "");
-	if (step)
-		cJSON_AddNullToObject(obs, "system");
-	else
-		add_copy(obs, "system", ans, "system");
+	cJSON_AddStringToObject(obs, "problem_description",
+				o->description ? o->description : "");
+	cJSON_AddStringToObject(obs, "reference_code",
+				o->reference ? o->reference : "");
+	char *gi = gpu_info(o->s);
+	cJSON_AddStringToObject(obs, "gpu_info", gi);
+	free(gi);
 	add_copy(obs, "turn", ans, "turn");
 	add_copy(obs, "max_turns", ans, "max_turns");
-	if (step)
-		add_copy(obs, "result", ans, "item");
-	else
-		cJSON_AddNullToObject(obs, "result");
+	const char *fb = step ? kf_json_str(ans, "observation") : NULL;
+	cJSON_AddStringToObject(obs, "feedback", fb ? fb : "");
+	if (!step) {
+		/* As kernrl's reset (kernrl_environment.py:255-266). */
+		cJSON_AddTrueToObject(obs, "compilation_success");
+		cJSON_AddNullToObject(obs, "compilation_error");
+		cJSON_AddNullToObject(obs, "correctness_pass");
+		cJSON_AddNullToObject(obs, "max_diff");
+		cJSON_AddNullToObject(obs, "speedup");
+	} else {
+		const char *status = kf_json_str(item, "status");
+		bool compiled =
+		    cJSON_IsTrue(cJSON_GetObjectItem(item, "compiled"));
+		cJSON_AddBoolToObject(obs, "compilation_success", compiled);
+		const char *reason = kf_json_str(item, "reason");
+		add_str_or_null(obs, "compilation_error",
+				compiled ? NULL
+					 : reason ? reason
+					 : status ? status
+						  : "not compiled");
+		/* Checked only once compiled, and not when the server
+		 * failed (infra_error: no verdict on the kernel). */
+		bool checked = compiled && status &&
+			       strcmp(status, "infra_error");
+		bool correct =
+		    cJSON_IsTrue(cJSON_GetObjectItem(item, "correct"));
+		if (checked)
+			cJSON_AddBoolToObject(obs, "correctness_pass", correct);
+		else
+			cJSON_AddNullToObject(obs, "correctness_pass");
+		const cJSON *md = cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(item, "metrics"), "max_abs_error");
+		if (checked && cJSON_IsNumber(md))
+			cJSON_AddNumberToObject(obs, "max_diff",
+						md->valuedouble);
+		else
+			cJSON_AddNullToObject(obs, "max_diff");
+		const cJSON *sp = cJSON_GetObjectItem(item, "speedup");
+		if (cJSON_IsNumber(sp)) {
+			cJSON_AddNumberToObject(obs, "speedup",
+						sp->valuedouble);
+			/* kernrl_environment.py:299-312 */
+			if (correct && sp->valuedouble > o->best_speedup)
+				o->best_speedup = sp->valuedouble;
+			if (correct && sp->valuedouble > 1.05)
+				o->solved = true;
+		} else {
+			cJSON_AddNullToObject(obs, "speedup");
+		}
+	}
+	cJSON *meta = cJSON_AddObjectToObject(obs, "metadata");
+	add_copy(meta, "episode_id", ans, "episode_id");
+	add_str_or_null(meta, "system", step ? NULL : o->system);
+	if (step) {
+		add_copy(meta, "status", item, "status");
+		add_copy(meta, "item", ans, "item");
+	} else {
+		cJSON_AddNullToObject(meta, "status");
+		cJSON_AddNullToObject(meta, "item");
+	}
+	cJSON_AddBoolToObject(meta, "solved", o->solved);
+	cJSON_AddNumberToObject(meta, "best_speedup", o->best_speedup);
 	cJSON *b = cJSON_CreateObject();
 	cJSON_AddItemToObject(b, "observation", obs);
 	const cJSON *r = cJSON_GetObjectItem(ans, "reward");
@@ -348,7 +485,13 @@ static cJSON *oe_reset(struct srv_openenv *o, const cJSON *kwargs,
 	oe_end(o);
 	o->episode = kf_xstrdup(kf_json_str(ans, "episode_id"));
 	o->problem = kf_xstrdup(pid);
-	cJSON *out = envelope(ans, false);
+	const char *s;
+	o->description = (s = kf_json_str(ans, "observation")) ? kf_xstrdup(s)
+							       : NULL;
+	o->reference = (s = kf_json_str(ans, "reference")) ? kf_xstrdup(s)
+							   : NULL;
+	o->system = (s = kf_json_str(ans, "system")) ? kf_xstrdup(s) : NULL;
+	cJSON *out = envelope(o, ans, false);
 	cJSON_Delete(ans);
 	return out;
 }
@@ -456,7 +599,7 @@ static cJSON *oe_step(struct srv_openenv *o, const cJSON *action,
 	cJSON_Delete(body);
 	if (rc)
 		return NULL;
-	cJSON *out = envelope(ans, true);
+	cJSON *out = envelope(o, ans, true);
 	cJSON_Delete(ans);
 	return out;
 }
@@ -469,6 +612,14 @@ static cJSON *oe_state(struct srv_openenv *o, struct oe_fail *f)
 	if (!o->episode) {
 		cJSON_AddNullToObject(st, "episode_id");
 		cJSON_AddNumberToObject(st, "step_count", 0);
+		cJSON_AddNullToObject(st, "problem_id");
+		cJSON_AddNumberToObject(st, "turn", 0);
+		cJSON_AddNumberToObject(st, "max_turns", o->s->o.max_turns);
+		cJSON_AddNumberToObject(st, "best_speedup", 0);
+		cJSON_AddFalseToObject(st, "solved");
+		cJSON_AddFalseToObject(st, "done");
+		cJSON_AddArrayToObject(st, "rewards");
+		cJSON_AddNullToObject(st, "trajectory_reward");
 		return st;
 	}
 	char *path = kf_xasprintf("/v1/episodes/%s", o->episode);
@@ -482,7 +633,10 @@ static cJSON *oe_state(struct srv_openenv *o, struct oe_fail *f)
 	add_copy(st, "episode_id", ans, "episode_id");
 	add_copy(st, "step_count", ans, "turn");
 	add_copy(st, "problem_id", ans, "problem_id");
+	add_copy(st, "turn", ans, "turn");
 	add_copy(st, "max_turns", ans, "max_turns");
+	cJSON_AddNumberToObject(st, "best_speedup", o->best_speedup);
+	cJSON_AddBoolToObject(st, "solved", o->solved);
 	add_copy(st, "done", ans, "done");
 	add_copy(st, "rewards", ans, "rewards");
 	add_copy(st, "trajectory_reward", ans, "trajectory_reward");
