@@ -1071,7 +1071,13 @@ class Runner:
         self.builds = watch_builds()
         err = None
         try:
-            import_file(req["candidate"], "kforge_candidate")
+            cand = import_file(req["candidate"], "kforge_candidate")
+            # Builds asked for in ModelNew's constructor are done too.
+            if req.get("task") and hasattr(cand, "ModelNew"):
+                task = import_file(req["task"], "kforge_task")
+                import torch
+                with torch.no_grad():
+                    cand.ModelNew(*list(task.get_init_inputs()))
         except BaseException as e:  # noqa: the import's own failure
             err = said(e)[:4096]
         return {"ev": "built", "builds": self.builds, "error": err}
@@ -2693,7 +2699,8 @@ def prebuild(task, candidate, backend):
         return 1
     rep = None
     try:
-        rep = side.ask({"op": "build", "candidate": files[1]})
+        rep = side.ask({"op": "build", "task": files[0],
+                        "candidate": files[1]})
     except (RunnerDied, RunnerBroke) as e:
         rep = {"ev": "error", "message": str(e)}
     finally:

@@ -930,12 +930,31 @@ static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
 	    "    def forward(self, x):\n"
 	    "        return ext.f(x).clamp(min=0)\n";
 	CHECK(kf_file_write_atomic(badflag, bad, strlen(bad), NULL) == 0);
+	/* The same in ModelNew's constructor, caught: a fallback. */
+	char *ctor = kf_path_join(kf_test_tmpdir(), "bad_flag_ctor.py");
+	const char *bad_ctor =
+	    "import torch\n"
+	    "from torch.utils.cpp_extension import load_inline\n"
+	    "class ModelNew(torch.nn.Module):\n"
+	    "    def __init__(self):\n"
+	    "        super().__init__()\n"
+	    "        try:\n"
+	    "            self.ext = load_inline(name='kforge_test_bad_ctor', "
+	    "cpp_sources='torch::Tensor f(torch::Tensor x) { return x; }', "
+	    "functions=['f'], extra_cflags=['-fno-such-option-in-ctor'])\n"
+	    "        except RuntimeError:\n"
+	    "            self.ext = None\n"
+	    "    def forward(self, x):\n"
+	    "        return x.clamp(min=0)\n";
+	CHECK(kf_file_write_atomic(ctor, bad_ctor, strlen(bad_ctor), NULL) ==
+	      0);
 	char *text = kf_xasprintf(
 	    KB "level1/1_ReLU.py " KB "candidates/1_ReLU/correct.py\n"
 	    KB "level1/1_ReLU.py " KB "candidates/1_ReLU/wrong.py\n"
 	    KB "level1/3_Sum_reduction.py " KB
 	    "candidates/3_Sum_reduction/correct.py\n"
-	    KB "level1/1_ReLU.py %s\n", badflag);
+	    KB "level1/1_ReLU.py %s\n" KB "level1/1_ReLU.py %s\n", badflag,
+	    ctor);
 	CHECK(kf_file_write_atomic(batch, text, strlen(text), NULL) == 0);
 	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
 	char *argv[] = {exe,	    "eval",	"--batch", batch,
@@ -946,10 +965,11 @@ static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
 	int status = 0;
 	CHECK(kf_proc_run(argv, 600000, 1 << 22, &sb, &status, NULL) == 0);
 	cJSON *all = cJSON_Parse(kf_strbuf_str(&sb));
-	CHECK_MSG(cJSON_IsArray(all) && cJSON_GetArraySize(all) == 4, "%s",
+	CHECK_MSG(cJSON_IsArray(all) && cJSON_GetArraySize(all) == 5, "%s",
 		  kf_strbuf_str(&sb));
-	const char *want[] = {"ok", "wrong_answer", "ok", "compile_error"};
-	for (int i = 0; i < 4 && all; i++) {
+	const char *want[] = {"ok", "wrong_answer", "ok", "compile_error",
+			      "ok"};
+	for (int i = 0; i < 5 && all; i++) {
 		const cJSON *r = cJSON_GetArrayItem(all, i);
 		CHECK_MSG(r && kf_json_str(r, "status") &&
 			      !strcmp(kf_json_str(r, "status"), want[i]),
@@ -968,10 +988,22 @@ static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
 	CHECK_MSG(last_text && strstr(last_text, "fno-such-option-anywhere"),
 		  "%s", last_text ? last_text : "(none)");
 	free(last_text);
+	/* The constructor's failed build was met by the prebuild: the
+	 * evaluation found it remembered and did not build again. */
+	const cJSON *b0 = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(cJSON_GetArrayItem(all, 4), "compile"),
+		    "candidate"),
+		"builds"),
+	    0);
+	CHECK_MSG(b0 && cJSON_IsTrue(cJSON_GetObjectItem(b0, "cached")),
+		  "%s", kf_strbuf_str(&sb));
 	cJSON_Delete(all);
 	kf_strbuf_release(&sb);
 	free(text);
 	free(badflag);
+	free(ctor);
 	free(exe);
 	free(batch);
 }
