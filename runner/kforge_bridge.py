@@ -397,11 +397,145 @@ def watch_builds():
                 raise
             builds.append({"name": str(name), "ok": True,
                            "seconds": time.perf_counter() - t0})
+            CUSTOM.built(fn, r, a, k)
             return r
         return watched
     ce.load_inline = wrap(ce.load_inline)
     ce.load = wrap(ce.load)
     return builds
+
+
+class CustomCode:
+    """The candidate's own native code, for --require-custom-kernel's look
+    at what its forward calls (raw for the judge: judge.c,
+    kf_judge_custom_calls): the functions of the extensions it built
+    (load_inline, load), the operators their sources register
+    (TORCH_LIBRARY), ctypes functions of libraries it loaded by path
+    outside the system's and Python's directories, and Triton kernels it
+    launches. Counted in one untimed call (probe), not in timed ones."""
+
+    def __init__(self):
+        self.ext = {}      # id(function) -> extension name
+        self.keep = []     # the functions, so that their ids stay theirs
+        self.ns = set()    # operator namespaces the builds' sources define
+        self.libs = []     # ctypes libraries loaded by path
+
+    def built(self, fn, mod, a, k):
+        import inspect
+        import re
+        try:
+            ba = inspect.signature(fn).bind(*a, **k)
+            args = ba.arguments
+        except (TypeError, ValueError):
+            args = {}
+        name = str(args.get("name", "?"))
+        if mod is not None:
+            for attr in dir(mod):
+                obj = getattr(mod, attr, None)
+                if callable(obj) and not isinstance(obj, type) and \
+                        not attr.startswith("__"):
+                    self.ext[id(obj)] = name
+                    self.keep.append(obj)
+        texts = []
+        for key in ("cpp_sources", "cuda_sources", "sycl_sources"):
+            v = args.get(key)
+            texts.extend([v] if isinstance(v, str) else list(v or []))
+        src = args.get("sources")
+        for path in ([src] if isinstance(src, str) else list(src or [])):
+            try:
+                with open(path, errors="replace") as f:
+                    texts.append(f.read())
+            except (OSError, TypeError):
+                pass
+        for t in texts:
+            if isinstance(t, str):
+                self.ns.update(re.findall(
+                    r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", t))
+
+    def watch_ctypes(self):
+        """Records the libraries the candidate loads through ctypes by a
+        path that is not the system's, Python's or torch's."""
+        cdll = ctypes.CDLL
+        init = cdll.__init__
+        mine = self
+
+        def watched(lib, name, *a, **k):
+            init(lib, name, *a, **k)
+            if isinstance(name, (str, bytes, os.PathLike)):
+                path = os.fsdecode(name)
+                if "/" in path and not system_path(path):
+                    mine.libs.append(lib)
+        cdll.__init__ = watched
+
+    def probe(self, fn, *ins):
+        """fn(*ins) with its calls into the candidate's code counted."""
+        counts = {"extension": 0, "operator": 0, "ctypes": 0, "triton": 0}
+        names = set()
+        ext, ns = self.ext, self.ns
+        jit = os.path.join("triton", "runtime", "jit.py")
+        ops = set()
+        try:
+            import torch._ops as to
+            for cls in ("OpOverloadPacket", "OpOverload"):
+                c = getattr(to, cls, None)
+                f = getattr(c, "__call__", None) if c else None
+                if getattr(f, "__code__", None) is not None:
+                    ops.add(f.__code__)
+        except ImportError:
+            pass
+
+        def prof(frame, event, arg):
+            if event == "c_call":
+                n = ext.get(id(arg))
+                if n is not None:
+                    counts["extension"] += 1
+                    names.add(n)
+            elif event == "call":
+                co = frame.f_code
+                if co in ops:
+                    op = frame.f_locals.get("self")
+                    q = getattr(op, "_qualified_op_name", None) or \
+                        getattr(op, "_name", "")
+                    if str(q).split("::")[0] in ns:
+                        counts["operator"] += 1
+                        names.add(str(q))
+                elif co.co_name == "run" and co.co_filename.endswith(jit):
+                    counts["triton"] += 1
+                    names.add("triton")
+
+        def counted(f, *a, **k):
+            counts["ctypes"] += 1
+            return ctypes._CFuncPtr.__call__(f, *a, **k)
+        libs = list(self.libs)
+        for lib in libs:
+            lib._FuncPtr.__call__ = counted
+        sys.setprofile(prof)
+        try:
+            r = fn(*ins)
+        finally:
+            sys.setprofile(None)
+            for lib in libs:
+                try:
+                    del lib._FuncPtr.__call__
+                except AttributeError:
+                    pass
+        return r, dict(counts, names=sorted(names))
+
+
+def system_path(path):
+    """A library file of the system, of Python or of its packages (torch's
+    included): not the candidate's own code."""
+    real = os.path.realpath(path)
+    roots = {"/usr/", "/lib/", "/lib64/", "/lib32/"}
+    for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
+        roots.add(os.path.join(os.path.realpath(p), ""))
+    for p in sys.path:
+        if p and ("site-packages" in p or "dist-packages" in p):
+            roots.add(os.path.join(os.path.realpath(p), ""))
+    return any(real.startswith(r) for r in roots)
+
+
+CUSTOM = CustomCode()
 
 
 FAILED_CALLS = "kforge-failed-calls"
@@ -737,6 +871,25 @@ class KernelModel:
         return outs
 
 
+def entry_of(torch, model, who):
+    """What each call of a side calls: the model's forward, bound once at
+    load, on both sides alike. nn.Module.__call__ (hook dispatch, a few
+    microseconds of Python a call) is not run on either side: a ModelNew
+    that skipped it (a plain class, or __call__ replaced) while the
+    reference paid it was 1.16-1.27x faster on 1_ReLU doing the
+    reference's own torch.relu. Hooks are therefore not run; neither is
+    __call__ of ModelNew's own class."""
+    f = getattr(model, "forward", None)
+    unimpl = getattr(torch.nn.Module, "forward", None)
+    if f is None or not callable(f) or \
+            getattr(f, "__func__", None) is unimpl:
+        raise AttributeError(
+            "%s defines no forward: kforge calls forward(*inputs) on both "
+            "sides, as KernelBench's nn.Module does through __call__ (a "
+            "__call__ of its own is not called)" % who)
+    return f
+
+
 class GraphModel:
     """The cudagraph baseline: the model's forward captured once in a CUDA
     graph on static input buffers, replayed on each call after the inputs
@@ -954,6 +1107,7 @@ class Runner:
         self.model = None
         self.module = None  # the nn.Module whose state the judge sets
         self.kernel = False
+        self.entry = None  # what a call calls: entry_of(model)
 
     def global_state(self):
         """The process-wide flags a candidate could flip to gain speed, as
@@ -1027,6 +1181,7 @@ class Runner:
         state0 = self.global_state()
         if role == "ref":
             self.model = self.module = ref
+            self.entry = entry_of(torch, ref, "the task's Model")
             meta = []
             for j, y in enumerate(outs):
                 if y.dtype not in tt.names:
@@ -1094,6 +1249,7 @@ class Runner:
             except (OSError, AttributeError, KernelError) as e:
                 return {"ev": "load_error", "what": "candidate",
                         "message": said(e)}
+            self.entry = self.model
             return None
         if req.get("baseline"):
             return self.load_baseline(req["baseline"], init)
@@ -1105,6 +1261,7 @@ class Runner:
                 self.builds = watch_builds()
         except (OSError, ImportError):
             pass
+        CUSTOM.watch_ctypes()
         try:
             cand = import_file(req["candidate"], "kforge_candidate")
             if not hasattr(cand, "ModelNew"):
@@ -1121,6 +1278,11 @@ class Runner:
             return {"ev": "load_error",
                     "what": "compile" if build else "candidate",
                     "message": said(e), "builds": self.builds}
+        try:
+            self.entry = entry_of(torch, self.model, "ModelNew")
+        except AttributeError as e:
+            return {"ev": "load_error", "what": "candidate",
+                    "message": str(e), "builds": self.builds}
         return None
 
     def load_baseline(self, name, init):
@@ -1152,6 +1314,9 @@ class Runner:
             else:
                 model = ref
             self.warm = model
+            # eager is the task's Model, called as the reference is.
+            self.entry = entry_of(torch, ref, "the task's Model") \
+                if model is ref else model
         except Exception as e:
             traceback.print_exc()
             return {"ev": "load_error", "what": "baseline",
@@ -1264,7 +1429,7 @@ class Runner:
             w0 = time.perf_counter_ns()
             start.record()
             with torch.no_grad():
-                r = self.model(*ins)
+                r = self.entry(*ins)
             if not kb:
                 torch.cuda.synchronize()
             end.record()
@@ -1274,7 +1439,7 @@ class Runner:
         w0 = time.perf_counter_ns()
         c0 = time.thread_time_ns()
         with torch.no_grad():
-            r = self.model(*ins)
+            r = self.entry(*ins)
         c1 = time.thread_time_ns()
         return r, c1 - c0, time.perf_counter_ns() - w0
 
@@ -1287,7 +1452,7 @@ class Runner:
         torch = self.tt.torch
         t0 = time.perf_counter_ns()
         with torch.no_grad():
-            r = self.model(*ins)
+            r = self.entry(*ins)
         outs, bad = plain_outputs(torch, r, self.tt.dev)
         if bad:
             ns = time.perf_counter_ns() - t0
@@ -1335,10 +1500,24 @@ class Runner:
             if req.get("flush"):
                 tt.flush(wait=kb or not tt.cuda)
             watch = None
-            if req.get("watch") and tt.cuda:
-                r, ns, wall, watch = self.watched(ins)
-            else:
-                r, ns, wall = self.timed(ins, kb)
+            entry, custom = self.entry, None
+            if req.get("probe"):
+                # An untimed call with the candidate's own code counted
+                # (CustomCode.probe).
+                def probed(*a):
+                    nonlocal custom
+                    r, custom = CUSTOM.probe(entry, *a)
+                    return r
+                self.entry = probed
+            try:
+                if req.get("watch") and tt.cuda:
+                    r, ns, wall, watch = self.watched(ins)
+                else:
+                    r, ns, wall = self.timed(ins, kb)
+            finally:
+                self.entry = entry
+            if custom is not None:
+                rep["custom"] = custom
             outs, bad = plain_outputs(torch, r, tt.dev)
         except Exception as e:
             traceback.print_exc()
@@ -2319,10 +2498,13 @@ class Judge:
         self.cand.put(base)
         rep = {"ev": "trial", "index": index, "input_seed": str(seed),
                "in_scale": self.in_scale(base)}
+        probe = bool(req.get("probe_custom"))
         if kb:
             # KernelBench runs the reference first.
             r = self.ref.call(kb=True)
-            c = self.cand.call(kb=True, inputs_after=True)
+            c = self.cand.call(kb=True, inputs_after=True, probe=probe)
+            if probe:
+                rep["custom_calls"] = c.get("custom")
         else:
             c = self.cand.call(watch=True, inputs_after=True)
             r = self.ref.call()
@@ -2379,11 +2561,14 @@ class Judge:
             for o in outs:
                 o["checksum_2"] = o["checksum_1"]
             return rep
-        # The second call, on the same inputs.
+        # The second call, on the same inputs (with the candidate's own
+        # code counted, when the judge asks).
         self.cand.put(base)
-        c2 = self.cand.call()
+        c2 = self.cand.call(probe=probe)
         if self.fault(c2):
             return None
+        if probe:
+            rep["custom_calls"] = c2.get("custom")
         rep["cand_rc_2"] = 1 if c2.get("error") else 0
         if c2.get("error"):
             rep["cand_error"] = c2["error"]

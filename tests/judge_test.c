@@ -614,8 +614,10 @@ static struct verdict facts_verdict(const char *json)
 
 /* The bridge reports raw facts; each check decides here, with an honest
  * set of facts that passes every one. */
-/* --require-custom-kernel: no build, or a failed one, is rejected; a
- * build that succeeded passes; without the option nothing is judged. */
+/* --require-custom-kernel: a failed build is rejected; a build that
+ * succeeded passes, and so does no build at this point (a ctypes or
+ * Triton kernel builds none: what forward calls decides); without the
+ * option nothing is judged. */
 static void test_judge_custom_kernel_required(void)
 {
 	cJSON *none = cJSON_Parse("[]");
@@ -629,9 +631,7 @@ static void test_judge_custom_kernel_required(void)
 	kf_judge_custom_kernel(good, true, &v);
 	CHECK(v.status == KF_STATUS_OK);
 	kf_judge_custom_kernel(none, true, &v);
-	CHECK(v.status == KF_STATUS_REJECTED);
-	CHECK_STR(v.check, "no_custom_kernel");
-	CHECK_CONTAINS(v.reason, "built no extension");
+	CHECK(v.status == KF_STATUS_OK);
 	v = (struct verdict){0};
 	kf_judge_custom_kernel(bad, true, &v);
 	CHECK_STR(v.check, "no_custom_kernel");
@@ -642,6 +642,36 @@ static void test_judge_custom_kernel_required(void)
 	cJSON_Delete(none);
 	cJSON_Delete(good);
 	cJSON_Delete(bad);
+}
+
+/* What forward called of the candidate's own code: any call of any kind
+ * passes; none is rejected no_custom_kernel, naming the trial; no count
+ * at all (the bridge did not probe) is the engine's error, never ok. */
+static void test_judge_custom_calls(void)
+{
+	const char *kinds[] = {"extension", "operator", "ctypes", "triton"};
+	for (int i = 0; i < 4; i++) {
+		char *j = kf_xasprintf("{\"%s\": 1, \"names\": [\"x\"]}",
+				       kinds[i]);
+		cJSON *c = cJSON_Parse(j);
+		struct verdict v = {0};
+		kf_judge_custom_calls(c, "trial 0", &v);
+		CHECK_MSG(v.status == KF_STATUS_OK, "%s", kinds[i]);
+		cJSON_Delete(c);
+		free(j);
+	}
+	cJSON *zero = cJSON_Parse("{\"extension\": 0, \"operator\": 0, "
+				  "\"ctypes\": 0, \"triton\": 0}");
+	struct verdict v = {0};
+	kf_judge_custom_calls(zero, "trial 0", &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "no_custom_kernel");
+	CHECK_CONTAINS(v.reason, "in trial 0, forward called none of the "
+				 "candidate's own code");
+	v = (struct verdict){0};
+	kf_judge_custom_calls(NULL, "trial 0", &v);
+	CHECK(v.status == KF_STATUS_INFRA_ERROR);
+	cJSON_Delete(zero);
 }
 
 /* A SIGXCPU with less CPU time behind it than the limit was sent by
@@ -873,5 +903,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_imports_list_the_first_dynamic_symbol),
     KF_TEST(test_judge_sigxcpu_below_the_limit_is_a_crash),
     KF_TEST(test_judge_custom_kernel_required),
+    KF_TEST(test_judge_custom_calls),
     KF_TESTS_END,
 };

@@ -636,7 +636,7 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 		 "--require-custom-kernel", NULL);
 	expect(&o, "rejected", "no_custom_kernel");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "the candidate built no extension");
+		       "forward called none of the candidate's own code");
 	release(&o);
 	if (saved)
 		setenv("KFORGE_CACHE", saved, 1);
@@ -644,6 +644,59 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 		unsetenv("KFORGE_CACHE");
 	free(saved);
 	free(cache);
+}
+
+/* --require-custom-kernel reads what forward calls, not what was built: an
+ * extension built and never called fails (it was ok: the check read the
+ * builds), a C kernel called through ctypes passes (it was rejected: it
+ * builds no extension), and an extension called passes. */
+static void test_kernelbench_require_custom_kernel_reads_the_calls(void)
+{
+	kf_test_need_torch();
+	if (!kf_is_executable("/usr/bin/g++") ||
+	    !kf_is_executable("/usr/bin/ninja"))
+		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	struct outcome o = eval(RELU, CAND "1_ReLU/cpp_unused.py",
+				"--no-timing", "--require-custom-kernel", NULL);
+	expect(&o, "rejected", "no_custom_kernel");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "in trial 0 (seed ");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "forward called none of the candidate's own code");
+	release(&o);
+	const char *good[] = {"1_ReLU/cpp_inline.py", "1_ReLU/ctypes_c.py"};
+	for (int i = 0; i < 2; i++) {
+		char *c = kf_xasprintf("%s%s", CAND, good[i]);
+		o = eval(RELU, c, "--no-timing", "--require-custom-kernel",
+			 NULL);
+		CHECK_MSG(o.json && !strcmp(str_at(o.json, "status", NULL),
+					    "ok"),
+			  "%s: %s", good[i], o.out);
+		release(&o);
+		free(c);
+	}
+}
+
+/* Both sides' calls are forward(*inputs): a ModelNew whose class replaces
+ * __call__ (with one that answers zeros) is judged by its forward, and a
+ * plain class with a __call__ and no forward does not load, with a message
+ * that says why. Skipping nn.Module's dispatch on one side only gave
+ * 1.16-1.27x on 1_ReLU for the reference's own torch.relu. */
+static void test_kernelbench_forward_is_called_on_both_sides(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/call_replaced.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/no_forward.py", "--no-timing", NULL,
+		 NULL);
+	CHECK_MSG(o.json, "%s", o.out);
+	CHECK(strcmp(str_at(o.json, "status", NULL), "ok"));
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "ModelNew defines no forward: kforge calls "
+		       "forward(*inputs) on both sides");
+	release(&o);
 }
 
 /* An A/A pair with a large output: the same module on both sides is ok.
@@ -1266,6 +1319,8 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_large_output_aa_is_ok),
+    KF_TEST(test_kernelbench_require_custom_kernel_reads_the_calls),
+    KF_TEST(test_kernelbench_forward_is_called_on_both_sides),
     KF_TEST(test_kernelbench_bench_jsonl_metrics),
     KF_TEST(test_kernelbench_bench_shows_intervals_and_both_protocols),
     KF_TEST(test_kernelbench_bench_unknown_baseline_names_the_valid),

@@ -239,6 +239,12 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		cJSON_AddNumberToObject(req, "near_zero", KF_BRIDGE_NEAR_ZERO);
 		cJSON *d = cJSON_AddArrayToObject(req, "dists");
 		cJSON_AddItemToArray(d, cJSON_CreateNumber(dist));
+		/* --require-custom-kernel: the first trial's untimed call
+		 * counts what forward calls of the candidate's own code. */
+		bool probe = k == 0 && s->core.o->require_custom_kernel &&
+			     !s->kernel && !s->core.o->baseline;
+		if (probe)
+			cJSON_AddBoolToObject(req, "probe_custom", true);
 		char *label = kf_judge_trial_label(t, p);
 		cJSON *rep = kf_session_exchange(
 		    &s->core, req, 3 * s->core.call_ms + 30000, label);
@@ -257,6 +263,9 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
 		}
 		struct verdict v = {0};
 		kf_judge_bridge_trial(t, p, rep, s->kb_checks, label, &v);
+		if (probe && v.status == KF_STATUS_OK)
+			kf_judge_custom_calls(
+			    cJSON_GetObjectItem(rep, "custom_calls"), label, &v);
 		free(label);
 		cJSON *tj = trial_json(t, p, rep);
 		cJSON_AddItemToArray(frames, rep);

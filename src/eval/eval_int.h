@@ -123,10 +123,17 @@ void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v);
 /* Under --require-custom-kernel (required): a candidate's builds (the
- * bridge's "builds": {"name", "ok", "error"} each) with none, or with one
- * that failed, is rejected no_custom_kernel. */
+ * bridge's "builds": {"name", "ok", "error"} each) with one that failed
+ * (it loaded without it: a silent fallback) is rejected no_custom_kernel.
+ * A candidate with no build is judged by what its forward calls
+ * (kf_judge_custom_calls): a ctypes or Triton kernel builds nothing. */
 void kf_judge_custom_kernel(const cJSON *builds, bool required,
 			    struct verdict *v);
+/* --require-custom-kernel's look at the first trial's call
+ * (kforge_bridge.py, CustomCode.probe): a candidate whose forward called
+ * none of its own code is rejected no_custom_kernel. */
+void kf_judge_custom_calls(const cJSON *calls, const char *label,
+			   struct verdict *v);
 void kf_judge_load(const char *what, const char *cand_label,
 		   const char *baseline, const char *msg, struct verdict *v);
 

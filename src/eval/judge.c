@@ -1393,10 +1393,8 @@ void kf_judge_custom_kernel(const cJSON *builds, bool required,
 	if (!required)
 		return;
 	const cJSON *b;
-	int n = 0;
 	cJSON_ArrayForEach(b, builds)
 	{
-		n++;
 		if (cJSON_IsTrue(cJSON_GetObjectItem(b, "ok")))
 			continue;
 		const char *name = kf_json_str(b, "name");
@@ -1408,11 +1406,30 @@ void kf_judge_custom_kernel(const cJSON *builds, bool required,
 		    name ? name : "?", err ? err : "no message");
 		return;
 	}
-	if (!n)
-		set(v, KF_STATUS_REJECTED, "no_custom_kernel",
-		    "--require-custom-kernel: the candidate built no extension "
-		    "(load_inline or load of torch.utils.cpp_extension): its "
-		    "ModelNew runs PyTorch alone");
+}
+
+void kf_judge_custom_calls(const cJSON *calls, const char *label,
+			   struct verdict *v)
+{
+	if (!cJSON_IsObject(calls)) {
+		set(v, KF_STATUS_INFRA_ERROR, "protocol",
+		    "%s: the bridge did not count the candidate's calls into "
+		    "its own code (--require-custom-kernel)", label);
+		return;
+	}
+	double n = kf_json_num(calls, "extension", 0) +
+		   kf_json_num(calls, "operator", 0) +
+		   kf_json_num(calls, "ctypes", 0) +
+		   kf_json_num(calls, "triton", 0);
+	if (n > 0)
+		return;
+	set(v, KF_STATUS_REJECTED, "no_custom_kernel",
+	    "--require-custom-kernel: in %s, forward called none of the "
+	    "candidate's own code (a function of an extension it built with "
+	    "load_inline or load, an operator its sources register, a "
+	    "ctypes function of a library it loaded, a Triton kernel): its "
+	    "ModelNew ran PyTorch alone",
+	    label);
 }
 
 void kf_judge_child_end(const struct kf_child *c, int status, int rc,
