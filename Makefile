@@ -13,6 +13,10 @@ CFLAGS = -std=c11 -D_GNU_SOURCE $(OPT) -g -Wall -Wextra -Werror -Wshadow \
 # runner's clock through it.
 LDFLAGS = $(SAN) -Wl,-rpath,'$$ORIGIN/lib' -Wl,-z,relro,-z,now
 LDLIBS = -lsqlite3 -lcurl -lcjson -lm -ldl -lpthread
+# OpenEnv's WebSocket (src/server/websocket.c): libwslay frames the
+# messages, nettle hashes the handshake's key. Only the binaries that serve
+# or test it link them (kforge and the worker reach no code of that file).
+WS_LIBS = -lwslay -lnettle
 
 SRC := $(sort $(wildcard src/*/*.c))
 OBJ := $(SRC:%.c=$(BUILD)/%.o)
@@ -30,7 +34,8 @@ endif
 # python3-torch (CPU) runs the tests of KernelBench-format tasks
 # (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make python3-venv libcjson-dev libdlpack-dev libcurl4-openssl-dev \
-	   libsqlite3-dev libmicrohttpd-dev python3-torch bubblewrap rsync
+	   libsqlite3-dev libmicrohttpd-dev libwslay-dev nettle-dev python3-torch \
+	   bubblewrap rsync
 
 # The runners of KernelBench-format tasks run under bubblewrap; the build
 # ships Debian's copy beside kforge for machines without it (its libraries,
@@ -50,8 +55,8 @@ endif
 
 .PHONY: all test check deps clean format test-gpu
 all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
-	$(BUILD)/include/dlpack/dlpack.h $(BUILD)/runner/kforge_bridge.py \
-	$(SHIP_BWRAP)
+	$(BUILD)/lib/libwslay.so.1 $(BUILD)/include/dlpack/dlpack.h \
+	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -75,10 +80,10 @@ $(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
 # The reward service's HTTP server (`kforge serve` runs it): the only
 # binary linked with libmicrohttpd, which the GPU machine lacks.
 $(BUILD)/kforge-serve: $(BUILD)/tools/kforge-serve.o $(BUILD)/libkforge.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(WS_LIBS) $(LDLIBS)
 
 $(BUILD)/kforge-tests: $(TEST_OBJ) $(BUILD)/libkforge.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(WS_LIBS) $(LDLIBS)
 
 # The GPU machine lacks cJSON: ship Debian's copy beside the binaries.
 $(BUILD)/lib/libcjson.so.1:
@@ -92,6 +97,15 @@ $(BUILD)/lib/libsqlite3.so.0:
 	@mkdir -p $(dir $@)
 	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
 		[ -e $$d/libsqlite3.so.0 ] && echo $$d/libsqlite3.so.0 && break; \
+		done) $@
+
+# Nor libwslay (kforge-serve's and the tests' WebSocket frames). nettle,
+# the other one they add, is not shipped: libcurl's librtmp needs it, so
+# every machine that runs kforge has it.
+$(BUILD)/lib/libwslay.so.1:
+	@mkdir -p $(dir $@)
+	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
+		[ -e $$d/libwslay.so.1 ] && echo $$d/libwslay.so.1 && break; \
 		done) $@
 
 # The GPU machine lacks DLPack's header too: candidates compiled there

@@ -6,6 +6,7 @@
  * where openenv-core is installed ($KFORGE_OPENENV_PYTHON, else python3).
  */
 #include <arpa/inet.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -331,31 +332,49 @@ static int ws_open(int port)
 	return fd;
 }
 
-static void ws_send(int fd, int op, const char *data, size_t n)
+/* A frame whose header says total bytes, and n of them (n <= total): FIN
+ * and the opcode in b0's bits, masked as a client's must be unless told
+ * otherwise. */
+static void ws_frame_part(int fd, int b0, bool masked, size_t total,
+			  const char *data, size_t n)
 {
 	unsigned char h[14];
 	size_t k = 0;
-	h[k++] = (unsigned char)(0x80 | op);
-	if (n < 126) {
-		h[k++] = (unsigned char)(0x80 | n);
-	} else if (n <= 0xffff) {
-		h[k++] = 0x80 | 126;
-		h[k++] = (unsigned char)(n >> 8);
-		h[k++] = (unsigned char)n;
+	unsigned char m = masked ? 0x80 : 0;
+	h[k++] = (unsigned char)b0;
+	if (total < 126) {
+		h[k++] = (unsigned char)(m | total);
+	} else if (total <= 0xffff) {
+		h[k++] = m | 126;
+		h[k++] = (unsigned char)(total >> 8);
+		h[k++] = (unsigned char)total;
 	} else {
-		h[k++] = 0x80 | 127;
+		h[k++] = m | 127;
 		for (int i = 7; i >= 0; i--)
-			h[k++] = (unsigned char)((uint64_t)n >> (8 * i));
+			h[k++] = (unsigned char)((uint64_t)total >> (8 * i));
 	}
 	unsigned char mask[4] = {0x37, 0xfa, 0x21, 0x3d};
-	memcpy(h + k, mask, 4);
-	k += 4;
+	if (masked) {
+		memcpy(h + k, mask, 4);
+		k += 4;
+	}
 	put(fd, h, k);
 	char *p = kf_xmalloc(n + 1);
 	for (size_t i = 0; i < n; i++)
-		p[i] = (char)(data[i] ^ mask[i % 4]);
+		p[i] = (char)(masked ? data[i] ^ mask[i % 4] : data[i]);
 	put(fd, p, n);
 	free(p);
+}
+
+static void ws_frame(int fd, int b0, bool masked, const char *data, size_t n)
+{
+	ws_frame_part(fd, b0, masked, n, data, n);
+}
+
+/* A whole message in one frame. */
+static void ws_send(int fd, int op, const char *data, size_t n)
+{
+	ws_frame(fd, 0x80 | op, true, data, n);
 }
 
 static void get_all(int fd, void *p, size_t n)
@@ -577,6 +596,136 @@ static void test_server_openenv_websocket(void)
 	kf_test_serve_stop(&s);
 }
 
+/* The close frame due next: its code, and its reason in why. */
+static int ws_closed(int fd, char *why, size_t cap)
+{
+	char *p;
+	size_t n;
+	int op = ws_recv(fd, &p, &n);
+	CHECK_MSG(op == 8, "opcode %d where a close frame is due", op);
+	CHECK_MSG(n >= 2, "a close frame of %zu bytes, with no code", n);
+	int code = (unsigned char)p[0] << 8 | (unsigned char)p[1];
+	snprintf(why, cap, "%.*s", (int)(n - 2), p + 2);
+	free(p);
+	return code;
+}
+
+/* Nothing follows the close frame: the server has ended the connection
+ * (a reset where bytes of ours were left unread). */
+static void ws_gone(int fd)
+{
+	char c;
+	ssize_t r = recv(fd, &c, 1, 0);
+	CHECK_MSG(r == 0 || (r < 0 && errno == ECONNRESET),
+		  "recv gave %zd after the close frame", r);
+	close(fd);
+}
+
+/* Framing as a client sees it on the wire: fragments, control frames,
+ * and the connections the server fails, each with its close code. */
+static void test_server_openenv_ws_frames(void)
+{
+	struct kf_test_serve s;
+	const char *const extra[] = {"--openenv-problem", "scale", "--max-body",
+				     "1024", NULL};
+	kf_test_serve_start(&s, false, extra);
+	char why[128], *p;
+	size_t n;
+
+	/* A text message in three fragments, a ping between them: the pong
+	 * at once with the ping's payload, then the message's answer. */
+	int fd = ws_open(s.port);
+	ws_frame(fd, 0x01, true, "{\"type\"", 7);
+	ws_frame(fd, 0x89, true, "between", 7);
+	ws_frame(fd, 0x00, true, ": \"sta", 6);
+	ws_frame(fd, 0x80, true, "te\"}", 4);
+	CHECK(ws_recv(fd, &p, &n) == 10);
+	CHECK(n == 7 && !memcmp(p, "between", 7));
+	free(p);
+	CHECK(ws_recv(fd, &p, &n) == 1);
+	cJSON *j = cJSON_Parse(p);
+	CHECK_MSG(j, "not JSON: %.300s", p);
+	free(p);
+	CHECK_STR(kf_json_str(j, "type"), "state");
+	cJSON_Delete(j);
+
+	/* A ping of the most a control frame holds, every byte value in it:
+	 * the pong carries the same 125 bytes. */
+	char ping[125];
+	for (int i = 0; i < 125; i++)
+		ping[i] = (char)(i * 2);
+	ws_send(fd, 9, ping, sizeof(ping));
+	CHECK(ws_recv(fd, &p, &n) == 10);
+	CHECK(n == sizeof(ping) && !memcmp(p, ping, sizeof(ping)));
+	free(p);
+
+	/* A message of exactly the body cap is answered. */
+	char big[1025];
+	memset(big, ' ', 1024);
+	memcpy(big, "{\"type\": \"state\"}", 17);
+	big[1024] = 0;
+	j = ws_ask(fd, big);
+	CHECK_STR(kf_json_str(j, "type"), "state");
+	cJSON_Delete(j);
+
+	/* The client's close frame is answered with one of its code, and the
+	 * connection ends. */
+	ws_send(fd, 8, "\003\350bye", 5); /* 1000, "bye" */
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1000);
+	ws_gone(fd);
+
+	/* A client's frame must be masked (RFC 6455 section 5.1): 1002. */
+	fd = ws_open(s.port);
+	ws_frame(fd, 0x81, false, "{}", 2);
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1002);
+	ws_gone(fd);
+
+	/* A continuation of no message: 1002. */
+	fd = ws_open(s.port);
+	ws_frame(fd, 0x80, true, "{}", 2);
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1002);
+	ws_gone(fd);
+
+	/* A control frame over 125 bytes cannot be parsed: a close frame
+	 * with no code. */
+	fd = ws_open(s.port);
+	memset(big, 'x', 126);
+	ws_send(fd, 9, big, 126);
+	CHECK(ws_recv(fd, &p, &n) == 8);
+	CHECK_MSG(n == 0, "a close frame of %zu bytes", n);
+	free(p);
+	ws_gone(fd);
+
+	/* A binary message: 1003, OpenEnv's messages are text. */
+	fd = ws_open(s.port);
+	ws_frame(fd, 0x82, true, "{}", 2);
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1003);
+	CHECK_CONTAINS(why, "text");
+	ws_gone(fd);
+
+	/* Over the cap in one frame: 1009 with the cap in its reason, given
+	 * once the frame begins (100 of its 2000 bytes sent). */
+	fd = ws_open(s.port);
+	memset(big, ' ', 1024);
+	ws_frame_part(fd, 0x81, true, 2000, big, 100);
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1009);
+	CHECK_CONTAINS(why, "body cap of 1024 bytes");
+	ws_gone(fd);
+
+	/* Over the cap across fragments: 600 bytes in, then 600 more. */
+	fd = ws_open(s.port);
+	ws_frame(fd, 0x01, true, big, 600);
+	ws_frame_part(fd, 0x00, true, 600, big, 100);
+	CHECK(ws_closed(fd, why, sizeof(why)) == 1009);
+	CHECK_CONTAINS(why, "body cap");
+	ws_gone(fd);
+
+	/* The server is still well. */
+	CHECK(http(s.port, "GET", "/v1/health", NULL, &j) == 200);
+	cJSON_Delete(j);
+	kf_test_serve_stop(&s);
+}
+
 /* OpenEnv's own client (openenv-core), where it is installed. */
 static void test_server_openenv_client(void)
 {
@@ -608,6 +757,7 @@ KF_TESTS(server_openenv) = {
     KF_TEST(test_server_openenv_accept_key),
     KF_TEST(test_server_openenv_http),
     KF_TEST(test_server_openenv_websocket),
+    KF_TEST(test_server_openenv_ws_frames),
     KF_TEST(test_server_openenv_client),
     KF_TESTS_END,
 };

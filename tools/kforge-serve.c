@@ -9,7 +9,8 @@
  * --eval-child ...` it is the process that evaluates one item
  * (kf_server_eval_child).
  *
- * Kept out of build/kforge so that the CLI does not need libmicrohttpd.
+ * Kept out of build/kforge so that the CLI does not need libmicrohttpd (nor
+ * libwslay and nettle, which src/server/websocket.c uses).
  */
 #include <arpa/inet.h>
 #include <ctype.h>

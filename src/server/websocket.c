@@ -1,156 +1,53 @@
 /*
- * websocket.c: RFC 6455 for OpenEnv's /ws endpoint: the handshake's accept
- * key (SHA-1 and base64, here: libmicrohttpd exposes neither), text frames
- * in and out, and one session's loop over a socket the HTTP layer has
- * upgraded. What a message means is openenv.c's.
+ * websocket.c: RFC 6455 for OpenEnv's /ws endpoint. The handshake is ours:
+ * its accept key here (nettle's SHA-1 and base64), the 101 in the HTTP
+ * layer. The frames are libwslay's: it parses and unmasks the client's
+ * frames, checks their order (fragments, control frames between them),
+ * reserved bits, masking and UTF-8, answers a ping with its payload and a
+ * close with a close, and frames what we send. What a message means is
+ * openenv.c's.
  *
  * A session has two threads: the caller's answers messages in order (a
- * step takes seconds), and a reader takes frames off the socket meanwhile,
- * answering pings at once so that a client's keepalive (the websockets
- * library pings every 20 s) does not time out during a long step.
+ * step takes seconds), and an I/O thread owns the socket meanwhile, so that
+ * pings are answered at once and a client's keepalive (the websockets
+ * library pings every 20 s) does not time out during a long step. The
+ * wslay context is not thread-safe: both threads use it under one lock, and
+ * only the I/O thread touches the socket; the answering thread queues its
+ * answer and wakes it through an eventfd.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <time.h>
+#include <unistd.h>
+
+#include <nettle/base64.h>
+#include <nettle/sha1.h>
+#include <wslay/wslay.h>
 
 #include "server_int.h"
 
-/* ---- SHA-1 (FIPS 180-4), only for the handshake ---- */
-
-struct sha1 {
-	uint32_t h[5];
-	uint64_t bytes;
-	unsigned char block[64];
-	size_t used;
-};
-
-static uint32_t rol(uint32_t x, int n)
-{
-	return (x << n) | (x >> (32 - n));
-}
-
-static void sha1_block(struct sha1 *c, const unsigned char *p)
-{
-	uint32_t w[80];
-	for (int i = 0; i < 16; i++)
-		w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 |
-		       (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
-	for (int i = 16; i < 80; i++)
-		w[i] = rol(w[i - 3] ^ w[i - 8] ^ w[i - 14] ^ w[i - 16], 1);
-	uint32_t a = c->h[0], b = c->h[1], d = c->h[3], e = c->h[4];
-	uint32_t cc = c->h[2];
-	for (int i = 0; i < 80; i++) {
-		uint32_t f, k;
-		if (i < 20) {
-			f = (b & cc) | (~b & d);
-			k = 0x5a827999;
-		} else if (i < 40) {
-			f = b ^ cc ^ d;
-			k = 0x6ed9eba1;
-		} else if (i < 60) {
-			f = (b & cc) | (b & d) | (cc & d);
-			k = 0x8f1bbcdc;
-		} else {
-			f = b ^ cc ^ d;
-			k = 0xca62c1d6;
-		}
-		uint32_t t = rol(a, 5) + f + e + k + w[i];
-		e = d;
-		d = cc;
-		cc = rol(b, 30);
-		b = a;
-		a = t;
-	}
-	c->h[0] += a;
-	c->h[1] += b;
-	c->h[2] += cc;
-	c->h[3] += d;
-	c->h[4] += e;
-}
-
-static void sha1_update(struct sha1 *c, const void *data, size_t n)
-{
-	const unsigned char *p = data;
-	c->bytes += n;
-	while (n) {
-		size_t k = 64 - c->used < n ? 64 - c->used : n;
-		memcpy(c->block + c->used, p, k);
-		c->used += k;
-		p += k;
-		n -= k;
-		if (c->used == 64) {
-			sha1_block(c, c->block);
-			c->used = 0;
-		}
-	}
-}
-
-static void sha1_final(struct sha1 *c, unsigned char out[20])
-{
-	uint64_t bits = c->bytes * 8;
-	unsigned char pad = 0x80, zero = 0, len[8];
-	sha1_update(c, &pad, 1);
-	while (c->used != 56)
-		sha1_update(c, &zero, 1);
-	for (int i = 0; i < 8; i++)
-		len[i] = (unsigned char)(bits >> (56 - 8 * i));
-	sha1_update(c, len, 8);
-	for (int i = 0; i < 20; i++)
-		out[i] = (unsigned char)(c->h[i / 4] >> (24 - 8 * (i % 4)));
-}
+_Static_assert(BASE64_ENCODE_RAW_LENGTH(SHA1_DIGEST_SIZE) == 28,
+	       "an accept key is 28 characters");
 
 void kf_server_ws_accept(const char *key, char out[29])
 {
 	static const char guid[] = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11";
-	static const char b64[] =
-	    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-	struct sha1 c = {{0x67452301, 0xefcdab89, 0x98badcfe, 0x10325476,
-			  0xc3d2e1f0},
-			 0,
-			 {0},
-			 0};
-	unsigned char d[21] = {0};
-	sha1_update(&c, key, strlen(key));
-	sha1_update(&c, guid, strlen(guid));
-	sha1_final(&c, d);
-	/* 20 bytes: six groups of three, then two bytes and one '='. */
-	char *o = out;
-	for (int i = 0; i < 21; i += 3) {
-		uint32_t v = (uint32_t)d[i] << 16 | (uint32_t)d[i + 1] << 8 |
-			     (i + 2 < 21 ? d[i + 2] : 0);
-		*o++ = b64[(v >> 18) & 63];
-		*o++ = b64[(v >> 12) & 63];
-		*o++ = b64[(v >> 6) & 63];
-		*o++ = i == 18 ? '=' : b64[v & 63];
-	}
-	*o = 0;
+	struct sha1_ctx c;
+	uint8_t d[SHA1_DIGEST_SIZE];
+	sha1_init(&c);
+	sha1_update(&c, strlen(key), (const uint8_t *)key);
+	sha1_update(&c, strlen(guid), (const uint8_t *)guid);
+	sha1_digest(&c, sizeof(d), d);
+	base64_encode_raw(out, sizeof(d), d); /* padded: 28 characters */
+	out[28] = 0;
 }
-
-/* ---- frames ---- */
-
-enum {
-	OP_CONT = 0,
-	OP_TEXT = 1,
-	OP_BINARY = 2,
-	OP_CLOSE = 8,
-	OP_PING = 9,
-	OP_PONG = 10,
-};
-
-/* Close codes (RFC 6455 section 7.4.1). */
-enum {
-	WS_NORMAL = 1000,
-	WS_PROTOCOL = 1002,
-	WS_UNSUPPORTED = 1003,
-	WS_POLICY = 1008,
-	WS_TOO_BIG = 1009,
-};
 
 /* Messages waiting for an answer, at most this many. */
 #define WS_QUEUE_MAX 64
@@ -162,253 +59,277 @@ struct ws_msg {
 };
 
 struct ws {
-	struct kf_server *s;
 	int fd;
+	int wake; /* an eventfd: the answering thread has queued something */
 	const char *extra; /* read past the handshake, consumed first */
 	size_t extra_len, extra_at;
 	size_t cap; /* one message's bytes */
 
-	pthread_mutex_t send_lock; /* one frame at a time */
-	pthread_mutex_t lock;	   /* everything below */
+	pthread_mutex_t lock; /* the wslay context and everything below */
 	pthread_cond_t cond;
+	wslay_event_context_ptr ctx;
+	struct kf_strbuf msg; /* the text message coming in */
+	bool in_text;	      /* the frame coming in is part of it */
 	struct ws_msg *head, *tail;
 	int queued;
-	bool ended;	  /* the reader is done: EOF, close or error */
-	bool close_sent;  /* our close frame is out */
+	bool ended;	/* the I/O thread is done: EOF, close or error */
+	bool closing;	/* a close is queued or in: no more answers */
+	bool io_failed; /* the socket failed or the client went away */
+	int close_code; /* ours, queued once what is before it is out */
+	const char *close_why;
 };
 
-static int read_all(struct ws *w, void *dst, size_t n)
+/* ---- wslay's callbacks (the I/O thread's, under the lock) ---- */
+
+/* What a recv or send gave, as wslay wants it: the bytes, or -1 with the
+ * error set (it would block; or the socket failed, or recv's 0: the client
+ * went away). */
+static ssize_t io_result(wslay_event_context_ptr ctx, struct ws *w, ssize_t r)
 {
-	unsigned char *p = dst;
-	while (n && w->extra_at < w->extra_len) {
-		*p++ = (unsigned char)w->extra[w->extra_at++];
-		n--;
-	}
-	while (n) {
-		ssize_t r = recv(w->fd, p, n, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		p += r;
-		n -= (size_t)r;
-	}
-	return 0;
+	if (r > 0)
+		return r;
+	bool again = r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+	w->io_failed = !again;
+	wslay_event_set_error(ctx, again ? WSLAY_ERR_WOULDBLOCK
+					 : WSLAY_ERR_CALLBACK_FAILURE);
+	return -1;
 }
 
-/* Sends one unmasked frame (servers do not mask: section 5.1). */
-static int send_frame(struct ws *w, int op, const void *data, size_t n)
+static ssize_t on_recv(wslay_event_context_ptr ctx, uint8_t *buf, size_t len,
+		       int flags, void *user)
 {
-	unsigned char head[10];
-	size_t h = 0;
-	head[h++] = (unsigned char)(0x80 | op);
-	if (n < 126) {
-		head[h++] = (unsigned char)n;
-	} else if (n <= 0xffff) {
-		head[h++] = 126;
-		head[h++] = (unsigned char)(n >> 8);
-		head[h++] = (unsigned char)n;
-	} else {
-		head[h++] = 127;
-		for (int i = 7; i >= 0; i--)
-			head[h++] = (unsigned char)((uint64_t)n >> (8 * i));
+	(void)flags;
+	struct ws *w = user;
+	if (w->extra_at < w->extra_len) {
+		size_t n = w->extra_len - w->extra_at;
+		if (n > len)
+			n = len;
+		memcpy(buf, w->extra + w->extra_at, n);
+		w->extra_at += n;
+		return (ssize_t)n;
 	}
-	int rc = 0;
-	pthread_mutex_lock(&w->send_lock);
-	const unsigned char *parts[2] = {head, data};
-	size_t lens[2] = {h, n};
-	for (int k = 0; k < 2 && !rc; k++) {
-		const unsigned char *p = parts[k];
-		size_t left = lens[k];
-		while (left) {
-			ssize_t r = send(w->fd, p, left, MSG_NOSIGNAL);
-			if (r < 0 && errno == EINTR)
-				continue;
-			if (r <= 0) {
-				rc = -1;
-				break;
-			}
-			p += r;
-			left -= (size_t)r;
-		}
-	}
-	pthread_mutex_unlock(&w->send_lock);
-	return rc;
+	ssize_t r;
+	do
+		r = recv(w->fd, buf, len, MSG_DONTWAIT);
+	while (r < 0 && errno == EINTR);
+	return io_result(ctx, w, r);
 }
 
-/* Our close frame, once: code and a reason of at most 123 bytes. */
-static void send_close(struct ws *w, int code, const char *reason)
+static ssize_t on_send(wslay_event_context_ptr ctx, const uint8_t *data,
+		       size_t len, int flags, void *user)
 {
-	pthread_mutex_lock(&w->lock);
-	bool sent = w->close_sent;
-	w->close_sent = true;
-	pthread_mutex_unlock(&w->lock);
-	if (sent)
+	struct ws *w = user;
+	int fl = MSG_NOSIGNAL | MSG_DONTWAIT |
+		 (flags & WSLAY_MSG_MORE ? MSG_MORE : 0);
+	ssize_t r;
+	do
+		r = send(w->fd, data, len, fl);
+	while (r < 0 && errno == EINTR);
+	return io_result(ctx, w, r);
+}
+
+/* Fails the connection: our close with its reason (at most 123 bytes),
+ * and nothing more is read. */
+static void refuse(struct ws *w, int code, const char *why)
+{
+	wslay_event_queue_close(w->ctx, (uint16_t)code, (const uint8_t *)why,
+				strlen(why));
+	wslay_event_shutdown_read(w->ctx);
+	w->in_text = false;
+	w->closing = true;
+}
+
+/* A frame begins. The library's own size limit is off: it would refuse
+ * with no reason, so a data frame's length is checked here, before any of
+ * its payload is kept. */
+static void on_frame_start(wslay_event_context_ptr ctx,
+			   const struct wslay_event_on_frame_recv_start_arg *a,
+			   void *user)
+{
+	(void)ctx;
+	struct ws *w = user;
+	w->in_text = false;
+	if (w->closing || wslay_is_ctrl_frame(a->opcode))
+		return; /* a control frame's payload is the library's */
+	if (a->opcode == WSLAY_BINARY_FRAME) {
+		refuse(w, WSLAY_CODE_UNSUPPORTED_DATA,
+		       "OpenEnv's messages are text (JSON)");
 		return;
-	unsigned char b[125];
-	size_t n = strlen(reason);
-	if (n > 123)
-		n = 123;
-	b[0] = (unsigned char)(code >> 8);
-	b[1] = (unsigned char)code;
-	memcpy(b + 2, reason, n);
-	send_frame(w, OP_CLOSE, b, n + 2);
+	}
+	if (a->payload_length > w->cap - w->msg.len) {
+		char why[120];
+		snprintf(why, sizeof(why),
+			 "the message is over the server's body cap of %zu "
+			 "bytes (--max-body)",
+			 w->cap);
+		refuse(w, WSLAY_CODE_MESSAGE_TOO_BIG, why);
+		return;
+	}
+	w->in_text = true;
 }
 
-static void ended(struct ws *w)
+/* Part of a frame's payload, unmasked: a text message's is kept. */
+static void on_frame_chunk(wslay_event_context_ptr ctx,
+			   const struct wslay_event_on_frame_recv_chunk_arg *a,
+			   void *user)
 {
+	(void)ctx;
+	struct ws *w = user;
+	if (w->in_text && a->data_length)
+		kf_strbuf_add(&w->msg, a->data, a->data_length);
+}
+
+/* A whole message: a text one goes onto the queue. */
+static void on_msg(wslay_event_context_ptr ctx,
+		   const struct wslay_event_on_msg_recv_arg *a, void *user)
+{
+	(void)ctx;
+	struct ws *w = user;
+	if (w->closing)
+		return;
+	if (a->opcode == WSLAY_CONNECTION_CLOSE) {
+		w->closing = true; /* the library has queued its answer */
+		return;
+	}
+	if (a->opcode != WSLAY_TEXT_FRAME)
+		return; /* a ping (the library answers it) or a pong */
+	if (w->queued >= WS_QUEUE_MAX) {
+		w->msg.len = 0;
+		refuse(w, WSLAY_CODE_POLICY_VIOLATION,
+		       "too many messages waiting for an answer");
+		return;
+	}
+	struct ws_msg *m = kf_xcalloc(1, sizeof(*m));
+	m->len = w->msg.len;
+	m->text = kf_strbuf_detach(&w->msg);
+	if (w->tail)
+		w->tail->next = m;
+	else
+		w->head = m;
+	w->tail = m;
+	w->queued++;
+	pthread_cond_broadcast(&w->cond);
+}
+
+/* ---- the I/O thread ---- */
+
+/* Sends what is queued, our close once nothing is before it; stops where
+ * the socket is full. 0, or the library's error. */
+static int flush(struct ws *w)
+{
+	for (;;) {
+		if (w->close_code &&
+		    !wslay_event_get_queued_msg_count(w->ctx)) {
+			wslay_event_queue_close(w->ctx, (uint16_t)w->close_code,
+						(const uint8_t *)w->close_why,
+						strlen(w->close_why));
+			w->close_code = 0;
+			w->closing = true;
+		}
+		if (!wslay_event_want_write(w->ctx))
+			return 0;
+		int rc = wslay_event_send(w->ctx);
+		if (rc || wslay_event_want_write(w->ctx))
+			return rc;
+	}
+}
+
+static void *io_main(void *arg)
+{
+	struct ws *w = arg;
+	bool readable = w->extra_len > 0; /* the bytes past the handshake */
 	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		int rc = 0;
+		if (readable && wslay_event_want_read(w->ctx))
+			rc = wslay_event_recv(w->ctx);
+		if (rc) {
+			/* Where the socket did not fail, the library could
+			 * not parse a frame (a control frame over 125 bytes
+			 * or fragmented, a length not in its shortest form)
+			 * and has queued a close: it goes out, once. */
+			w->closing = true;
+			if (!w->io_failed)
+				flush(w);
+			break;
+		}
+		/* Reading stops at a close frame, ours or the client's, and at
+		 * a protocol error (the library has queued its close). */
+		if (!wslay_event_get_read_enabled(w->ctx))
+			w->closing = true;
+		if (flush(w))
+			break;
+		short ev =
+		    (short)((wslay_event_want_read(w->ctx) ? POLLIN : 0) |
+			    (wslay_event_want_write(w->ctx) ? POLLOUT : 0));
+		if (!ev)
+			break; /* closed both ways */
+		struct pollfd p[2] = {{w->fd, ev, 0}, {w->wake, POLLIN, 0}};
+		pthread_mutex_unlock(&w->lock);
+		int n = poll(p, 2, -1);
+		pthread_mutex_lock(&w->lock);
+		if (n < 0 && errno != EINTR)
+			break;
+		eventfd_t v;
+		if (n > 0 && p[1].revents)
+			eventfd_read(w->wake, &v);
+		readable =
+		    n > 0 && (p[0].revents & (POLLIN | POLLHUP | POLLERR));
+	}
 	w->ended = true;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	return NULL;
 }
 
-/* The reader: frames in, whole text messages onto the queue. */
-static void *reader_main(void *arg)
+/* ---- the session ---- */
+
+static void queue_text(struct ws *w, const char *text)
 {
-	struct ws *w = arg;
-	struct kf_strbuf msg = KF_STRBUF_INIT;
-	bool in_msg = false;
-	int code = 0;
-	const char *why = "";
-	for (;;) {
-		unsigned char h[2], mask[4];
-		if (read_all(w, h, 2))
-			break;
-		int op = h[0] & 15;
-		bool fin = h[0] & 0x80, masked = h[1] & 0x80;
-		uint64_t n = h[1] & 127;
-		if (n == 126 || n == 127) {
-			unsigned char e[8];
-			int k = n == 126 ? 2 : 8;
-			if (read_all(w, e, (size_t)k))
-				break;
-			n = 0;
-			for (int i = 0; i < k; i++)
-				n = n << 8 | e[i];
-		}
-		if (h[0] & 0x70) {
-			code = WS_PROTOCOL;
-			why = "no extension was negotiated";
-			break;
-		}
-		if (!masked) {
-			code = WS_PROTOCOL;
-			why = "client frames must be masked";
-			break;
-		}
-		bool control = op >= 8;
-		if (control && (n > 125 || !fin)) {
-			code = WS_PROTOCOL;
-			why = "a control frame is short and whole";
-			break;
-		}
-		if (!control && n > w->cap - msg.len) {
-			code = WS_TOO_BIG;
-			why = "the message is over the server's body cap";
-			break;
-		}
-		if (read_all(w, mask, 4))
-			break;
-		char *p = kf_xmalloc(n + 1);
-		if (read_all(w, p, (size_t)n)) {
-			free(p);
-			break;
-		}
-		for (uint64_t i = 0; i < n; i++)
-			p[i] ^= (char)mask[i % 4];
-		if (op == OP_PING) {
-			send_frame(w, OP_PONG, p, (size_t)n);
-		} else if (op == OP_CLOSE) {
-			/* Echo its code (section 5.5.1) unless ours is out. */
-			int c = n >= 2 ? ((unsigned char)p[0] << 8 |
-					  (unsigned char)p[1])
-				       : WS_NORMAL;
-			free(p);
-			send_close(w, c, "");
-			break;
-		} else if (op == OP_TEXT || op == OP_BINARY ||
-			   op == OP_CONT) {
-			if ((op == OP_CONT) != in_msg) {
-				free(p);
-				code = WS_PROTOCOL;
-				why = in_msg ? "a new message inside a "
-					       "fragmented one"
-					     : "a continuation of no message";
-				break;
-			}
-			if (op == OP_BINARY) {
-				free(p);
-				code = WS_UNSUPPORTED;
-				why = "OpenEnv's messages are text (JSON)";
-				break;
-			}
-			in_msg = true;
-			kf_strbuf_add(&msg, p, (size_t)n);
-			if (fin) {
-				in_msg = false;
-				struct ws_msg *m = kf_xcalloc(1, sizeof(*m));
-				m->len = msg.len;
-				m->text = kf_strbuf_detach(&msg);
-				pthread_mutex_lock(&w->lock);
-				bool full = w->queued >= WS_QUEUE_MAX;
-				if (!full) {
-					if (w->tail)
-						w->tail->next = m;
-					else
-						w->head = m;
-					w->tail = m;
-					w->queued++;
-					pthread_cond_broadcast(&w->cond);
-				}
-				pthread_mutex_unlock(&w->lock);
-				if (full) {
-					free(m->text);
-					free(m);
-					free(p);
-					code = WS_POLICY;
-					why = "too many messages waiting for "
-					      "an answer";
-					break;
-				}
-			}
-		} else if (op != OP_PONG) {
-			free(p);
-			code = WS_PROTOCOL;
-			why = "unknown opcode";
-			break;
-		}
-		free(p);
-	}
-	if (code)
-		send_close(w, code, why);
-	kf_strbuf_release(&msg);
-	ended(w);
-	return NULL;
+	struct wslay_event_msg m = {WSLAY_TEXT_FRAME, (const uint8_t *)text,
+				    strlen(text)};
+	pthread_mutex_lock(&w->lock);
+	wslay_event_queue_msg(w->ctx, &m); /* not after a close */
+	pthread_mutex_unlock(&w->lock);
+	eventfd_write(w->wake, 1);
 }
 
 void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
 			size_t extra_len)
 {
+	static const struct wslay_event_callbacks cb = {
+	    .recv_callback = on_recv,
+	    .send_callback = on_send,
+	    .on_frame_recv_start_callback = on_frame_start,
+	    .on_frame_recv_chunk_callback = on_frame_chunk,
+	    .on_msg_recv_callback = on_msg,
+	};
 	struct ws w;
 	memset(&w, 0, sizeof(w));
-	w.s = s;
 	w.fd = fd;
 	w.extra = extra;
 	w.extra_len = extra ? extra_len : 0;
 	w.cap = kf_server_body_cap(s);
-	pthread_mutex_init(&w.send_lock, NULL);
 	pthread_mutex_init(&w.lock, NULL);
 	pthread_cond_init(&w.cond, NULL);
-	/* The HTTP layer's sockets are non-blocking; the session's threads
-	 * block on theirs. */
-	int fl = fcntl(fd, F_GETFL);
-	if (fl >= 0 && (fl & O_NONBLOCK))
-		fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-	pthread_t reader;
 	struct srv_openenv *o = srv_openenv_open(s);
-	if (pthread_create(&reader, NULL, reader_main, &w)) {
-		send_close(&w, 1011, "the server cannot start a thread");
+	pthread_t io;
+	bool started = false;
+	w.wake = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (w.wake >= 0 && !wslay_event_context_server_init(&w.ctx, &cb, &w)) {
+		/* Text messages are put together in on_frame_chunk, so that
+		 * the cap is checked before a frame's payload is kept. */
+		wslay_event_config_set_no_buffering(w.ctx, 1);
+		wslay_event_config_set_max_recv_msg_length(w.ctx, UINT64_MAX);
+		started = !pthread_create(&io, NULL, io_main, &w);
+	}
+	if (!started) {
+		static const char why[] = "the server cannot start a session";
+		/* One try: a fresh socket has room for a close frame. */
+		if (w.ctx && !wslay_event_queue_close(
+				 w.ctx, WSLAY_CODE_INTERNAL_SERVER_ERROR,
+				 (const uint8_t *)why, strlen(why)))
+			wslay_event_send(w.ctx);
 		shutdown(fd, SHUT_RDWR);
 		goto out;
 	}
@@ -423,28 +344,30 @@ void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
 				w.tail = NULL;
 			w.queued--;
 		}
-		bool stop = w.close_sent;
+		bool stop = w.closing;
 		pthread_mutex_unlock(&w.lock);
 		if (!m)
-			break; /* the reader ended and nothing is left */
+			break; /* the I/O thread ended and nothing is left */
 		bool close = false;
-		char *answer = stop ? NULL
-				    : srv_openenv_message(o, m->text, m->len,
-							  &close);
+		char *answer =
+		    stop ? NULL
+			 : srv_openenv_message(o, m->text, m->len, &close);
 		free(m->text);
 		free(m);
 		if (answer)
-			send_frame(&w, OP_TEXT, answer, strlen(answer));
+			queue_text(&w, answer);
 		free(answer);
 		if (close) {
 			/* {"type": "close"}: the session ends
 			 * (http_server.py:1429-1431); the client's close
 			 * frame answers ours, or the socket closes. */
-			send_close(&w, WS_NORMAL, "session closed");
 			struct timespec until;
 			clock_gettime(CLOCK_REALTIME, &until);
 			until.tv_sec += 5;
 			pthread_mutex_lock(&w.lock);
+			w.close_code = WSLAY_CODE_NORMAL_CLOSURE;
+			w.close_why = "session closed";
+			eventfd_write(w.wake, 1);
 			while (!w.ended && pthread_cond_timedwait(
 					       &w.cond, &w.lock, &until) == 0)
 				;
@@ -453,7 +376,8 @@ void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
 		}
 	}
 	shutdown(fd, SHUT_RDWR);
-	pthread_join(reader, NULL);
+	eventfd_write(w.wake, 1);
+	pthread_join(io, NULL);
 	while (w.head) {
 		struct ws_msg *m = w.head;
 		w.head = m->next;
@@ -463,7 +387,10 @@ void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
 out:
 	/* The connection was the session: its episode ends with it. */
 	srv_openenv_close(o);
-	pthread_mutex_destroy(&w.send_lock);
+	wslay_event_context_free(w.ctx);
+	if (w.wake >= 0)
+		close(w.wake);
+	kf_strbuf_release(&w.msg);
 	pthread_mutex_destroy(&w.lock);
 	pthread_cond_destroy(&w.cond);
 }
