@@ -25,6 +25,7 @@
 #include <kforge/base.h>
 #include <kforge/server.h>
 
+#include "../src/server/server_int.h"
 #include "harness.h"
 #include "serve_proc.h"
 
@@ -105,6 +106,49 @@ static void test_server_openenv_accept_key(void)
 	char out[29];
 	kf_server_ws_accept("dGhlIHNhbXBsZSBub25jZQ==", out);
 	CHECK_STR(out, "s3pPLMBiTxaQ9kYGzzhZRbK+xOo=");
+}
+
+/* gpu_info on a device backend: the device of the latest evaluation, from
+ * its worker's description (environment.device; here a cuda worker's on an
+ * H200), with what the description holds. */
+static void test_server_openenv_gpu_info_line(void)
+{
+	cJSON *d = cJSON_Parse(
+	    "{\"kind\": \"gpu\", \"name\": \"NVIDIA H200\", "
+	    "\"compute_capability\": \"9.0\", \"sms\": 132, "
+	    "\"memory_bytes\": 150109880320, \"cuda_driver_api\": \"13.0\", "
+	    "\"driver\": \"580.95.05\", \"nvml\": true}");
+	CHECK(d);
+	char *line = srv_device_line(d);
+	CHECK_STR(line, "NVIDIA H200 (150.1 GB, compute capability 9.0, "
+			"driver 580.95.05, CUDA 13.0)");
+	free(line);
+	/* Without NVML the worker has no driver string. */
+	cJSON_DeleteItemFromObject(d, "driver");
+	line = srv_device_line(d);
+	CHECK_STR(line,
+		  "NVIDIA H200 (150.1 GB, compute capability 9.0, CUDA 13.0)");
+	free(line);
+	cJSON_Delete(d);
+	/* The PyTorch bridge's description (KernelBench-format tasks). */
+	d = cJSON_Parse("{\"kind\": \"cuda\", \"name\": \"NVIDIA H200\", "
+			"\"memory_bytes\": 150109880320, \"capability\": \"9.0\", "
+			"\"torch\": \"2.11.0+cu130\", \"torch_cuda\": \"13.0\"}");
+	line = srv_device_line(d);
+	CHECK_STR(line,
+		  "NVIDIA H200 (150.1 GB, compute capability 9.0, CUDA 13.0)");
+	free(line);
+	cJSON_Delete(d);
+	d = cJSON_Parse("{\"name\": \"NVIDIA H200\"}");
+	line = srv_device_line(d);
+	CHECK_STR(line, "NVIDIA H200");
+	free(line);
+	cJSON_Delete(d);
+	/* No device, or none named: the caller says the backend. */
+	CHECK(!srv_device_line(NULL));
+	d = cJSON_Parse("{\"memory_bytes\": 1}");
+	CHECK(!srv_device_line(d));
+	cJSON_Delete(d);
 }
 
 /* The observation has kernrl's KernelObservation fields with their types
@@ -755,6 +799,7 @@ static void test_server_openenv_client(void)
 
 KF_TESTS(server_openenv) = {
     KF_TEST(test_server_openenv_accept_key),
+    KF_TEST(test_server_openenv_gpu_info_line),
     KF_TEST(test_server_openenv_http),
     KF_TEST(test_server_openenv_websocket),
     KF_TEST(test_server_openenv_ws_frames),

@@ -252,15 +252,58 @@ static void add_copy(cJSON *to, const char *key, const cJSON *from,
 			      v ? cJSON_Duplicate(v, 1) : cJSON_CreateNull());
 }
 
+char *srv_device_line(const cJSON *device)
+{
+	const char *name = kf_json_str(device, "name");
+	if (!name || !*name)
+		return NULL;
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&sb, name);
+	const char *sep = " (";
+	double mem = kf_json_num(device, "memory_bytes", 0);
+	if (mem > 0) {
+		/* GB as kernrl's (kernrl_environment.py's _get_gpu_info) */
+		kf_strbuf_addf(&sb, "%s%.1f GB", sep, mem / 1e9);
+		sep = ", ";
+	}
+	/* The native worker's keys (cuda.c's describe), else the PyTorch
+	 * bridge's (kforge_bridge.py's device_desc). */
+	static const char *const facts[][3] = {
+	    {"compute capability ", "compute_capability", "capability"},
+	    {"driver ", "driver", NULL},
+	    {"CUDA ", "cuda_driver_api", "torch_cuda"},
+	};
+	for (size_t i = 0; i < sizeof(facts) / sizeof(facts[0]); i++) {
+		const char *v = kf_json_str(device, facts[i][1]);
+		if ((!v || !*v) && facts[i][2])
+			v = kf_json_str(device, facts[i][2]);
+		if (v && *v) {
+			kf_strbuf_addf(&sb, "%s%s%s", sep, facts[i][0], v);
+			sep = ", ";
+		}
+	}
+	if (strcmp(sep, " ("))
+		kf_strbuf_addstr(&sb, ")");
+	return kf_strbuf_detach(&sb);
+}
+
 /* KernelObservation.gpu_info: the device kforge evaluates on. The host
  * backend's is the CPU's model name (/proc/cpuinfo, as the host backend's
- * device facts give it); another backend's, its name. */
-static char *gpu_info(const struct kf_server *s)
+ * device facts give it). Another backend's is the device the latest
+ * evaluation ran on, as its worker described it (the server opens no
+ * device itself); before any evaluation, the backend's name. */
+static char *gpu_info(struct kf_server *s)
 {
 	const char *backend = s->o.eo.backend ? s->o.eo.backend : "host";
-	if (strcmp(backend, "host"))
-		return kf_xasprintf("%s device (kforge serve --backend %s)",
-				    backend, backend);
+	if (strcmp(backend, "host")) {
+		pthread_mutex_lock(&s->lock);
+		char *line = srv_device_line(s->device);
+		pthread_mutex_unlock(&s->lock);
+		return line ? line
+			    : kf_xasprintf("%s device (kforge serve --backend "
+					   "%s)",
+					   backend, backend);
+	}
 	FILE *f = fopen("/proc/cpuinfo", "re");
 	char line[512], *model = NULL;
 	while (f && !model && fgets(line, sizeof(line), f)) {

@@ -289,6 +289,12 @@ static void *worker_main(void *arg)
 			s->status_count[kf_result_status(j->result)]++;
 		else
 			s->status_count[KF_STATUS_INFRA_ERROR]++;
+		const cJSON *dev = cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(j->result, "environment"), "device");
+		if (cJSON_IsObject(dev)) {
+			cJSON_Delete(s->device);
+			s->device = cJSON_Duplicate(dev, 1);
+		}
 		job_finish(s, j);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -575,6 +581,7 @@ void kf_server_free(struct kf_server *s)
 	free((char *)s->o.eo.include_dir);
 	free(s->eval_exe);
 	free(s->eo_json);
+	cJSON_Delete(s->device);
 	pthread_mutex_destroy(&s->lock);
 	pthread_mutex_destroy(&s->store_lock);
 	pthread_cond_destroy(&s->work);

@@ -89,6 +89,10 @@ struct kf_server {
 	int n_groups;
 	long groups_incomplete; /* answered at their wait, not whole */
 	pthread_cond_t group_cond;
+
+	/* The device the latest evaluation ran on, as its worker described
+	 * it (the result's environment.device), under lock; NULL before. */
+	cJSON *device;
 };
 
 /* What a group gives one of its items. */
@@ -151,6 +155,10 @@ char *srv_openenv_message(struct srv_openenv *o, const char *text,
 			  size_t len, bool *close);
 /* Ends the session's episode and frees it; NULL is a no-op. */
 void srv_openenv_close(struct srv_openenv *o);
+/* A device's line for KernelObservation.gpu_info, from a worker's
+ * description of it (environment.device): "NAME (N GB, compute capability
+ * X.Y, driver D, CUDA V)", with what it holds; NULL without a name. */
+char *srv_device_line(const cJSON *device);
 
 /* An error answer, not counted (kf_server_handle counts it). */
 void srv_error(int status, const char *code, const char *message,
