@@ -1,0 +1,25 @@
+# A level-1 style KernelBench task written for kforge: elementwise GELU (the
+# exact, erf form) over a (1536, 2048) matrix, 12 MiB.
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+
+    def forward(self, x):
+        return F.gelu(x)
+
+
+batch_size = 1536
+dim = 2048
+
+
+def get_inputs():
+    return [torch.randn(batch_size, dim)]
+
+
+def get_init_inputs():
+    return []
