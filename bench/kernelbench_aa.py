@@ -41,6 +41,9 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from aa_noise import pct  # noqa: E402
+
 DEFAULT_DIRS = ["tests/data/kernelbench/level1",
                 "tests/data/kernelbench/level2",
                 "tests/data/kernelbench/structured"]
@@ -50,16 +53,6 @@ TASK_RE = re.compile(r"^(\d+)_.+\.py$")
 def usage_error(msg):
     print("kernelbench_aa.py: " + msg, file=sys.stderr)
     sys.exit(2)
-
-
-def pct(xs, q):
-    xs = sorted(xs)
-    if not xs:
-        return float("nan")
-    k = (len(xs) - 1) * q
-    lo = int(k)
-    hi = min(lo + 1, len(xs) - 1)
-    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
 
 
 def median(xs):

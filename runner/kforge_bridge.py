@@ -1347,7 +1347,45 @@ class Runner:
         # in before each call.
         self.d_in = [torch.empty(e["shape"], dtype=tt.dtypes[e["dtype"]],
                                  device=tt.dev) for e in req["inputs"]]
+        # On CUDA the copies in and out go by DMA from and to page-locked
+        # memory: the arena is registered with the driver, and each output
+        # (and input, read back after a call) has a pinned host buffer.
+        # Pageable copies of a few MiB took milliseconds a call with
+        # jitter of tenths of one, which the judge's wall-time view of a
+        # call (the unaccounted_time rule) reads as the runner's.
+        self.h_out, self.h_in = None, None
+        if tt.cuda:
+            self.pin_arena(int(req["size"]))
+            self.h_out = [torch.empty(sh, dtype=dt, pin_memory=True)
+                          for sh, dt in self.out_like]
+            self.h_in = [torch.empty_like(d, device="cpu", pin_memory=True)
+                         for d in self.d_in]
         return {"ev": "ok"}
+
+    def pin_arena(self, size):
+        """Registers the arena's pages with the CUDA driver (best effort:
+        a copy from pageable memory is correct, only slower)."""
+        torch = self.tt.torch
+        try:
+            buf = (ctypes.c_char * max(size, ALIGN)).from_buffer(
+                self.arena.mm)
+            self.arena_pin = buf
+            torch.cuda.cudart().cudaHostRegister(
+                ctypes.addressof(buf), max(size, ALIGN), 0)
+        except Exception:  # noqa: an older torch, no cudart binding
+            traceback.print_exc()
+
+    def host_bytes(self, pinned, k, t):
+        """t's values as bytes, through the k-th pinned buffer where there
+        is one of t's shape and dtype (tensor_bytes otherwise)."""
+        torch = self.tt.torch
+        h = pinned[k] if pinned is not None and k < len(pinned) else None
+        if h is None or tuple(h.shape) != tuple(t.shape):
+            return tensor_bytes(torch, t.to(h.dtype) if h is not None
+                                else t)
+        h.copy_(t.detach())
+        n = h.numel() * h.element_size()
+        return ctypes.string_at(h.data_ptr(), n) if n else b""
 
     def export_state(self, req):
         """The reference's parameters and buffers into the arena, for the
@@ -1539,10 +1577,11 @@ class Runner:
                 tuple(y.shape) != s for y, (s, _) in zip(outs, self.out_like)):
             rep["shapes"] = [list(y.shape) for y in outs]
             return rep
-        blobs = [tensor_bytes(torch, y.detach().to(dt))
-                 for y, (_, dt) in zip(outs, self.out_like)]
+        blobs = [self.host_bytes(self.h_out, k, y.detach().to(dt))
+                 for k, (y, (_, dt)) in enumerate(zip(outs, self.out_like))]
         if req.get("inputs_after"):
-            blobs += [tensor_bytes(torch, d) for d in self.d_in]
+            blobs += [self.host_bytes(self.h_in, k, d)
+                      for k, d in enumerate(self.d_in)]
         rep["payload"] = sum(len(b) for b in blobs)
         self.blobs = blobs
         return rep
