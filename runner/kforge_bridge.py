@@ -419,6 +419,7 @@ class CustomCode:
         self.keep = []     # the functions, so that their ids stay theirs
         self.ns = set()    # operator namespaces the builds' sources define
         self.libs = []     # ctypes libraries loaded by path
+        self.classes = {}  # id(class of an extension) -> extension name
 
     def built(self, fn, mod, a, k):
         import inspect
@@ -432,8 +433,20 @@ class CustomCode:
         if mod is not None:
             for attr in dir(mod):
                 obj = getattr(mod, attr, None)
-                if callable(obj) and not isinstance(obj, type) and \
-                        not attr.startswith("__"):
+                if isinstance(obj, type):
+                    # A class of the extension's (pybind11): calls of its
+                    # methods count (CustomCode.probe, by the type of the
+                    # method's self).
+                    self.classes[id(obj)] = name
+                    self.keep.append(obj)
+                    # Its methods as the call sees them (pybind11 wraps
+                    # each function in an instancemethod).
+                    for v in list(vars(obj).values()):
+                        f = getattr(v, "__func__", v)
+                        if callable(f) and not isinstance(f, type):
+                            self.ext[id(f)] = name
+                            self.keep.append(f)
+                elif callable(obj) and not attr.startswith("__"):
                     self.ext[id(obj)] = name
                     self.keep.append(obj)
         texts = []
@@ -451,6 +464,29 @@ class CustomCode:
             if isinstance(t, str):
                 self.ns.update(re.findall(
                     r"TORCH_LIBRARY(?:_FRAGMENT)?\s*\(\s*(\w+)", t))
+
+    def watch_load_library(self):
+        """torch.ops.load_library of a library the candidate built by
+        itself: the operator namespaces it registers (the schemas that
+        were not there before) are its own."""
+        import torch
+        ops = getattr(torch, "ops", None)
+        load = getattr(ops, "load_library", None)
+        schemas = getattr(torch._C, "_jit_get_all_schemas", None)
+        if load is None or schemas is None:
+            return
+        mine = self
+
+        def names():
+            return {str(x.name) for x in schemas()}
+
+        def watched(path, *a, **k):
+            before = names()
+            r = load(path, *a, **k)
+            for n in names() - before:
+                mine.ns.add(n.split("::")[0])
+            return r
+        ops.load_library = watched
 
     def watch_ctypes(self):
         """Records the libraries the candidate loads through ctypes by a
@@ -471,7 +507,7 @@ class CustomCode:
         """fn(*ins) with its calls into the candidate's code counted."""
         counts = {"extension": 0, "operator": 0, "ctypes": 0, "triton": 0}
         names = set()
-        ext, ns = self.ext, self.ns
+        ext, ns, classes = self.ext, self.ns, self.classes
         jit = os.path.join("triton", "runtime", "jit.py")
         ops = set()
         try:
@@ -487,6 +523,8 @@ class CustomCode:
         def prof(frame, event, arg):
             if event == "c_call":
                 n = ext.get(id(arg))
+                if n is None:
+                    n = classes.get(id(type(getattr(arg, "__self__", None))))
                 if n is not None:
                     counts["extension"] += 1
                     names.add(n)
@@ -499,7 +537,8 @@ class CustomCode:
                     if str(q).split("::")[0] in ns:
                         counts["operator"] += 1
                         names.add(str(q))
-                elif co.co_name == "run" and co.co_filename.endswith(jit):
+                elif co.co_name == "run" and co.co_filename.endswith(jit) \
+                        and system_path(co.co_filename):
                     counts["triton"] += 1
                     names.add("triton")
 
@@ -522,17 +561,27 @@ class CustomCode:
         return r, dict(counts, names=sorted(names))
 
 
-def system_path(path):
-    """A library file of the system, of Python or of its packages (torch's
-    included): not the candidate's own code."""
-    real = os.path.realpath(path)
+def system_roots():
     roots = {"/usr/", "/lib/", "/lib64/", "/lib32/"}
     for p in (sys.prefix, sys.base_prefix, sys.exec_prefix):
         roots.add(os.path.join(os.path.realpath(p), ""))
     for p in sys.path:
         if p and ("site-packages" in p or "dist-packages" in p):
             roots.add(os.path.join(os.path.realpath(p), ""))
-    return any(real.startswith(r) for r in roots)
+    return tuple(sorted(roots))
+
+
+# Taken when the bridge starts, before any candidate runs: a candidate that
+# adds a ".../site-packages" of its own to sys.path does not make its files
+# the system's.
+SYSTEM_ROOTS = system_roots()
+
+
+def system_path(path):
+    """A library file of the system, of Python or of its packages (torch's
+    included): not the candidate's own code."""
+    real = os.path.realpath(path)
+    return any(real.startswith(r) for r in SYSTEM_ROOTS)
 
 
 CUSTOM = CustomCode()
@@ -1262,6 +1311,7 @@ class Runner:
         except (OSError, ImportError):
             pass
         CUSTOM.watch_ctypes()
+        CUSTOM.watch_load_library()
         try:
             cand = import_file(req["candidate"], "kforge_candidate")
             if not hasattr(cand, "ModelNew"):

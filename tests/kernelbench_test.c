@@ -649,7 +649,9 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 /* --require-custom-kernel reads what forward calls, not what was built: an
  * extension built and never called fails (it was ok: the check read the
  * builds), a C kernel called through ctypes passes (it was rejected: it
- * builds no extension), and an extension called passes. */
+ * builds no extension), and an extension called passes: a function, a
+ * method of one of its classes, an operator of a library it loaded with
+ * torch.ops.load_library (the last two were rejected at first). */
 static void test_kernelbench_require_custom_kernel_reads_the_calls(void)
 {
 	kf_test_need_torch();
@@ -664,8 +666,9 @@ static void test_kernelbench_require_custom_kernel_reads_the_calls(void)
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "forward called none of the candidate's own code");
 	release(&o);
-	const char *good[] = {"1_ReLU/cpp_inline.py", "1_ReLU/ctypes_c.py"};
-	for (int i = 0; i < 2; i++) {
+	const char *good[] = {"1_ReLU/ctypes_c.py", "1_ReLU/cpp_class.py",
+			      "1_ReLU/torch_library.py"};
+	for (int i = 0; i < 3; i++) {
 		char *c = kf_xasprintf("%s%s", CAND, good[i]);
 		o = eval(RELU, c, "--no-timing", "--require-custom-kernel",
 			 NULL);
