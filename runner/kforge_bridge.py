@@ -32,6 +32,7 @@ load_error, trial, samples, fault, error. Standard library and torch only.
 """
 
 import ctypes
+import errno
 import fcntl
 import importlib.util
 import json
@@ -86,7 +87,61 @@ def write_frame(f, obj, blobs=()):
     f.flush()
 
 
+class IOVec(ctypes.Structure):
+    _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
+
+
+class MemoryUnreadable(Exception):
+    """The judge may not read a runner's memory at all (not a bad address
+    of the runner's: a machine whose policy forbids it)."""
+
+
+READ_CHUNK = 64 << 10
+READ_ORDER = random.Random(int.from_bytes(os.urandom(8), "little"))
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def read_memory(pid, regions, buf):
+    """Copies regions ([address, bytes] pairs) of process pid's memory, one
+    after another, into buf (a bytearray of their total size) with
+    process_vm_readv: the copy is this process's work, not the runner's.
+    It reads pieces of 64 KiB in an order of its own drawing, so that
+    values the runner writes after its reply (from a thread or a signal
+    handler) are read before they are all there: where they arrive behind
+    the read, the outputs differ from the reference's.
+    False where a region is not mapped there (or the process is gone);
+    MemoryUnreadable where the kernel refuses the read itself."""
+    total = len(buf)
+    if total == 0:
+        return True
+    base = ctypes.addressof((ctypes.c_char * total).from_buffer(buf))
+    pieces, off = [], 0
+    for a, n in regions:
+        for k in range(0, n, READ_CHUNK):
+            m = min(READ_CHUNK, n - k)
+            pieces.append((a + k, base + off + k, m))
+        off += n
+    READ_ORDER.shuffle(pieces)
+    for k in range(0, len(pieces), 1024):
+        batch = pieces[k:k + 1024]
+        want = sum(m for _, _, m in batch)
+        local = (IOVec * len(batch))(*[IOVec(b, m) for _, b, m in batch])
+        remote = (IOVec * len(batch))(*[IOVec(a, m) for a, _, m in batch])
+        got = LIBC.process_vm_readv(pid, local, len(batch), remote,
+                                    len(batch), 0)
+        if got < 0:
+            e = ctypes.get_errno()
+            if e in (errno.EPERM, errno.EACCES, errno.ENOSYS):
+                raise MemoryUnreadable(os.strerror(e))
+            return False
+        if got != want:
+            return False
+    return True
+
+
 MESSAGE_CAP = 16 << 10
+# What a runner's layout reply shows the judge in its memory (Side.lay_out).
+PROBE_BYTES = bytes(range(1, 33))
 
 
 def said(e, what=None):
@@ -713,11 +768,27 @@ def overlaps(a, b):
         b[0] < a[0] + a[1]
 
 
-def tensor_bytes(torch, t):
-    """A copy of t's values, dense and row-major, as bytes."""
-    t = t.detach().to("cpu").contiguous()
+def dense_cpu(t, dt=None):
+    """t's values (as dt) in a dense row-major tensor in host memory: t
+    itself where it is one already, else a copy."""
+    t = t.detach()
+    if dt is not None and t.dtype != dt:
+        t = t.to(dt)
+    if t.device.type != "cpu":
+        t = t.to("cpu")
+    return t if t.is_contiguous() else t.contiguous()
+
+
+def tensor_bytes(t):
+    """A dense host tensor's values as bytes."""
     n = t.numel() * t.element_size()
     return ctypes.string_at(t.data_ptr(), n) if n else b""
+
+
+def regions_of(ts):
+    """[address, bytes] of dense host tensors, for the judge to read."""
+    return [[t.data_ptr(), t.numel() * t.element_size()] if t.numel()
+            else [0, 0] for t in ts]
 
 
 def randomize(torch, model, seed):
@@ -1146,8 +1217,8 @@ class Runner:
     """One side's process: loads the task (and, on the candidate's side,
     the candidate), then calls it on the inputs the judge writes into its
     arena, timing each call. It reports what it saw (its own time, the
-    global flags, its thread count, where its outputs live) and sends the
-    outputs back in the reply itself; it decides nothing."""
+    global flags, its thread count, where its outputs live) and where in
+    its memory the judge reads the outputs from; it decides nothing."""
 
     def __init__(self, out, arena_fd):
         self.out = out
@@ -1157,6 +1228,7 @@ class Runner:
         self.module = None  # the nn.Module whose state the judge sets
         self.kernel = False
         self.entry = None  # what a call calls: entry_of(model)
+        self.keep = None  # what the judge reads after a reply (call())
 
     def global_state(self):
         """The process-wide flags a candidate could flip to gain speed, as
@@ -1393,10 +1465,15 @@ class Runner:
         self.out_like = [(tuple(e["shape"]), tt.dtypes[e["dtype"]])
                          for e in req["outputs"]]
         self.others = req.get("others") or []
-        # The device's copies of the inputs: the arena's values are copied
-        # in before each call.
-        self.d_in = [torch.empty(e["shape"], dtype=tt.dtypes[e["dtype"]],
-                                 device=tt.dev) for e in req["inputs"]]
+        # The inputs a call gets. On the host, the arena's own tensors:
+        # the judge writes them there before each call, so that no copy
+        # of theirs is this process's work (its view of the call would
+        # count it, and a candidate could skip it). On CUDA, the device's
+        # copies, which the arena's values are copied into before each
+        # call.
+        self.d_in = self.a_in if not tt.cuda else \
+            [torch.empty(e["shape"], dtype=tt.dtypes[e["dtype"]],
+                         device=tt.dev) for e in req["inputs"]]
         # On CUDA the copies in and out go by DMA from and to page-locked
         # memory: the arena is registered with the driver, and each output
         # (and input, read back after a call) has a pinned host buffer.
@@ -1410,7 +1487,10 @@ class Runner:
                           for sh, dt in self.out_like]
             self.h_in = [torch.empty_like(d, device="cpu", pin_memory=True)
                          for d in self.d_in]
-        return {"ev": "ok"}
+        rep = {"ev": "ok"}
+        self.deliver(rep, [torch.frombuffer(bytearray(PROBE_BYTES),
+                                            dtype=torch.uint8)])
+        return rep
 
     def pin_arena(self, size):
         """Registers the arena's pages with the CUDA driver (best effort:
@@ -1425,17 +1505,15 @@ class Runner:
         except Exception:  # noqa: an older torch, no cudart binding
             traceback.print_exc()
 
-    def host_bytes(self, pinned, k, t):
-        """t's values as bytes, through the k-th pinned buffer where there
-        is one of t's shape and dtype (tensor_bytes otherwise)."""
-        torch = self.tt.torch
+    def host_copy(self, pinned, k, t, dt):
+        """t's values as dt in host memory: on the host t itself (a copy
+        only where it is not dense or not of dt), on CUDA the k-th pinned
+        buffer where there is one of t's shape (dense_cpu otherwise)."""
         h = pinned[k] if pinned is not None and k < len(pinned) else None
         if h is None or tuple(h.shape) != tuple(t.shape):
-            return tensor_bytes(torch, t.to(h.dtype) if h is not None
-                                else t)
+            return dense_cpu(t, dt)
         h.copy_(t.detach())
-        n = h.numel() * h.element_size()
-        return ctypes.string_at(h.data_ptr(), n) if n else b""
+        return h
 
     def export_state(self, req):
         """The reference's parameters and buffers into the arena, for the
@@ -1512,6 +1590,7 @@ class Runner:
         the machine does not inflate. Returns (result, ns, wall ns)."""
         torch = self.tt.torch
         if self.tt.cuda:
+            self.keep = None
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             w0 = time.perf_counter_ns()
@@ -1526,6 +1605,12 @@ class Runner:
                 time.perf_counter_ns() - w0
         w0 = time.perf_counter_ns()
         c0 = time.thread_time_ns()
+        # The last call's outputs go inside the timing: freeing them is
+        # this side's allocator's work (a candidate that changes how its
+        # process allocates changes that), and outside it the work would
+        # count against the harness's share of the judge's view (judge.c,
+        # kf_judge_unaccounted).
+        self.keep = None
         with torch.no_grad():
             r = self.entry(*ins)
         c1 = time.thread_time_ns()
@@ -1538,6 +1623,7 @@ class Runner:
         it (-1: none), raw for the judge (judge.c: work left on another
         stream escapes the engine). Returns (result, ns, wall ns, watch)."""
         torch = self.tt.torch
+        self.keep = None
         t0 = time.perf_counter_ns()
         with torch.no_grad():
             r = self.entry(*ins)
@@ -1564,7 +1650,10 @@ class Runner:
                            "late_output": late}
 
     def stage(self, req=None):
-        """Copies the arena's inputs to the device's copies."""
+        """Copies the arena's inputs to the device's copies (on the host
+        the arena's are the call's)."""
+        if not self.tt.cuda:
+            return {"ev": "staged"}
         for d, a in zip(self.d_in, self.a_in):
             d.copy_(a)
         self.tt.sync()
@@ -1627,14 +1716,31 @@ class Runner:
                 tuple(y.shape) != s for y, (s, _) in zip(outs, self.out_like)):
             rep["shapes"] = [list(y.shape) for y in outs]
             return rep
-        blobs = [self.host_bytes(self.h_out, k, y.detach().to(dt))
-                 for k, (y, (_, dt)) in enumerate(zip(outs, self.out_like))]
-        if req.get("inputs_after"):
-            blobs += [self.host_bytes(self.h_in, k, d)
-                      for k, d in enumerate(self.d_in)]
-        rep["payload"] = sum(len(b) for b in blobs)
-        self.blobs = blobs
+        keep = [self.host_copy(self.h_out, k, y, dt)
+                for k, (y, (_, dt)) in enumerate(zip(outs, self.out_like))]
+        if tt.cuda and req.get("inputs_after"):
+            keep += [self.host_copy(self.h_in, k, d, d.dtype)
+                     for k, d in enumerate(self.d_in)]
+        self.deliver(rep, keep, r)
         return rep
+
+    def deliver(self, rep, keep, r=None):
+        """Hands the judge dense host tensors with the reply. On the host
+        the judge reads them from this process's memory once it has the
+        reply (read_memory): no copy or transfer of theirs is this
+        process's work, which its view of a call would count (and which a
+        candidate could do more cheaply); they are kept until the next
+        request (timed() lets them go inside its timing), and CPU time
+        this process uses after its reply counts in its next call's view.
+        On CUDA their bytes follow the reply in the pipe: the judge's view
+        of a call there is wall time, which work done after the reply (a
+        copy racing the judge's read) would escape."""
+        if self.tt.cuda:
+            self.blobs = [tensor_bytes(t) for t in keep]
+            rep["payload"] = sum(len(b) for b in self.blobs)
+        else:
+            rep["regions"] = regions_of(keep)
+            self.keep = (r, keep)
 
     def call64(self, req):
         """The model (the reference's: only its runner is asked) on the
@@ -1655,10 +1761,9 @@ class Runner:
             return {"ev": "error", "message": said(e)}
         if bad or len(outs) != len(self.out_like):
             return {"ev": "error", "message": "no outputs in float64"}
-        blobs = [tensor_bytes(torch, y.detach().to(torch.float64))
-                 for y in outs]
-        self.blobs = blobs
-        return {"ev": "called64", "payload": sum(len(b) for b in blobs)}
+        rep = {"ev": "called64"}
+        self.deliver(rep, [dense_cpu(y, torch.float64) for y in outs])
+        return rep
 
     def device_broken(self):
         """True when the device of this process is unusable."""
@@ -1681,6 +1786,8 @@ class Runner:
                    "import_state": self.import_state,
                    "stage": self.stage, "call": self.call,
                    "call64": self.call64}
+            if op != "call":
+                self.keep = None
             self.blobs = []
             try:
                 if op in ops:
@@ -2022,15 +2129,48 @@ class Side:
             return self.leave.why or "its filter never came"
         return None
 
+    def regions(self, rep):
+        """The [address, bytes] pairs a reply names, checked: their total
+        is at most what the layout allows."""
+        g = rep.get("regions")
+        if not isinstance(g, list) or not all(
+                isinstance(x, list) and len(x) == 2 and
+                all(type(v) is int and v >= 0 for v in x) for x in g):
+            raise ValueError("its reply names its outputs' memory "
+                             "wrongly: %.200r" % (g,))
+        n = sum(x[1] for x in g)
+        if n > self.cap:
+            raise ValueError("its reply names %d bytes as its outputs, "
+                             "more than their %d" % (n, self.cap))
+        return g, n
+
     def ask(self, req):
-        """A request and its reply; a reply with a payload is followed by
-        that many bytes, read at once into the judge's own memory (kept in
-        self.payload)."""
+        """A request and its reply. The memory a reply names (regions:
+        the outputs, after a call) is read at once from the runner's
+        process into the judge's own (self.payload, None where it could
+        not be read): the runner waits for its next request meanwhile."""
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
-            n = int(rep.get("payload", 0)) if isinstance(rep, dict) else 0
             self.payload = None
+            if isinstance(rep, dict) and "regions" in rep:
+                g, n = self.regions(rep)
+                self.cpu_reply = self.cpu_ns()
+                buf = bytearray(n)
+                try:
+                    ok = read_memory(self.pid, g, buf)
+                except MemoryUnreadable as e:
+                    raise ConfineError(
+                        "the judge cannot read the %s runner's memory "
+                        "(process_vm_readv: %s), where it takes the "
+                        "outputs of each call from" % (self.name, e))
+                if not ok:
+                    raise ValueError("its reply names as its outputs "
+                                     "memory its process does not have")
+                self.payload = buf
+                rep["payload"] = n
+                return rep
+            n = int(rep.get("payload", 0)) if isinstance(rep, dict) else 0
             if n:
                 if n > self.cap:
                     raise ValueError("the %s's reply carries %d bytes, "
@@ -2076,9 +2216,21 @@ class Side:
                     for e in ins]
         self.cap = max(sum(nbytes(tt, dt, sh) for dt, sh in
                            self.outs + self.ins),
-                       sum(8 * math.prod(sh) for _, sh in self.outs))
-        return self.ask({"op": "layout", "size": size, "inputs": ins,
-                         "outputs": outs, "state": state, "others": others})
+                       sum(8 * math.prod(sh) for _, sh in self.outs),
+                       len(PROBE_BYTES))
+        # The reply names a buffer of known bytes in the runner: that the
+        # judge can read its memory at all is known before any call.
+        try:
+            rep = self.ask({"op": "layout", "size": size, "inputs": ins,
+                            "outputs": outs, "state": state,
+                            "others": others})
+        except ConfineError as e:
+            return {"ev": "load_error", "what": "sandbox",
+                    "message": str(e)}
+        if rep.get("ev") == "ok" and self.payload != PROBE_BYTES:
+            return {"ev": "error", "message": "the %s runner's memory "
+                    "did not read back as written" % self.name}
+        return rep
 
     def put(self, tensors):
         for a, x in zip(self.a_in, tensors):
@@ -2089,7 +2241,9 @@ class Side:
         payload: the values as they were when the runner replied."""
         self.got = []
         buf = self.payload
-        want = self.outs + (self.ins if inputs_after else [])
+        # On the host the inputs are the arena's, read here.
+        after = inputs_after and self.tt.cuda
+        want = self.outs + (self.ins if after else [])
         if buf is None or len(buf) != sum(nbytes(self.tt, dt, sh)
                                           for dt, sh in want):
             return False
@@ -2104,9 +2258,12 @@ class Side:
                                            offset=off).view(dt).reshape(sh))
             off += n
         self.got = ts[:len(self.outs)]
-        if inputs_after:
+        if after:
             rep["inputs_after"] = [self.tt.hash_tensor(x)
                                    for x in ts[len(self.outs):]]
+        elif inputs_after:
+            rep["inputs_after"] = [self.tt.hash_tensor(x)
+                                   for x in self.a_in]
         return True
 
     def call64(self):
@@ -2129,33 +2286,38 @@ class Side:
         return out
 
     def call(self, **req):
-        """A call request, timed from here as well; its outputs are taken
-        from the reply itself."""
+        """A call request, timed from here as well (to its reply); its
+        outputs are read from the runner's memory after the reply."""
         req["op"] = "call"
         t0 = time.perf_counter_ns()
         rep = self.ask(req)
         rep["view_ns"] = time.perf_counter_ns() - t0
         if rep.get("ev") == "error":
             rep["error"] = rep.get("message") or "no message"
-        if rep.get("payload") and not self.take(
+        if (rep.get("regions") is not None or rep.get("payload")) and \
+                not self.take(
                 rep, bool(req.get("inputs_after"))):
             rep["error"] = "the runner's reply is incomplete"
         return rep
 
     def timed_call(self, flush_here, **req):
-        """A timed call as two requests, staging then calling, both timed
-        from here; on the host the judge flushes the caches in between (the
-        judge and the runners share one core), on a device the runner
-        flushes in its own queue right before the call. view_cpu_ns: the
-        runner's CPU time from its reply before the staging to its reply
-        to the call, so that CPU it used between requests counts too."""
+        """A timed call: on CUDA two requests, staging then calling, both
+        timed from here, and the runner flushes in its own queue right
+        before the call; on the host the inputs are in the arena already
+        (put) and the judge flushes the caches before the call (the judge
+        and the runners share one core). view_cpu_ns: the runner's CPU
+        time from its reply before the call to its reply to the call, so
+        that CPU it used between requests counts too."""
         c0 = self.cpu_reply
-        t0 = time.perf_counter_ns()
-        rep = self.ask({"op": "stage"})
-        view = time.perf_counter_ns() - t0
-        if rep.get("ev") != "staged":
-            rep.setdefault("error", rep.get("message") or "staging failed")
-            return rep
+        view = 0
+        if self.tt.cuda:
+            t0 = time.perf_counter_ns()
+            rep = self.ask({"op": "stage"})
+            view = time.perf_counter_ns() - t0
+            if rep.get("ev") != "staged":
+                rep.setdefault("error", rep.get("message") or
+                               "staging failed")
+                return rep
         if flush_here:
             self.tt.flush()
         rep = self.call(staged=True, flush=not flush_here, **req)
@@ -2869,10 +3031,10 @@ class Judge:
         error."""
         if e.side == "reference":
             self.send({"ev": "error", "message": "the reference's process "
-                       "sent a reply that is not a frame: %s" % e.why})
+                       "sent a reply the judge cannot use: %s" % e.why})
             return 1
         self.send({"ev": "broken", "message": "the candidate's process "
-                   "sent a reply that is not a frame (%s): it was stopped"
+                   "sent a reply the judge cannot use (%s): it was stopped"
                    % e.why})
         return 1
 

@@ -455,8 +455,27 @@ static void test_kernelbench_oversized_replies_are_the_candidates(void)
 		 NULL);
 	expect(&o, "runtime_error", "bad_reply");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "the candidate's process sent a reply that is not a "
-		       "frame (frame of 17825792 bytes exceeds the cap)");
+		       "the candidate's process sent a reply the judge cannot "
+		       "use (frame of 17825792 bytes exceeds the cap)");
+	release(&o);
+	/* The judge reads the outputs from the runner's memory where its
+	 * reply says they are: a reply that names memory its process does
+	 * not have, or more of it than the outputs take, is the candidate's
+	 * failure, and its message says which. */
+	o = eval(RELU, CAND "1_ReLU/unmapped_regions.py", "--no-timing", NULL,
+		 NULL);
+	expect(&o, "runtime_error", "bad_reply");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate's process sent a reply the judge cannot "
+		       "use (its reply names as its outputs memory its process "
+		       "does not have): it was stopped");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/oversized_regions.py", "--no-timing",
+		 NULL, NULL);
+	expect(&o, "runtime_error", "bad_reply");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "its reply names 68719476736 bytes as its outputs, more "
+		       "than their 131072");
 	release(&o);
 }
 
