@@ -1590,7 +1590,6 @@ class Runner:
         the machine does not inflate. Returns (result, ns, wall ns)."""
         torch = self.tt.torch
         if self.tt.cuda:
-            self.keep = None
             start = torch.cuda.Event(enable_timing=True)
             end = torch.cuda.Event(enable_timing=True)
             w0 = time.perf_counter_ns()
@@ -1623,7 +1622,6 @@ class Runner:
         it (-1: none), raw for the judge (judge.c: work left on another
         stream escapes the engine). Returns (result, ns, wall ns, watch)."""
         torch = self.tt.torch
-        self.keep = None
         t0 = time.perf_counter_ns()
         with torch.no_grad():
             r = self.entry(*ins)
@@ -2145,10 +2143,13 @@ class Side:
         return g, n
 
     def ask(self, req):
-        """A request and its reply. The memory a reply names (regions:
-        the outputs, after a call) is read at once from the runner's
-        process into the judge's own (self.payload, None where it could
-        not be read): the runner waits for its next request meanwhile."""
+        """A request and its reply, with what the reply delivers (deliver)
+        in the judge's own memory, self.payload: on the host the memory it
+        names (regions) read at once from the runner's process, which
+        waits for its next request meanwhile; on CUDA the bytes that
+        follow it in the pipe. A reply naming memory the runner does not
+        have, or more than the layout allows, is not one the judge can
+        use (RunnerBroke)."""
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
@@ -2294,8 +2295,7 @@ class Side:
         rep["view_ns"] = time.perf_counter_ns() - t0
         if rep.get("ev") == "error":
             rep["error"] = rep.get("message") or "no message"
-        if (rep.get("regions") is not None or rep.get("payload")) and \
-                not self.take(
+        if "payload" in rep and not self.take(
                 rep, bool(req.get("inputs_after"))):
             rep["error"] = "the runner's reply is incomplete"
         return rep
