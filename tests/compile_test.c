@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include <kforge/compile.h>
 #include <kforge/kernel.h>
@@ -98,6 +99,25 @@ static void test_compile_host_exports_kf_entry(void)
 	CHECK(y[0] == 3.0f && y[1] == -3.0f && y[2] == 2.0f);
 	dlclose(h);
 	kf_compile_result_release(&r);
+	free(src);
+}
+
+/* A candidate saved directly in /tmp compiles: its directory is bound
+ * read-only in the compile's sandbox, over the compiler's usual place for
+ * temporary files ("Cannot create temporary file in ./" before). */
+static void test_compile_candidate_in_tmp_itself(void)
+{
+	use_tmp_cache();
+	char *src = kf_xasprintf("/tmp/kforge-test-%d-in-tmp.c", (int)getpid());
+	char *text = kf_xasprintf("/* %s */\n%s", src, good_c);
+	CHECK(kf_file_write_atomic(src, text, strlen(text), NULL) == 0);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 1);
+	CHECK(!r.cached);
+	unlink(src);
+	kf_compile_result_release(&r);
+	free(text);
 	free(src);
 }
 
@@ -618,6 +638,7 @@ static void test_compile_toolchain_is_asked_once_per_binary(void)
 
 KF_TESTS(compile) = {
     KF_TEST(test_compile_host_exports_kf_entry),
+    KF_TEST(test_compile_candidate_in_tmp_itself),
     KF_TEST(test_compile_second_compile_is_cache_hit),
     KF_TEST(test_compile_key_covers_source_and_flags),
     KF_TEST(test_compile_key_covers_local_headers),

@@ -918,6 +918,12 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 	av_add(a, "--bind");
 	av_add(a, work);
 	av_add(a, work);
+	/* The compiler's own temporary files go to the work directory: /tmp
+	 * is read-only where the candidate's directory is /tmp itself (a
+	 * candidate saved as /tmp/x.c got "Cannot create temporary file"). */
+	av_add(a, "--setenv");
+	av_add(a, "TMPDIR");
+	av_add(a, work);
 	av_add(a, "--chdir");
 	av_add(a, have_src ? src_dir : work);
 	av_add(a, "--");
