@@ -480,18 +480,22 @@ static void test_server_openrlhf(void)
 	free(q1);
 }
 
-/* Correct and slow: about 0.5 s a call, so that its evaluation takes
- * several seconds. */
+/* Correct and slow: a chain of 5e8 dependent float operations a call
+ * (0.4-1 s: each waits for the last, on any processor; a volatile counter's
+ * loop ran about 4x faster where the processor forwards stores to loads at
+ * once), so that its evaluation of 10 calls takes several seconds. */
 #define SLOWER_SRC(tag)                                                        \
 	"#include <kforge/kernel.h>\n"                                         \
 	"/* " tag " */\n"                                                      \
 	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "       \
 	"n_out, void *stream)\n"                                               \
 	"{ (void)n_in; (void)n_out; (void)stream;\n"                           \
-	"  volatile long spin = 0; for (long k = 0; k < 500000000; k++) "      \
-	"spin += k;\n"                                                         \
 	"  const float *x = in[0].data; float *y = out[0].data;\n"             \
+	"  float acc = x[0];\n"                                                \
+	"  for (long k = 0; k < 500000000; k++) acc = acc * 0.999999f + "      \
+	"1e-7f;\n"                                                             \
 	"  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = 2 * x[i];\n"  \
+	"  if (acc != acc) y[0] = 0;\n"                                        \
 	"  return 0; }\n"
 
 /* OpenRLHF's client gives up after 180 s and raises: /v1/openrlhf answers
@@ -506,8 +510,9 @@ static void test_server_openrlhf_deadline(void)
 	cJSON *b = cJSON_CreateObject();
 	cJSON *q = cJSON_AddArrayToObject(b, "query");
 	cJSON *l = cJSON_AddArrayToObject(b, "labels");
-	const char *srcs[] = {SLOWER_SRC("a"), SLOWER_SRC("b")};
-	for (int i = 0; i < 2; i++) {
+	const char *srcs[] = {SLOWER_SRC("a"), SLOWER_SRC("b"),
+			      SLOWER_SRC("c"), SLOWER_SRC("d")};
+	for (int i = 0; i < 4; i++) {
 		char *text = kf_xasprintf("```c\n%s```", srcs[i]);
 		cJSON_AddItemToArray(q, cJSON_CreateString(text));
 		free(text);
@@ -518,18 +523,19 @@ static void test_server_openrlhf_deadline(void)
 	post(s.port, "/v1/openrlhf", b, &r);
 	double took = (double)(kf_now_ns() - t0) / 1e9;
 	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
-	/* The one worker runs the first; the second is still queued at 2 s. */
+	/* The one worker runs them one after another, each for seconds: at
+	 * 2 s the last is still queued. */
 	const cJSON *logs = cJSON_GetObjectItem(r.json, "extra_logs");
 	const cJSON *infra = cJSON_GetObjectItem(logs, "infra_error");
-	CHECK_MSG(cJSON_GetArraySize(infra) == 2 &&
-		      cJSON_GetArrayItem(infra, 1)->valuedouble == 1,
+	CHECK_MSG(cJSON_GetArraySize(infra) == 4 &&
+		      cJSON_GetArrayItem(infra, 3)->valuedouble == 1,
 		  "%s", r.body);
-	CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "rewards"), 1)
+	CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "rewards"), 3)
 		  ->valuedouble == 0);
-	CHECK_MSG(took >= 1.9, "answered after %.2f s", took);
+	CHECK_MSG(took >= 1.9 && took < 10, "answered after %.2f s", took);
 	reply_free(&r);
 	http(s.port, "GET", "/v1/stats", NULL, &r);
-	CHECK_MSG(kf_json_num(r.json, "deadline_misses", 0) == 1, "%s", r.body);
+	CHECK_MSG(kf_json_num(r.json, "deadline_misses", 0) >= 1, "%s", r.body);
 	reply_free(&r);
 	kf_test_serve_stop(&s);
 }
