@@ -77,13 +77,9 @@ def read_frame(f):
     return json.loads(body.decode("utf-8"))
 
 
-def write_frame(f, obj, blobs=()):
-    """A frame, followed by the bytes of blobs (obj["payload"] says how
-    many)."""
+def write_frame(f, obj):
     data = json.dumps(obj, allow_nan=False).encode("utf-8")
     f.write(struct.pack("<I", len(data)) + data)
-    for b in blobs:
-        f.write(b)
     f.flush()
 
 
@@ -779,12 +775,6 @@ def dense_cpu(t, dt=None):
     return t if t.is_contiguous() else t.contiguous()
 
 
-def tensor_bytes(t):
-    """A dense host tensor's values as bytes."""
-    n = t.numel() * t.element_size()
-    return ctypes.string_at(t.data_ptr(), n) if n else b""
-
-
 def regions_of(ts):
     """[address, bytes] of dense host tensors, for the judge to read."""
     return [[t.data_ptr(), t.numel() * t.element_size()] if t.numel()
@@ -1476,20 +1466,30 @@ class Runner:
                          device=tt.dev) for e in req["inputs"]]
         # On CUDA the copies in and out go by DMA from and to page-locked
         # memory: the arena is registered with the driver, and each output
-        # (and input, read back after a call) has a pinned host buffer.
+        # (and input, read back after a call) has a buffer in the
+        # registered outbox, which the judge reads.
         # Pageable copies of a few MiB took milliseconds a call with
         # jitter of tenths of one, which the judge's wall-time view of a
         # call (the unaccounted_time rule) reads as the runner's.
         self.h_out, self.h_in = None, None
         if tt.cuda:
             self.pin_arena(int(req["size"]))
-            self.h_out = [torch.empty(sh, dtype=dt, pin_memory=True)
-                          for sh, dt in self.out_like]
-            self.h_in = [torch.empty_like(d, device="cpu", pin_memory=True)
-                         for d in self.d_in]
+            bufs = self.outbox(self.out_like + [
+                (tuple(d.shape), d.dtype) for d in self.d_in])
+            self.h_out = bufs[:len(self.out_like)]
+            self.h_in = bufs[len(self.out_like):]
+        # The reply names known bytes for the judge to read back: on CUDA
+        # in the outbox itself, so that a machine where the judge cannot
+        # read registered pages fails here, by name, and not in a call.
+        if tt.cuda:
+            self.outbox_mm[:len(PROBE_BYTES)] = PROBE_BYTES
+            probe = torch.frombuffer(self.outbox_mm, dtype=torch.uint8,
+                                     count=len(PROBE_BYTES))
+        else:
+            probe = torch.frombuffer(bytearray(PROBE_BYTES),
+                                     dtype=torch.uint8)
         rep = {"ev": "ok"}
-        self.deliver(rep, [torch.frombuffer(bytearray(PROBE_BYTES),
-                                            dtype=torch.uint8)])
+        self.deliver(rep, [probe])
         return rep
 
     def pin_arena(self, size):
@@ -1504,6 +1504,36 @@ class Runner:
                 ctypes.addressof(buf), max(size, ALIGN), 0)
         except Exception:  # noqa: an older torch, no cudart binding
             traceback.print_exc()
+
+    def outbox(self, like):
+        """Host tensors of the given (shape, dtype)s, each at a page
+        boundary of one anonymous mapping registered with the driver, so
+        that copies to them go by DMA, and the judge reads them from this
+        process's memory (read_memory) as on the host. Memory torch pins
+        itself (cudaHostAlloc) is the driver's mapping, which
+        process_vm_readv need not be able to read; registered pages of an
+        ordinary mapping are this process's own."""
+        torch = self.tt.torch
+        offs, total = [], 0
+        for sh, dt in like:
+            offs.append(total)
+            n = math.prod(sh) * torch.empty((), dtype=dt).element_size()
+            total += (n + mmap.PAGESIZE - 1) // mmap.PAGESIZE * \
+                mmap.PAGESIZE
+        self.outbox_mm = mm = mmap.mmap(-1, max(total, mmap.PAGESIZE))
+        try:
+            buf = (ctypes.c_char * len(mm)).from_buffer(mm)
+            self.outbox_pin = buf
+            torch.cuda.cudart().cudaHostRegister(
+                ctypes.addressof(buf), len(mm), 0)
+        except Exception:  # noqa: unregistered copies are only slower
+            traceback.print_exc()
+        out = []
+        for (sh, dt), off in zip(like, offs):
+            k = math.prod(sh)
+            out.append(torch.frombuffer(mm, dtype=dt, count=k, offset=off)
+                       .view(sh) if k else torch.empty(sh, dtype=dt))
+        return out
 
     def host_copy(self, pinned, k, t, dt):
         """t's values as dt in host memory: on the host t itself (a copy
@@ -1723,22 +1753,19 @@ class Runner:
         return rep
 
     def deliver(self, rep, keep, r=None):
-        """Hands the judge dense host tensors with the reply. On the host
-        the judge reads them from this process's memory once it has the
-        reply (read_memory): no copy or transfer of theirs is this
-        process's work, which its view of a call would count (and which a
-        candidate could do more cheaply); they are kept until the next
-        request (timed() lets them go inside its timing), and CPU time
-        this process uses after its reply counts in its next call's view.
-        On CUDA their bytes follow the reply in the pipe: the judge's view
-        of a call there is wall time, which work done after the reply (a
-        copy racing the judge's read) would escape."""
-        if self.tt.cuda:
-            self.blobs = [tensor_bytes(t) for t in keep]
-            rep["payload"] = sum(len(b) for b in self.blobs)
-        else:
-            rep["regions"] = regions_of(keep)
-            self.keep = (r, keep)
+        """Hands the judge dense host tensors with the reply: the judge
+        reads them from this process's memory once it has the reply
+        (read_memory), so no copy or transfer of theirs is this process's
+        work. They are kept until the next request. On the host timed()
+        lets the call's result go inside its timing, and CPU time this
+        process uses after its reply counts in its next call's view. On
+        CUDA the judge's view of a call is wall time up to the end of its
+        read: whatever the bytes it read hold was written before the view
+        ended, by this process or by the device (on CUDA the outputs are
+        the outbox's pinned copies; the device's result is let go at
+        once)."""
+        rep["regions"] = regions_of(keep)
+        self.keep = (None if self.tt.cuda else r, keep)
 
     def call64(self, req):
         """The model (the reference's: only its runner is asked) on the
@@ -1786,7 +1813,6 @@ class Runner:
                    "call64": self.call64}
             if op != "call":
                 self.keep = None
-            self.blobs = []
             try:
                 if op in ops:
                     rep = ops[op](req)
@@ -1796,9 +1822,7 @@ class Runner:
                 traceback.print_exc()
                 rep = {"ev": "error",
                        "message": said(e, op)}
-                self.blobs = []
-            write_frame(self.out, rep, self.blobs)
-            self.blobs = []
+            write_frame(self.out, rep)
             if rep.get("ev") == "fault":
                 return 0
 
@@ -2054,6 +2078,8 @@ class Side:
         that is imported (the runner's start does not wait for it)."""
         self.name = name
         self.tt = None
+        self.inbox = bytearray(0)
+        self.payload = None
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
         info_r, info_w = os.pipe()
@@ -2144,12 +2170,15 @@ class Side:
 
     def ask(self, req):
         """A request and its reply, with what the reply delivers (deliver)
-        in the judge's own memory, self.payload: on the host the memory it
-        names (regions) read at once from the runner's process, which
-        waits for its next request meanwhile; on CUDA the bytes that
-        follow it in the pipe. A reply naming memory the runner does not
-        have, or more than the layout allows, is not one the judge can
-        use (RunnerBroke)."""
+        in the judge's own memory, self.payload (a view of this side's
+        inbox, good until the next request): the memory the reply names
+        (regions) read at once from the runner's process, which waits for
+        its next request meanwhile. The inbox is this side's for the whole
+        evaluation, so that on CUDA, where the read is inside the wall-time
+        view of a call, it costs the same on every call and on both sides
+        (a fresh buffer's page faults would not). A reply naming memory
+        the runner does not have, or more than the layout allows, is not
+        one the judge can use (RunnerBroke)."""
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
@@ -2157,7 +2186,9 @@ class Side:
             if isinstance(rep, dict) and "regions" in rep:
                 g, n = self.regions(rep)
                 self.cpu_reply = self.cpu_ns()
-                buf = bytearray(n)
+                if len(self.inbox) < n:
+                    self.inbox = bytearray(n)
+                buf = memoryview(self.inbox)[:n]
                 try:
                     ok = read_memory(self.pid, g, buf)
                 except MemoryUnreadable as e:
@@ -2171,21 +2202,6 @@ class Side:
                 self.payload = buf
                 rep["payload"] = n
                 return rep
-            n = int(rep.get("payload", 0)) if isinstance(rep, dict) else 0
-            if n:
-                if n > self.cap:
-                    raise ValueError("the %s's reply carries %d bytes, "
-                                     "more than its %d" % (self.name, n,
-                                                           self.cap))
-                buf = bytearray(n)
-                view, k = memoryview(buf), 0
-                while k < n:
-                    m = self.proc.stdout.readinto(view[k:])
-                    if not m:
-                        rep = None
-                        break
-                    k += m
-                self.payload = buf
         except (BrokenPipeError, ConnectionResetError):
             rep = None
         except (ValueError, UnicodeDecodeError) as e:
@@ -2202,6 +2218,11 @@ class Side:
             raise RunnerDied(self.name, runner_status(self.proc.wait()))
         self.cpu_reply = self.cpu_ns()
         return rep
+
+    def kept(self):
+        """The last reply's payload as bytes of the judge's own (the inbox
+        is read again at the next request), or None."""
+        return None if self.payload is None else bytearray(self.payload)
 
     def lay_out(self, size, ins, outs, state, others):
         os.ftruncate(self.fd, max(size, ALIGN))
@@ -2228,7 +2249,7 @@ class Side:
         except ConfineError as e:
             return {"ev": "load_error", "what": "sandbox",
                     "message": str(e)}
-        if rep.get("ev") == "ok" and self.payload != PROBE_BYTES:
+        if rep.get("ev") == "ok" and self.kept() != PROBE_BYTES:
             return {"ev": "error", "message": "the %s runner's memory "
                     "did not read back as written" % self.name}
         return rep
@@ -2241,7 +2262,7 @@ class Side:
         """The outputs (and the inputs after the call) from the reply's
         payload: the values as they were when the runner replied."""
         self.got = []
-        buf = self.payload
+        buf = self.kept()
         # On the host the inputs are the arena's, read here.
         after = inputs_after and self.tt.cuda
         want = self.outs + (self.ins if after else [])
@@ -2271,7 +2292,7 @@ class Side:
         """The reference's outputs in float64 on the staged inputs, or
         None where its model does not run in float64."""
         rep = self.ask({"op": "call64"})
-        buf = self.payload
+        buf = self.kept()
         torch = self.tt.torch
         if rep.get("ev") != "called64" or buf is None:
             return None
