@@ -2,8 +2,8 @@
  * openenv.c: kforge's episodes in OpenEnv's protocol (meta-pytorch/OpenEnv
  * at 685de41, docs/rl.md "OpenEnv"): the HTTP routes /reset, /step, /state,
  * /schema, /metadata, /health and the messages of a /ws session. It only
- * translates: every episode is made, stepped, read and ended by api.c's
- * /v1/episodes routes, through api_handle.
+ * translates: every episode is made, stepped, read and ended by
+ * episodes.c's /v1/episodes routes, through api_episodes_route.
  */
 #include <math.h>
 #include <stdarg.h>
@@ -158,11 +158,11 @@ static void failf(struct oe_fail *f, int status, const char *code,
 	failf(f, 422, "VALIDATION_ERROR", type, loc, __VA_ARGS__)
 
 /*
- * Runs one of api.c's routes. 0 with its answer in *answer (caller frees),
- * or -1 with the failure: kforge's status, code (as the error's type) and
- * message, as OpenEnv's EXECUTION_ERROR (the environment's reset or step
- * failed: http_server.py:1471-1478), CAPACITY_REACHED when the server
- * keeps no more episodes.
+ * Runs one of episodes.c's routes. 0 with its answer in *answer (caller
+ * frees), or -1 with the failure: kforge's status, code (as the error's
+ * type) and message, as OpenEnv's EXECUTION_ERROR (the environment's reset
+ * or step failed: http_server.py:1471-1478), CAPACITY_REACHED when the
+ * server keeps no more episodes.
  */
 static int call(struct kf_server *s, const char *method, const char *path,
 		cJSON *body, const char *loc, cJSON **answer,
@@ -170,7 +170,7 @@ static int call(struct kf_server *s, const char *method, const char *path,
 {
 	struct kf_server_response r;
 	memset(&r, 0, sizeof(r));
-	api_handle(s, method, path, body, &r);
+	api_episodes_route(s, method, path, body, &r);
 	cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
 	int rc = 0;
 	if (r.status < 400 && cJSON_IsObject(j)) {
@@ -218,7 +218,7 @@ static void oe_end(struct srv_openenv *o)
 		char *path = kf_xasprintf("/v1/episodes/%s", o->episode);
 		struct kf_server_response r;
 		memset(&r, 0, sizeof(r));
-		api_handle(o->s, "DELETE", path, NULL, &r);
+		api_episodes_route(o->s, "DELETE", path, NULL, &r);
 		kf_server_response_release(&r);
 		free(path);
 	}

@@ -1,6 +1,9 @@
 /*
- * server.c: the reward service's engine room: the bounded queue, the worker
- * threads and the eval children they start, the store, the statistics.
+ * server.c: the reward service's engine room: the server's life (options,
+ * start, shutdown), the worker threads and the eval children they start,
+ * the store, and kf_server_handle, where every request enters: its body is
+ * checked, then api.c routes it and its time is counted. The workers take
+ * their jobs from queue.c's queue; the statistics are read out in stats.c.
  *
  * kf_eval is not known to be thread-safe, and a process with threads should
  * not fork without exec: each evaluation runs in a fresh process, the eval
@@ -9,13 +12,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <kforge/task.h>
@@ -27,62 +28,9 @@ static char *dup_or_null(const char *s)
 	return s ? kf_xstrdup(s) : NULL;
 }
 
-void srv_respond(struct kf_server_response *out, int status, cJSON *body)
-{
-	out->status = status;
-	out->body = kf_json_print(body);
-	out->retry_after = 0;
-	cJSON_Delete(body);
-}
-
-void kf_server_response_release(struct kf_server_response *r)
-{
-	free(r->body);
-	r->body = NULL;
-}
-
-void srv_count_status(struct kf_server *s, int status)
-{
-	pthread_mutex_lock(&s->lock);
-	if (status >= 400 && status < 500)
-		s->errors_4xx++;
-	else if (status >= 500 && status != 503)
-		s->errors_5xx++;
-	pthread_mutex_unlock(&s->lock);
-}
-
-void srv_error(int status, const char *code, const char *message,
-	       struct kf_server_response *out)
-{
-	cJSON *b = cJSON_CreateObject();
-	cJSON *e = cJSON_AddObjectToObject(b, "error");
-	cJSON_AddStringToObject(e, "code", code);
-	cJSON_AddStringToObject(e, "message", message);
-	srv_respond(out, status, b);
-}
-
-void kf_server_error(struct kf_server *s, int status, const char *code,
-		     const char *message, struct kf_server_response *out)
-{
-	srv_error(status, code, message, out);
-	if (s)
-		srv_count_status(s, status);
-}
-
 size_t kf_server_body_cap(const struct kf_server *s)
 {
 	return s->o.body_cap;
-}
-
-void srv_job_free(struct job *j)
-{
-	if (!j)
-		return;
-	free(j->task_path);
-	free(j->source);
-	free(j->error);
-	cJSON_Delete(j->result);
-	free(j);
 }
 
 /* ---- the eval child ---- */
@@ -217,25 +165,6 @@ static void run_job(struct kf_server *s, struct job *j)
 	free(path);
 	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
 }
-
-static void job_finish(struct kf_server *s, struct job *j)
-{
-	/* under s->lock */
-	j->state = JOB_DONE;
-	j->batch->pending--;
-	pthread_cond_broadcast(&s->done);
-}
-
-/* Counts x seconds in the bucket of a latency histogram. */
-static void hist_add(long *h, double x)
-{
-	static const double bound[] = SRV_HIST_BOUNDS;
-	int b = 0;
-	while (b < SRV_HIST_BUCKETS - 1 && x > bound[b])
-		b++;
-	h[b]++;
-}
-
 static void *worker_main(void *arg)
 {
 	struct kf_server *s = arg;
@@ -260,7 +189,7 @@ static void *worker_main(void *arg)
 				  "the evaluation started");
 			if (!s->stopping)
 				s->deadline_misses++;
-			job_finish(s, j);
+			srv_job_finish(s, j);
 			continue;
 		}
 		j->state = JOB_RUNNING;
@@ -284,7 +213,7 @@ static void *worker_main(void *arg)
 		s->running--;
 		s->evaluations++;
 		s->eval_seconds += j->seconds;
-		hist_add(s->eval_hist, j->seconds);
+		srv_hist_add(s->eval_hist, j->seconds);
 		if (j->result)
 			s->status_count[kf_result_status(j->result)]++;
 		else
@@ -295,110 +224,11 @@ static void *worker_main(void *arg)
 			cJSON_Delete(s->device);
 			s->device = cJSON_Duplicate(dev, 1);
 		}
-		job_finish(s, j);
+		srv_job_finish(s, j);
 	}
 	pthread_mutex_unlock(&s->lock);
 	return NULL;
 }
-
-/* Seconds a client should wait before trying again: the queue's work
- * spread over the workers, at least 1, at most 300. */
-static int retry_after_locked(struct kf_server *s)
-{
-	double mean = s->evaluations ? s->eval_seconds / s->evaluations
-				     : s->o.eo.time_cap_s + 1;
-	double t = (s->depth + s->running) * mean / s->o.workers;
-	int r = (int)ceil(t);
-	return r < 1 ? 1 : r > 300 ? 300 : r;
-}
-
-int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
-	       int *retry_after)
-{
-	pthread_mutex_lock(&s->lock);
-	if (s->stopping || s->depth + n > s->o.queue_cap) {
-		*retry_after = retry_after_locked(s);
-		s->rejected_busy++;
-		pthread_mutex_unlock(&s->lock);
-		return KF_ERANGE;
-	}
-	for (int i = 0; i < n; i++) {
-		jobs[i]->batch = b;
-		jobs[i]->state = JOB_QUEUED;
-		jobs[i]->next = NULL;
-		if (s->tail)
-			s->tail->next = jobs[i];
-		else
-			s->head = jobs[i];
-		s->tail = jobs[i];
-		s->depth++;
-	}
-	b->pending += n;
-	pthread_cond_broadcast(&s->work);
-	pthread_mutex_unlock(&s->lock);
-	return 0;
-}
-
-/* Takes j off the queue; under the lock. */
-static void unqueue(struct kf_server *s, struct job *j)
-{
-	struct job *prev = NULL;
-	for (struct job *q = s->head; q; prev = q, q = q->next)
-		if (q == j) {
-			if (prev)
-				prev->next = q->next;
-			else
-				s->head = q->next;
-			if (s->tail == q)
-				s->tail = prev;
-			s->depth--;
-			q->next = NULL;
-			return;
-		}
-}
-
-void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b)
-{
-	pthread_mutex_lock(&s->lock);
-	while (b->pending > 0) {
-		uint64_t now = kf_now_ns();
-		uint64_t dl = UINT64_MAX;
-		for (int i = 0; i < n; i++) {
-			struct job *j = jobs[i];
-			if (j->state != JOB_QUEUED)
-				continue;
-			if (now >= j->deadline_ns) {
-				unqueue(s, j);
-				j->error = kf_xstrdup(
-				    "the request's deadline passed before "
-				    "the evaluation started");
-				s->deadline_misses++;
-				job_finish(s, j);
-			} else if (j->deadline_ns < dl) {
-				dl = j->deadline_ns;
-			}
-		}
-		if (b->pending <= 0)
-			break;
-		/* Wake at the next deadline, or within a second. */
-		uint64_t wait_ns = 1000000000ull;
-		if (dl != UINT64_MAX && dl - now < wait_ns)
-			wait_ns = dl - now + 1000000;
-		srv_cond_wait(&s->done, &s->lock, wait_ns);
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
-void srv_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t wait_ns)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	uint64_t t = (uint64_t)ts.tv_nsec + wait_ns;
-	ts.tv_sec += (time_t)(t / 1000000000ull);
-	ts.tv_nsec = (long)(t % 1000000000ull);
-	pthread_cond_timedwait(c, m, &ts);
-}
-
 /* ---- lifecycle ---- */
 
 static int check_opts(const struct kf_server_opts *o, struct kf_err *err)
@@ -589,138 +419,6 @@ void kf_server_free(struct kf_server *s)
 	pthread_cond_destroy(&s->group_cond);
 	free(s);
 }
-
-cJSON *kf_server_stats(struct kf_server *s)
-{
-	cJSON *o = cJSON_CreateObject();
-	pthread_mutex_lock(&s->lock);
-	cJSON_AddNumberToObject(o, "queue_depth", s->depth);
-	cJSON_AddNumberToObject(o, "queue_capacity", s->o.queue_cap);
-	cJSON_AddNumberToObject(o, "busy_workers", s->running);
-	cJSON_AddNumberToObject(o, "workers", s->o.workers);
-	/* Every queued item still has its compile ahead of it. */
-	cJSON_AddNumberToObject(o, "compile_backlog", s->depth);
-	cJSON_AddNumberToObject(o, "requests", (double)s->requests);
-	cJSON_AddNumberToObject(o, "items", (double)s->items);
-	cJSON_AddNumberToObject(o, "evaluations", (double)s->evaluations);
-	cJSON_AddNumberToObject(o, "dedup_hits", (double)s->dedup_hits);
-	cJSON_AddNumberToObject(o, "rejected_busy", (double)s->rejected_busy);
-	cJSON_AddNumberToObject(o, "errors_4xx", (double)s->errors_4xx);
-	cJSON_AddNumberToObject(o, "errors_5xx", (double)s->errors_5xx);
-	cJSON_AddNumberToObject(o, "deadline_misses",
-				(double)s->deadline_misses);
-	cJSON_AddNumberToObject(
-	    o, "mean_eval_seconds",
-	    s->evaluations ? s->eval_seconds / s->evaluations : 0);
-	cJSON *st = cJSON_AddObjectToObject(o, "statuses");
-	for (int i = 0; i <= KF_STATUS_INFRA_ERROR; i++)
-		cJSON_AddNumberToObject(st, kf_status_name((enum kf_status)i),
-					(double)s->status_count[i]);
-	cJSON_AddNumberToObject(o, "episodes_open", s->n_episodes);
-	cJSON_AddNumberToObject(o, "groups_open", s->n_groups);
-	cJSON_AddNumberToObject(o, "groups_incomplete",
-				(double)s->groups_incomplete);
-	cJSON_AddNumberToObject(o, "uptime_s",
-				(double)(kf_now_ns() - s->started_ns) / 1e9);
-	pthread_mutex_unlock(&s->lock);
-	return o;
-}
-
-/* One metric's HELP and TYPE lines. */
-static void metric_head(struct kf_strbuf *b, const char *name, const char *type,
-			const char *help)
-{
-	kf_strbuf_addf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name,
-		       type);
-}
-
-static void metric(struct kf_strbuf *b, const char *name, const char *type,
-		   const char *help, double v)
-{
-	metric_head(b, name, type, help);
-	kf_strbuf_addf(b, "%s %.17g\n", name, v);
-}
-
-static void histogram(struct kf_strbuf *b, const char *name, const char *help,
-		      const long *h, double sum)
-{
-	static const double bound[] = SRV_HIST_BOUNDS;
-	metric_head(b, name, "histogram", help);
-	long cum = 0;
-	for (int i = 0; i < SRV_HIST_BUCKETS; i++) {
-		cum += h[i];
-		if (i < SRV_HIST_BUCKETS - 1)
-			kf_strbuf_addf(b, "%s_bucket{le=\"%g\"} %ld\n", name,
-				       bound[i], cum);
-		else
-			kf_strbuf_addf(b, "%s_bucket{le=\"+Inf\"} %ld\n", name,
-				       cum);
-	}
-	kf_strbuf_addf(b, "%s_sum %.17g\n%s_count %ld\n", name, sum, name, cum);
-}
-
-char *kf_server_metrics(struct kf_server *s)
-{
-	struct kf_strbuf b = KF_STRBUF_INIT;
-	pthread_mutex_lock(&s->lock);
-	metric(&b, "kforge_queue_depth", "gauge",
-	       "Evaluations queued, not yet started.", s->depth);
-	metric(&b, "kforge_queue_capacity", "gauge",
-	       "The most evaluations the queue holds (--queue).",
-	       s->o.queue_cap);
-	metric(&b, "kforge_busy_workers", "gauge",
-	       "Workers running an evaluation.", s->running);
-	metric(&b, "kforge_workers", "gauge", "Workers (--workers).",
-	       s->o.workers);
-	metric(&b, "kforge_episodes_open", "gauge", "Multi-turn episodes open.",
-	       s->n_episodes);
-	metric(&b, "kforge_groups_open", "gauge",
-	       "Groups waiting for items sent in other requests.",
-	       s->n_groups);
-	metric(&b, "kforge_groups_incomplete_total", "counter",
-	       "Groups answered at --group-wait without all their items.",
-	       (double)s->groups_incomplete);
-	metric(&b, "kforge_requests_total", "counter", "HTTP requests handled.",
-	       (double)s->requests);
-	metric(&b, "kforge_items_total", "counter",
-	       "Completions received for scoring.", (double)s->items);
-	metric(&b, "kforge_dedup_hits_total", "counter",
-	       "Items scored by an evaluation of the same source.",
-	       (double)s->dedup_hits);
-	metric(&b, "kforge_rejected_busy_total", "counter",
-	       "Requests answered 503 because the queue was full.",
-	       (double)s->rejected_busy);
-	metric(&b, "kforge_deadline_misses_total", "counter",
-	       "Evaluations still queued at their request's deadline.",
-	       (double)s->deadline_misses);
-	metric_head(&b, "kforge_http_errors_total", "counter",
-		    "Answers with an error status, by class (503 not "
-		    "included: see kforge_rejected_busy_total).");
-	kf_strbuf_addf(&b, "kforge_http_errors_total{class=\"4xx\"} %ld\n",
-		       s->errors_4xx);
-	kf_strbuf_addf(&b, "kforge_http_errors_total{class=\"5xx\"} %ld\n",
-		       s->errors_5xx);
-	metric_head(&b, "kforge_evaluations_total", "counter",
-		    "Evaluations finished, by the verdict's status.");
-	for (int i = 0; i <= KF_STATUS_INFRA_ERROR; i++)
-		kf_strbuf_addf(
-		    &b, "kforge_evaluations_total{status=\"%s\"} %ld\n",
-		    kf_status_name((enum kf_status)i), s->status_count[i]);
-	histogram(&b, "kforge_evaluation_seconds",
-		  "Time of an evaluation in a worker (compile, checks, "
-		  "timing; a retry after an infra_error included).",
-		  s->eval_hist, s->eval_seconds);
-	histogram(&b, "kforge_scoring_request_seconds",
-		  "Time of a POST request, received to answered (queueing "
-		  "included).",
-		  s->req_hist, s->req_seconds);
-	metric(&b, "kforge_uptime_seconds", "gauge",
-	       "Seconds since the server started.",
-	       (double)(kf_now_ns() - s->started_ns) / 1e9);
-	pthread_mutex_unlock(&s->lock);
-	return kf_strbuf_detach(&b);
-}
-
 void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		      const char *body, size_t body_len,
 		      struct kf_server_response *out)
@@ -801,7 +499,7 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		double sec = (double)(kf_now_ns() - t0) / 1e9;
 		pthread_mutex_lock(&s->lock);
 		s->req_seconds += sec;
-		hist_add(s->req_hist, sec);
+		srv_hist_add(s->req_hist, sec);
 		pthread_mutex_unlock(&s->lock);
 	}
 	if (out->status >= 400 && out->status != 503)

@@ -1,9 +1,14 @@
 /*
- * server_int.h: what the parts of src/server share. server.c owns the queue,
- * the workers, the eval children, the store and the statistics; api.c the
- * routes, the request parsing, rewards and episodes; openenv.c OpenEnv's
- * routes and sessions over api.c's episodes; websocket.c the frames of
- * OpenEnv's /ws.
+ * server_int.h: what the parts of src/server share. They call each other in
+ * one direction, from the top: server.c (the server's life, the worker
+ * threads and the eval children they start, kf_server_handle) calls api.c
+ * (api_handle, which sends each request to its route); the routes are
+ * openenv.c (OpenEnv's, over the episodes), episodes.c, score.c (items:
+ * parsing, evaluation, the store, rewards; /v1/score and /v1/openrlhf) with
+ * groups.c (groups across requests) and request.c (reading a request); at
+ * the bottom, calling nothing of the others, queue.c (the queue of
+ * evaluations), respond.c (answers, errors) and stats.c (/v1/stats,
+ * /metrics). websocket.c frames OpenEnv's /ws for the HTTP layer.
  */
 #ifndef KFORGE_SERVER_INT_H
 #define KFORGE_SERVER_INT_H
@@ -79,7 +84,7 @@ struct kf_server {
 	long eval_hist[SRV_HIST_BUCKETS], req_hist[SRV_HIST_BUCKETS];
 	double req_seconds;
 
-	/* episodes (api.c), under lock */
+	/* episodes (episodes.c), under lock */
 	struct episode *episodes;
 	int n_episodes;
 	uint64_t episode_seq;
@@ -120,6 +125,8 @@ void srv_rewards(const struct kf_reward *r, const struct kf_reward_item *ri,
 		 int m, bool grpo, double *reward, double *adv,
 		 const char *what);
 
+/* ---- the queue (queue.c) ---- */
+
 /* Queues the jobs of one request (all or none): KF_ERANGE when the queue
  * cannot take them all (*retry_after is set). Under no lock. */
 int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
@@ -128,21 +135,95 @@ int srv_submit(struct kf_server *s, struct job **jobs, int n, struct batch *b,
  * are taken off the queue and done with an error. */
 void srv_wait(struct kf_server *s, struct job **jobs, int n, struct batch *b);
 void srv_job_free(struct job *j);
+/* Marks j done and wakes its request's wait; under the lock. */
+void srv_job_finish(struct kf_server *s, struct job *j);
 /* Waits on c (m held) for at most wait_ns; the caller checks its clock
  * and its condition again. */
 void srv_cond_wait(pthread_cond_t *c, pthread_mutex_t *m, uint64_t wait_ns);
 
-/* Counts an answer's status (4xx, 5xx). */
-void srv_count_status(struct kf_server *s, int status);
+/* ---- the statistics (stats.c) ---- */
 
-/* The routes (api.c). */
+/* Counts x seconds in the bucket of a latency histogram. */
+void srv_hist_add(long *h, double x);
+
+/* ---- the routes ---- */
+
+/* Sends a request to its route (api.c). */
 void api_handle(struct kf_server *s, const char *method, const char *path,
 		cJSON *body, struct kf_server_response *out);
+
+/* The episodes' routes (episodes.c): answers POST /v1/episodes, POST
+ * /v1/episodes/{id}/step and GET and DELETE /v1/episodes/{id} (a wrong
+ * method or id included) and returns true, or returns false for any other
+ * path. */
+bool api_episodes_route(struct kf_server *s, const char *method,
+			const char *path, const cJSON *body,
+			struct kf_server_response *out);
 void api_episodes_free(struct kf_server *s);
+
+/* One item to score (score.c), from a request's items, OpenRLHF's query
+ * or an episode's step. */
+struct sitem {
+	char *id, *problem, *task_path, *task_id;
+	const char *completion; /* borrowed from the request */
+	const char *prompt;	/* the prompt it answers, where sent; borrowed */
+	char *code;		/* what is evaluated; NULL: no code found */
+	bool code_given;	/* "code" rather than "completion" */
+	bool copied;		/* its code was the task's reference */
+	char *group;
+	int group_size;	 /* 0: not given */
+	bool across;	 /* its group's other items come in other requests */
+	int members;	 /* the items its reward was computed over */
+	bool group_complete;
+	int turn;	 /* -1: not given */
+	struct job *job; /* owned through the request's job list */
+	bool dup;	 /* its job was made for an earlier item */
+	cJSON *synth;	 /* a result made here (no code, infra) */
+	const cJSON *result;
+	struct kf_reward_item ri;
+	double reward, advantage;
+	int64_t run_id, cand_id;
+};
+
+void api_sitems_free(struct sitem *it, int n);
+/* Evaluates, stores and rewards n parsed items: 0 with *answers (an array
+ * of item objects), or -1 with out set. */
+int api_score_items(struct kf_server *s, struct sitem *it, int n,
+		    const struct kf_reward *rw, double deadline_s,
+		    const char *route, const cJSON *extra, cJSON **answers,
+		    struct kf_server_response *out);
+/* POST /v1/score */
+void api_route_score(struct kf_server *s, const cJSON *body,
+		     struct kf_server_response *out);
+/* POST /v1/openrlhf: OpenRLHF's remote reward model protocol. */
+void api_route_openrlhf(struct kf_server *s, const cJSON *body,
+			struct kf_server_response *out);
+
+/* ---- reading a request (request.c) ---- */
+
+/* An optional integer member in [lo, hi]: 0 and *out set (dflt when
+ * absent), -1 when present and not such an integer. */
+int api_int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
+		   int *out);
+/* The task of a problem id under the tasks root: 0 with its real path in
+ * *task_path and its id in *task_id, or -1 with the answer set (400
+ * bad_field, 404 unknown_problem); where and field name it in the
+ * message. */
+int api_resolve_problem(struct kf_server *s, const char *id, char **task_path,
+			char **task_id, struct kf_server_response *out,
+			const char *where, const char *field);
+/* The design of a request ("reward"), the server's when absent: 0, or -1
+ * with a 422. */
+int api_request_reward(struct kf_server *s, const cJSON *body,
+		       struct kf_reward *r, struct kf_server_response *out);
+/* The deadline of a request ("deadline_s"), at most the server's: 0, or -1
+ * with a 422. */
+int api_request_deadline(struct kf_server *s, const cJSON *body,
+			 double *deadline_s, struct kf_server_response *out);
 
 /* OpenEnv (openenv.c): answers the protocol's HTTP routes (/reset, /step,
  * /state, /schema, /metadata, /health) and returns true, or returns false
- * for any other path. Every episode goes through api_handle's routes. */
+ * for any other path. Every episode goes through episodes.c's routes. */
 bool srv_openenv_route(struct kf_server *s, const char *method,
 		       const char *path, const cJSON *body,
 		       struct kf_server_response *out);
@@ -160,10 +241,22 @@ void srv_openenv_close(struct srv_openenv *o);
  * X.Y, driver D, CUDA V)", with what it holds; NULL without a name. */
 char *srv_device_line(const cJSON *device);
 
+/* ---- answers (respond.c) ---- */
+
 /* An error answer, not counted (kf_server_handle counts it). */
 void srv_error(int status, const char *code, const char *message,
 	       struct kf_server_response *out);
+/* srv_error with a formatted message. */
+void srv_errorf(struct kf_server_response *out, int status, const char *code,
+		const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* 405: method is not one of allowed on path. */
+void srv_bad_method(struct kf_server_response *out, const char *method,
+		    const char *path, const char *allowed);
 /* Builds an answer from JSON (takes it). */
 void srv_respond(struct kf_server_response *out, int status, cJSON *body);
+/* Counts an answer's status (4xx, 5xx). */
+void srv_count_status(struct kf_server *s, int status);
+/* Adds key: v to o, null where v is not finite. */
+void srv_add_num(cJSON *o, const char *key, double v);
 
 #endif

@@ -1,0 +1,203 @@
+/*
+ * request.c: what the routes share in reading a request: a problem id
+ * resolved to its task under the tasks root (nothing outside it is loaded),
+ * an optional integer member, the request's reward design and its deadline.
+ * Each answers a request it cannot take itself (respond.c).
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <kforge/task.h>
+
+#include "server_int.h"
+
+/* An optional integer member in [lo, hi]: 0 and *out set (dflt when
+ * absent), -1 when present and not such an integer. */
+int api_int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
+		   int *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+	if (!v || cJSON_IsNull(v)) {
+		*out = dflt;
+		return 0;
+	}
+	if (!cJSON_IsNumber(v) || v->valuedouble != floor(v->valuedouble) ||
+	    v->valuedouble < lo || v->valuedouble > hi)
+		return -1;
+	*out = (int)v->valuedouble;
+	return 0;
+}
+
+/* Why id is not a problem id, or NULL when it is one: a relative path of
+ * plain components, each of [A-Za-z0-9_.-], none empty, "." or "..". */
+static const char *problem_id_flaw(const char *id)
+{
+	if (!*id)
+		return "it is empty";
+	if (strlen(id) > KF_SERVER_ID_CAP)
+		return "it is longer than 256 bytes";
+	if (id[0] == '/')
+		return "it is an absolute path";
+	for (const char *c = id; *c; c++)
+		if (!((*c >= 'A' && *c <= 'Z') || (*c >= 'a' && *c <= 'z') ||
+		      (*c >= '0' && *c <= '9') || strchr("_.-/", *c)))
+			return "it holds a character other than A-Z, a-z, "
+			       "0-9, '_', '.', '-' and '/'";
+	for (const char *c = id; *c;) {
+		size_t n = strcspn(c, "/");
+		if (n == 0)
+			return "it has an empty component";
+		if ((n == 1 && c[0] == '.') ||
+		    (n == 2 && c[0] == '.' && c[1] == '.'))
+			return "it has a '.' or '..' component";
+		c += n;
+		if (*c == '/') {
+			c++;
+			if (!*c)
+				return "it has an empty component";
+		}
+	}
+	return NULL;
+}
+
+/* The real path of p (symlinks followed) when it lies inside root (a real
+ * path); NULL otherwise, *outside set when p exists but lies elsewhere. */
+static char *real_inside(const char *root, const char *p, bool *outside)
+{
+	char *r = realpath(p, NULL);
+	if (!r)
+		return NULL;
+	size_t n = strlen(root);
+	if (strncmp(r, root, n) || (r[n] != '/' && strcmp(root, "/"))) {
+		free(r);
+		*outside = true;
+		return NULL;
+	}
+	return r;
+}
+
+/* Finds the task of a problem id under the tasks root: the task directory
+ * <tasks_dir>/<id>, else the KernelBench-format task <tasks_dir>/<id>.py
+ * ("level1/19_ReLU" in a KernelBench checkout's KernelBench/). The id must
+ * be a relative path of plain components and its real path must lie inside
+ * the root's: nothing outside the root is loaded or evaluated. 0 with the
+ * real path in *task_path, or -1 with the answer set (400 bad_field for an
+ * id that is not one or leads out of the root, 404 unknown_problem for no
+ * task). */
+int api_resolve_problem(struct kf_server *s, const char *id, char **task_path,
+			char **task_id, struct kf_server_response *out,
+			const char *where, const char *field)
+{
+	const char *flaw = problem_id_flaw(id);
+	if (flaw) {
+		srv_errorf(
+		    out, 400, "bad_field",
+		    "%s: %s '%.300s' is not a problem id: %s (a problem id "
+		    "is a path relative to the tasks directory, of "
+		    "components of A-Z, a-z, 0-9, '_', '.' and '-', none "
+		    "of them '.' or '..')",
+		    where, field, id, flaw);
+		return -1;
+	}
+	char *root = realpath(s->o.tasks_dir, NULL);
+	if (!root) {
+		srv_errorf(
+		    out, 404, "unknown_problem",
+		    "%s: unknown problem id '%s': the tasks directory %s "
+		    "cannot be read (%s)",
+		    where, id, s->o.tasks_dir, strerror(errno));
+		return -1;
+	}
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	bool outside = false;
+	char *p = kf_path_join(s->o.tasks_dir, id);
+	char *py = kf_xasprintf("%s.py", p);
+	char *real = real_inside(root, p, &outside);
+	if (!real && !outside)
+		real = real_inside(root, py, &outside);
+	free(p);
+	free(py);
+	free(root);
+	if (outside) {
+		srv_errorf(out, 400, "bad_field",
+			   "%s: %s '%s' leads out of the tasks directory %s (a "
+			   "symbolic link to elsewhere): not evaluated",
+			   where, field, id, s->o.tasks_dir);
+		return -1;
+	}
+	if (!real || kf_task_load(real, &t, &err)) {
+		free(real);
+		srv_errorf(
+		    out, 404, "unknown_problem",
+		    "%s: unknown problem id '%s': no task directory %s/%s "
+		    "nor KernelBench-format task %s/%s.py",
+		    where, id, s->o.tasks_dir, id, s->o.tasks_dir, id);
+		return -1;
+	}
+	*task_path = real;
+	*task_id = kf_xstrdup(t->id);
+	kf_task_free(t);
+	return 0;
+}
+
+/* The design of a request: "reward": NAME or {"name", "params"}; the
+ * server's when absent. 0, or -1 with a 422. */
+int api_request_reward(struct kf_server *s, const cJSON *body,
+		       struct kf_reward *r, struct kf_server_response *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, "reward");
+	if (!v || cJSON_IsNull(v)) {
+		*r = s->reward;
+		return 0;
+	}
+	const char *name = NULL;
+	const cJSON *params = NULL;
+	if (cJSON_IsString(v)) {
+		name = v->valuestring;
+	} else if (cJSON_IsObject(v)) {
+		name = kf_json_str(v, "name");
+		params = cJSON_GetObjectItemCaseSensitive(v, "params");
+		if (params && !cJSON_IsObject(params) &&
+		    !cJSON_IsNull(params)) {
+			srv_errorf(out, 422, "bad_reward",
+				   "reward.params must be an object");
+			return -1;
+		}
+		if (cJSON_IsNull(params))
+			params = NULL;
+	}
+	if (!name) {
+		srv_errorf(out, 422, "bad_reward",
+			   "reward must be a design name or {\"name\": ..., "
+			   "\"params\": {...}}");
+		return -1;
+	}
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_reward_init(r, name, params, &err)) {
+		srv_errorf(out, 422, "bad_reward", "reward: %s", err.msg);
+		return -1;
+	}
+	return 0;
+}
+
+/* The deadline of a request: "deadline_s", at most the server's. */
+int api_request_deadline(struct kf_server *s, const cJSON *body,
+			 double *deadline_s, struct kf_server_response *out)
+{
+	const cJSON *v = cJSON_GetObjectItemCaseSensitive(body, "deadline_s");
+	*deadline_s = s->o.deadline_s;
+	if (!v || cJSON_IsNull(v))
+		return 0;
+	if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) {
+		srv_errorf(out, 422, "bad_deadline",
+			   "deadline_s must be a number above 0");
+		return -1;
+	}
+	if (v->valuedouble < *deadline_s)
+		*deadline_s = v->valuedouble;
+	return 0;
+}
