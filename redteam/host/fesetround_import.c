@@ -1,6 +1,6 @@
 /* Switches rounding to toward-zero with fesetround and leaves it so, changing
- * what runs next, the reference included. Caught by link_policy: fesetround is
- * a forbidden import (floating-point environment). */
+ * what runs next in its process. fesetround is an allowed import: caught by
+ * global_state, the floating-point state compared after every call. */
 #include <fenv.h>
 #include <math.h>
 
