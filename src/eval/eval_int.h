@@ -30,9 +30,9 @@ double kf_strict_l1(enum kf_dtype dt);
 struct kf_l1 {
 	double l1_err, l1_want, n, max_abs, want_absmax;
 	bool varies;
-	/* Where > 0, the L1 norm's floor in place of n * atol's: the
-	 * reference's own float noise, measured (the bridge's near-zero
-	 * outputs). */
+	/* Where > 0, the L1 norm's floor in place of n * atol's (the
+	 * bridge's): the reference's own float noise, measured, on near-zero
+	 * outputs; else 1e-2 of the inputs' mean magnitude per element. */
 	double floor;
 };
 /*
