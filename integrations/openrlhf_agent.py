@@ -6,16 +6,16 @@
 The dataset's label is the problem id. Each turn the model writes a kernel;
 kforge compiles, checks and times it; its feedback is the next user turn.
 
-What OpenRLHF does with the module (OpenRLHF at 3c3be623,
+What OpenRLHF does with the module (OpenRLHF 0.11.2 from PyPI,
 openrlhf/trainer/ray/vllm_engine.py lines 19-30; openrlhf/utils/agent.py):
 it loads the file and builds its `AgentExecutor` (a subclass of
 AgentExecutorBase); MultiTurnAgentExecutor builds one AgentInstance per
-prompt with no argument (agent.py line 38), calls `reset({"observation":
-prompt, "label": label})` (41-43) and then `step(states)` after each
+prompt with no argument (agent.py line 39), calls `reset({"observation":
+prompt, "label": label})` (42-44) and then `step(states)` after each
 generation with observation_text, action_text, label and sampling_params
-(109-116). The rollout's reward is the SUM of the steps' "rewards" (a
-tensor: `.item()` at line 119), its score the last step's "scores" (120);
-the loop ends on "done" or when the token budget is spent (94-96), without
+(114-120). The rollout's reward is the SUM of the steps' "rewards" (a
+tensor: `.item()` at line 122), its score the last step's "scores" (123);
+the loop ends on "done" or when the token budget is spent (94-97), without
 a call to the instance. So each step's reward here is the change in the
 turn's reward since the previous turn: the sum is the reward of the last
 kernel written, however the loop ends; no server state is kept (each turn

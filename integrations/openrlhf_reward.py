@@ -10,7 +10,8 @@ or, where a reward function file is preferred, at this file:
     --reward.remote_url integrations/openrlhf_reward.py
         --data.label_key problem_id
 
-(OpenRLHF 0.11.0's names; before 0.10.2: --remote_rm_url, --label_key.)
+(OpenRLHF's names since 0.10.2, the same in 0.11.2; before 0.10.2:
+--remote_rm_url, --label_key.)
 
 reward_func gets OpenRLHF's queries (prompt + response), prompts and labels
 (problem ids) and returns {rewards, scores, extra_logs}.

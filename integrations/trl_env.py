@@ -4,16 +4,19 @@
     GRPOTrainer(..., environment_factory=KforgeEnv, train_dataset=ds)
 
 The dataset needs a "problem_id" column. What TRL's GRPOTrainer does with
-the class (trl/trainer/grpo_trainer.py at f2cd57710, 2026-07-24): it calls
-the factory with no argument and keeps the instances, one per rollout,
-reusing them ("construct once, reset often", lines 626-657); before each
+the class (trl/trainer/grpo_trainer.py at f2cd57710, 2026-07-24, main at
+1.10.0.dev0; the lines of the later release 1.16.0 in brackets): it calls
+the factory with no argument and keeps the instances in a pool, one per
+rollout, reusing them ("construct once, reset often", lines 626-657
+[671-704; more are made when a batch needs them, 2343-2360]); before each
 generation it calls `reset(**example)` with the dataset row's columns as
 keyword arguments, and a string it returns is appended to the last user
-message (lines 2320-2333); every public method other than `reset` and
-`get_reward` is a tool the model may call (line 2307), its schema read from
-the type hints and the docstring's Args; `get_reward()` is called once per
-finished rollout and added as a reward source of weight 1 (lines 660-684);
-None there is left out of the group's statistics.
+message (lines 2320-2333 [2385-2398]); every public method other than
+`reset` and `get_reward` is a tool the model may call (line 2307
+[2364-2375]), its schema read from the type hints and the docstring's
+Args; `get_reward()` is called once per finished rollout and added as a
+reward source of weight 1 (lines 660-684 [706-730]); None there is left
+out of the group's statistics.
 
 The tool is `submit_kernel(code)`: kforge compiles, checks and times the
 code against the row's problem and the feedback (status, reason, times)

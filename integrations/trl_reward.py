@@ -8,8 +8,9 @@ keyword argument, one value per completion). The completions of one prompt
 form a group, so a group design can be set with $KFORGE_REWARD.
 
 What TRL's GRPOTrainer does with it (trl/trainer/grpo_trainer.py,
-_calculate_rewards, at f2cd57710 lines 1612-1683, and the same in TRL
-1.16.0): every dataset column but prompt/completion/completion_ids is a
+_calculate_rewards, at f2cd57710 on main, version 1.10.0.dev0, lines
+1612-1683, and alike in the later release 1.16.0, lines 1579-1660): every
+dataset column but prompt/completion/completion_ids is a
 keyword argument, one value per completion, beside `trainer_state`,
 `log_extra` and `log_metric`; a None reward becomes NaN and is left out of
 the group's statistics; a coroutine function is awaited beside the other

@@ -1,26 +1,43 @@
 """verl: kforge serve as a custom reward function.
 
-    custom_reward_function.path=integrations/verl_reward.py
-    custom_reward_function.name=compute_score          # or compute_score_batch
-    reward_model.reward_manager=naive                  # batch for the other
+    reward.custom_reward_function.path=integrations/verl_reward.py
+    reward.custom_reward_function.name=compute_score_async   # or compute_score
+    reward.reward_manager.name=naive                          # verl's default
+
+These are current verl's keys (verl-project/verl at 1dda039,
+verl/trainer/config/_generated_ppo_trainer.yaml lines 780-793). The older
+top-level custom_reward_function.* and reward_model.reward_manager are
+still in the config (lines 737-742), so main_ppo takes them without a word,
+but no longer moves them under reward.* (only
+verl/experimental/fully_async_policy/fully_async_main.py line 237 calls
+migrate_legacy_reward_impl): with them this file is never loaded
+and verl's default_compute_score raises NotImplementedError for the
+data_source "kforge" (verl/utils/reward_score/__init__.py line 107).
 
 The dataset's reward_model.ground_truth holds the problem id (e.g.
 "reduction/row_sum"). A dict is returned: verl takes "score" as the reward
 and logs the other keys.
 
-verl's reward loop (verl at b178a3c) scores one rollout per call:
-verl/experimental/reward_loop/reward_loop.py lines 104-109 make one task
-per rollout and gather them, the batch split over the reward loop workers
-(lines 286-290); the naive manager
-(verl/experimental/reward_loop/reward_manager/naive.py) awaits a coroutine
-compute_score (lines 30, 66-73) and otherwise runs it in the loop's
-default executor (75-84); it passes the row's extra_info (line 44), not
-the rollout's uid. So `compute_score_async` is the entry point there; with
-$KFORGE_GROUP_SIZE set to actor_rollout_ref.rollout.n, the rollouts of one
-row (the same extra_info["index"]) form a group across their calls, and
-group designs ($KFORGE_REWARD=cuda_l1 or leap_rank) work per call. Leave it
-unset for validation with another n (a group that never completes waits
-the server's --group-wait).
+verl scores one rollout per call: without a reward model the agent loop
+sends each finished rollout to a reward loop worker
+(verl/experimental/agent_loop/agent_loop.py lines 937-999); with one,
+verl/experimental/reward_loop/reward_loop.py makes one task per rollout
+(lines 138-143) after splitting the batch over the workers (343-356). The
+naive manager (verl/experimental/reward_loop/reward_manager/naive.py)
+awaits a coroutine compute_score (lines 30, 66-73) and otherwise runs it in
+the loop's default executor (75-84), with keyword arguments and the row's
+extra_info (line 44); the rollout's uid is not in extra_info. So
+`compute_score_async` is the entry point; with $KFORGE_GROUP_SIZE set to
+actor_rollout_ref.rollout.n, the rollouts of one row (the same
+extra_info["index"]) form a group across their calls, and group designs
+($KFORGE_REWARD=cuda_l1 or leap_rank) work per call. Leave it unset for
+validation with another n (a group that never completes waits the
+server's --group-wait). verl's trainer no longer has a batch reward
+manager: reward.reward_manager.name is looked up in the reward loop's
+registry (naive, dapo, gdpo, rate_limited, remote;
+verl/trainer/ppo/reward.py lines 89-95), where "batch" raises "Unknown
+reward manager: batch" (verl/experimental/reward_loop/reward_manager/
+registry.py line 52).
 """
 import os
 import sys
@@ -63,19 +80,3 @@ async def compute_score_async(data_source, solution_str, ground_truth,
         reward=os.environ.get("KFORGE_REWARD"))
     return _result(answers[0])
 
-
-def compute_score_batch(data_sources, solution_strs, ground_truths,
-                        extra_infos=None, **kwargs):
-    """A whole batch in one request (verl's batch reward manager); rollouts
-    of one prompt (extra_info["uid"] or "index") form a group, so group
-    designs such as cuda_l1 work: set $KFORGE_REWARD to the design name."""
-    items = []
-    for i, (sol, gt) in enumerate(zip(solution_strs, ground_truths)):
-        item = {"id": str(i), "problem_id": gt, "completion": sol}
-        info = (extra_infos or [None] * len(solution_strs))[i] or {}
-        group = info.get("uid", info.get("index"))
-        if group is not None:
-            item["group_id"] = str(group)
-        items.append(item)
-    answers = kforge_client.score(items, reward=os.environ.get("KFORGE_REWARD"))
-    return [_result(a) for a in answers]

@@ -10,14 +10,24 @@ The row's extra_info carries the problem:
 
     "tools_kwargs": {"submit_kernel": {"create_kwargs": {"problem_id": ID}}}
 
-What verl does with a tool (verl at b178a3c,
-verl/experimental/agent_loop/tool_agent_loop.py lines 417-442): for each
-tool call it runs `create(create_kwargs=tools_kwargs[name]["create_kwargs"])`,
-then `execute(instance_id, arguments, agent_data=...)`, which returns
-(ToolResponse, reward, metrics), then `release(instance_id)`; an exception
-becomes the tool's text. The reward lands in `tool_rewards` only (line
-342): the training reward is the reward function's (verl_reward), so the
-tool's answer is kforge's feedback, for the model to act on.
+verl's tool loop runs a row only when the row has "agent_name":
+"tool_agent" (a column beside data_source), or with
+actor_rollout_ref.rollout.agent.default_agent_loop=tool_agent: the default
+agent loop is single_turn_agent, which calls no tool
+(verl/trainer/config/rollout/rollout.yaml line 245, applied to rows
+without agent_name at verl/experimental/agent_loop/agent_loop.py 580-582).
+
+What verl does with a tool (verl-project/verl at 1dda039,
+verl/experimental/agent_loop/tool_agent_loop.py, _call_tool, lines
+431-497): for each tool call it runs
+`create(create_kwargs=tools_kwargs[name]["create_kwargs"])` (474), then
+`execute(instance_id, arguments, agent_data=...)`, which returns
+(ToolResponse, reward, metrics) (475-477), then `release(instance_id)`
+(482-484); an exception becomes the tool's text. The reward lands in
+`tool_rewards` only (line 364, kept in the rollout's extra_fields at 204):
+the training reward is the reward function's (verl_reward), so the tool's
+answer is kforge's feedback, for the model to act on. The loop stops after
+multi_turn.max_assistant_turns assistant turns (280).
 """
 import os
 import sys

@@ -498,7 +498,8 @@ static void test_server_openrlhf(void)
 	"  if (acc != acc) y[0] = 0;\n"                                        \
 	"  return 0; }\n"
 
-/* OpenRLHF's client gives up after 180 s and raises: /v1/openrlhf answers
+/* OpenRLHF's client gives up after 180 s, and the rollout is left without
+ * a reward (the step fails, docs/rl.md "OpenRLHF"): /v1/openrlhf answers
  * by its own deadline (--openrlhf-deadline) with what is done, the rest
  * infra_error (reward 0, counted in extra_logs), never later. */
 static void test_server_openrlhf_deadline(void)

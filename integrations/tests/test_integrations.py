@@ -15,7 +15,6 @@ import kforge_client  # noqa: E402
 import openrlhf_reward  # noqa: E402
 import trl_env  # noqa: E402
 import trl_reward  # noqa: E402
-import verl_interaction  # noqa: E402
 import verl_reward  # noqa: E402
 import verl_tool  # noqa: E402
 
@@ -27,20 +26,36 @@ wrong_reply = "```c\n" + WRONG + "```"
 
 
 def check_verl():
-    r = verl_reward.compute_score("kforge", ok_reply, "scale")
+    # As verl's naive reward manager calls it (naive.py at verl 1dda039,
+    # lines 66-84): keyword arguments, the row's extra_info with num_turns
+    # and rollout_reward_scores added; a plain function runs in an
+    # executor, a coroutine function is awaited.
+    def info():
+        return {"index": 0, "num_turns": 2, "rollout_reward_scores": {}}
+    r = verl_reward.compute_score(
+        data_source="kforge", solution_str=ok_reply, ground_truth="scale",
+        extra_info=info())
     assert r["correct"] == 1.0 and math.isfinite(r["score"]), r
-    r = verl_reward.compute_score("kforge", "no code", "scale")
+    r = verl_reward.compute_score(
+        data_source="kforge", solution_str="no code", ground_truth="scale",
+        extra_info=info())
     assert r["correct"] == 0.0 and r["compiled"] == 0.0, r
-    rs = verl_reward.compute_score_batch(
-        ["kforge"] * 3, [ok_reply, wrong_reply, ok_reply], ["scale"] * 3,
-        [{"uid": "p0"}, {"uid": "p0"}, {"uid": "p1"}])
-    assert [x["correct"] for x in rs] == [1.0, 0.0, 1.0], rs
-    assert rs[0]["score"] > rs[1]["score"]
+
+    async def one(sol):
+        return await verl_reward.compute_score_async(
+            data_source="kforge", solution_str=sol, ground_truth="scale",
+            extra_info=info())
+    good, wrong = asyncio.run(one(ok_reply)), asyncio.run(one(wrong_reply))
+    assert good["correct"] == 1.0 and wrong["correct"] == 0.0, (good, wrong)
+    assert good["score"] > wrong["score"], (good, wrong)
+    assert good["group_members"] == 1.0, good
 
 
 def check_verl_reward_loop():
-    # As verl's reward loop calls it: one coroutine per rollout, gathered;
-    # with KFORGE_GROUP_SIZE the rollouts of one row are one group.
+    # As verl's reward loop workers call it: one coroutine per rollout,
+    # several at once (agent_loop.py 937-999, reward_loop.py 138-143 at
+    # verl 1dda039); with KFORGE_GROUP_SIZE the rollouts of one row are one
+    # group.
     os.environ["KFORGE_GROUP_SIZE"] = "3"
 
     async def run():
@@ -85,40 +100,6 @@ def check_verl_tool():
         assert "problem_id" in str(e)
     else:
         raise AssertionError("a tool without problem_id was created")
-
-
-def check_verl_interaction():
-    async def run():
-        it = verl_interaction.KforgeInteraction({"name": "kforge",
-                                                 "max_turns": 2})
-        iid = await it.start_interaction("rollout-1", problem_id="scale")
-        msgs = [{"role": "user", "content": "write y = 2x"},
-                {"role": "assistant", "content": wrong_reply}]
-        done, obs, reward, extra = await it.generate_response(iid, msgs)
-        assert not done and "wrong_answer" in obs and reward < 0, obs
-        msgs += [{"role": "user", "content": obs},
-                 {"role": "assistant", "content": ok_reply}]
-        done, obs, reward2, extra = await it.generate_response(iid, msgs)
-        assert done and reward2 > reward and extra["status"] == "ok"
-        score = await it.calculate_score(iid)
-        assert math.isfinite(score)
-        await it.finalize_interaction(iid)
-        # As verl calls it (no finalize; the loop ends at
-        # max_assistant_turns before the last interaction): the episode
-        # is ended after the turn before the last.
-        it = verl_interaction.KforgeInteraction(
-            {"name": "kforge", "max_turns": 3, "max_assistant_turns": 3})
-        before = kforge_client.request("GET", "/v1/stats")["episodes_open"]
-        iid = await it.start_interaction("rollout-2", problem_id="scale")
-        msgs = [{"role": "user", "content": "write y = 2x"}]
-        for turn in range(2):
-            msgs.append({"role": "assistant", "content": wrong_reply})
-            done, obs, reward, extra = await it.generate_response(iid, msgs)
-            assert not done and reward < 0, obs
-            msgs.append({"role": "user", "content": obs})
-        after = kforge_client.request("GET", "/v1/stats")["episodes_open"]
-        assert after == before, (before, after)
-    asyncio.run(run())
 
 
 def check_trl():
@@ -291,8 +272,7 @@ def check_errors():
 
 
 for check in (check_verl, check_verl_reward_loop, check_verl_tool,
-              check_verl_interaction, check_trl, check_trl_env,
-              check_openrlhf, check_openrlhf_agent,
+              check_trl, check_trl_env, check_openrlhf, check_openrlhf_agent,
               check_split_batch, check_errors):
     check()
     print(check.__name__, "passed")

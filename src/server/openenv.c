@@ -1,6 +1,6 @@
 /*
- * openenv.c: kforge's episodes in OpenEnv's protocol (meta-pytorch/OpenEnv
- * at 685de41, docs/rl.md "OpenEnv"): the HTTP routes /reset, /step, /state,
+ * openenv.c: kforge's episodes in OpenEnv's protocol (huggingface/OpenEnv
+ * at 385de5e, docs/rl.md "OpenEnv"): the HTTP routes /reset, /step, /state,
  * /schema, /metadata, /health and the messages of a /ws session. It only
  * translates: every episode is made, stepped, read and ended by
  * episodes.c's /v1/episodes routes, through api_episodes_route.
