@@ -39,6 +39,7 @@ verl/trainer/ppo/reward.py lines 89-95), where "batch" raises "Unknown
 reward manager: batch" (verl/experimental/reward_loop/reward_manager/
 registry.py line 52).
 """
+import json
 import os
 import sys
 
@@ -54,8 +55,61 @@ def _result(a):
             "group_members": float(a["metrics"].get("group_members") or 1)}
 
 
+def _submitted(text):
+    """The code of the last submit_kernel tool call written in a rollout's
+    text, or None. Chat templates write a tool call as a JSON object,
+    {"name": "submit_kernel", "arguments": {"code": ...}} (the arguments
+    also as a JSON string); the object starts at one of the few braces
+    before its name."""
+    dec = json.JSONDecoder()
+    k = text.rfind('"submit_kernel"')
+    while k >= 0:
+        j = text.rfind("{", 0, k)
+        for _ in range(4):
+            if j < 0:
+                break
+            try:
+                obj, _ = dec.raw_decode(text, j)
+            except ValueError:
+                obj = None
+            if isinstance(obj, dict) and obj.get("name") == "submit_kernel":
+                args = obj.get("arguments")
+                if isinstance(args, str):
+                    try:
+                        args = json.loads(args)
+                    except ValueError:
+                        args = None
+                if isinstance(args, dict) and isinstance(args.get("code"),
+                                                         str):
+                    return args["code"]
+            j = text.rfind("{", 0, j)
+        k = text.rfind('"submit_kernel"', 0, k)
+    return None
+
+
+def _completion(solution_str):
+    """What kforge scores for a rollout: its text, or, where the text holds
+    no fenced block, the last kernel it submitted through verl_tool's
+    submit_kernel, fenced. On verl's tool route the kernel is a tool
+    call's JSON argument, not a fenced block, and the rollout would
+    otherwise get the no-code reward whatever its trials showed."""
+    text = solution_str or ""
+    if "```" in text:
+        return text
+    code = _submitted(text)
+    if code is None:
+        return text
+    run, longest = 0, 0
+    for ch in code:
+        run = run + 1 if ch == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * max(3, longest + 1)
+    return "%s\n%s\n%s\n" % (fence, code, fence)
+
+
 def _item(solution_str, ground_truth, extra_info):
-    item = {"id": "0", "problem_id": ground_truth, "completion": solution_str}
+    item = {"id": "0", "problem_id": ground_truth,
+            "completion": _completion(solution_str)}
     size = int(os.environ.get("KFORGE_GROUP_SIZE") or 0)
     index = (extra_info or {}).get("index")
     if size > 1 and index is not None:

@@ -25,8 +25,9 @@ verl/experimental/agent_loop/tool_agent_loop.py, _call_tool, lines
 (ToolResponse, reward, metrics) (475-477), then `release(instance_id)`
 (482-484); an exception becomes the tool's text. The reward lands in
 `tool_rewards` only (line 364, kept in the rollout's extra_fields at 204):
-the training reward is the reward function's (verl_reward), so the tool's
-answer is kforge's feedback, for the model to act on. The loop stops after
+the training reward is the reward function's (verl_reward, which scores the
+last submit_kernel call's kernel where the rollout wrote no fenced block),
+so the tool's answer is kforge's feedback, for the model to act on. The loop stops after
 multi_turn.max_assistant_turns assistant turns (280).
 """
 import os

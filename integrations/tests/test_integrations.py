@@ -49,6 +49,30 @@ def check_verl():
     assert good["correct"] == 1.0 and wrong["correct"] == 0.0, (good, wrong)
     assert good["score"] > wrong["score"], (good, wrong)
     assert good["group_members"] == 1.0, good
+    # verl's tool route: the kernels are submit_kernel calls' JSON
+    # arguments in the rollout's text (a Hermes-style template's
+    # <tool_call> blocks, the arguments as an object or a string), with
+    # the tool's answers between them and no fenced block: the last call's
+    # kernel is the one scored.
+    import json as _json
+
+    def call(code, as_string=False):
+        args = {"code": code}
+        return "<tool_call>\n%s\n</tool_call>" % _json.dumps(
+            {"name": "submit_kernel",
+             "arguments": _json.dumps(args) if as_string else args})
+    tools = ("I will try.\n" + call(WRONG) +
+             "\n<tool_response>wrong_answer</tool_response>\n" +
+             call(GOOD, as_string=True) +
+             "\n<tool_response>ok</tool_response>\nDone.")
+    r = verl_reward.compute_score(
+        data_source="kforge", solution_str=tools, ground_truth="scale",
+        extra_info=info())
+    assert r["correct"] == 1.0 and r["compiled"] == 1.0, r
+    r = verl_reward.compute_score(
+        data_source="kforge", solution_str=call(GOOD) + call(WRONG),
+        ground_truth="scale", extra_info=info())
+    assert r["correct"] == 0.0 and r["compiled"] == 1.0, r
 
 
 def check_verl_reward_loop():
