@@ -281,12 +281,11 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	    "in any order of summation (%s): the candidate computes in lower "
 	    "precision than the task demands (fp16, bf16 or tf32 arithmetic)",
 	    label, s->name, l1, bound, kf_dtype_name(s->dtype),
-	    e->floor > e->l1_want
-		? "against 1e5 times the reference's own float noise, from "
-		  "its float64 run, which exceeds its norm"
-	    : e->floor > 0
-		? "relative to the reference's L1 norm, held at no less than "
-		  "1e-2 of the inputs' mean magnitude per element"
+	    e->floor > 0
+		? "relative to the larger of the reference's L1 norm and a "
+		  "floor: 1e5 times its own float noise, from its float64 "
+		  "run, where the output is near zero, else 1e-2 of the "
+		  "inputs' mean magnitude per element"
 		: "and its errors average more than 1% of atol");
 	return true;
 }
