@@ -592,6 +592,15 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	o = eval(GNMEAN, RT "honest_near_zero.py", "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
 	release(&o);
+	/* An output that is not near zero is held to its own norm: operands
+	 * rounded to float16 (errors about 3e-4 of outputs averaging 0.1)
+	 * passed under the absolute floor of 1 % of atol now and then. */
+	o = eval(KB "level2/26_Linear_ReLU_scale.py", RT "fp16_operands.py",
+		 "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "relative to the larger of the reference's L1 norm");
+	release(&o);
 }
 
 /* A load_inline build that failed is remembered: the same file under the
