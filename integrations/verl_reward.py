@@ -41,6 +41,7 @@ registry.py line 52).
 """
 import json
 import os
+import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
@@ -99,10 +100,7 @@ def _completion(solution_str):
     code = _submitted(text)
     if code is None:
         return text
-    run, longest = 0, 0
-    for ch in code:
-        run = run + 1 if ch == "`" else 0
-        longest = max(longest, run)
+    longest = max((len(m) for m in re.findall("`+", code)), default=0)
     fence = "`" * max(3, longest + 1)
     return "%s\n%s\n%s\n" % (fence, code, fence)
 

@@ -1478,10 +1478,10 @@ class Runner:
                 (tuple(d.shape), d.dtype) for d in self.d_in])
             self.h_out = bufs[:len(self.out_like)]
             self.h_in = bufs[len(self.out_like):]
-        # The reply names known bytes for the judge to read back: on CUDA
-        # in the outbox itself, so that a machine where the judge cannot
-        # read registered pages fails here, by name, and not in a call.
-        if tt.cuda:
+            # The reply names known bytes for the judge to read back: on
+            # CUDA in the outbox itself, so that a machine where the judge
+            # cannot read registered pages fails here, by name, and not in
+            # a call.
             self.outbox_mm[:len(PROBE_BYTES)] = PROBE_BYTES
             probe = torch.frombuffer(self.outbox_mm, dtype=torch.uint8,
                                      count=len(PROBE_BYTES))
@@ -1517,9 +1517,8 @@ class Runner:
         offs, total = [], 0
         for sh, dt in like:
             offs.append(total)
-            n = math.prod(sh) * torch.empty((), dtype=dt).element_size()
-            total += (n + mmap.PAGESIZE - 1) // mmap.PAGESIZE * \
-                mmap.PAGESIZE
+            total += (nbytes(self.tt, dt, sh) + mmap.PAGESIZE - 1) // \
+                mmap.PAGESIZE * mmap.PAGESIZE
         self.outbox_mm = mm = mmap.mmap(-1, max(total, mmap.PAGESIZE))
         try:
             buf = (ctypes.c_char * len(mm)).from_buffer(mm)
@@ -2170,13 +2169,15 @@ class Side:
 
     def ask(self, req):
         """A request and its reply, with what the reply delivers (deliver)
-        in the judge's own memory, self.payload (a view of this side's
-        inbox, good until the next request): the memory the reply names
+        in the judge's own memory, self.payload: the memory the reply names
         (regions) read at once from the runner's process, which waits for
-        its next request meanwhile. The inbox is this side's for the whole
-        evaluation, so that on CUDA, where the read is inside the wall-time
-        view of a call, it costs the same on every call and on both sides
-        (a fresh buffer's page faults would not). A reply naming memory
+        its next request meanwhile. On CUDA, where the read is inside the
+        wall-time view of a call, it goes to this side's inbox, kept for
+        the whole evaluation, so that it costs the same on every call and
+        on both sides (a fresh buffer's page faults would not); payload is
+        then a view of it, good until the next request (kept() copies it).
+        On the host the view is the runner's CPU time and a fresh buffer
+        needs no copy. A reply naming memory
         the runner does not have, or more than the layout allows, is not
         one the judge can use (RunnerBroke)."""
         try:
@@ -2186,9 +2187,12 @@ class Side:
             if isinstance(rep, dict) and "regions" in rep:
                 g, n = self.regions(rep)
                 self.cpu_reply = self.cpu_ns()
-                if len(self.inbox) < n:
-                    self.inbox = bytearray(n)
-                buf = memoryview(self.inbox)[:n]
+                if self.tt is not None and self.tt.cuda:
+                    if len(self.inbox) < n:
+                        self.inbox = bytearray(n)
+                    buf = memoryview(self.inbox)[:n]
+                else:
+                    buf = bytearray(n)
                 try:
                     ok = read_memory(self.pid, g, buf)
                 except MemoryUnreadable as e:
@@ -2220,9 +2224,12 @@ class Side:
         return rep
 
     def kept(self):
-        """The last reply's payload as bytes of the judge's own (the inbox
-        is read again at the next request), or None."""
-        return None if self.payload is None else bytearray(self.payload)
+        """The last reply's payload as bytes of the judge's own, or None: a
+        copy where it is a view of the inbox (read again at the next
+        request)."""
+        if isinstance(self.payload, memoryview):
+            return bytearray(self.payload)
+        return self.payload
 
     def lay_out(self, size, ins, outs, state, others):
         os.ftruncate(self.fd, max(size, ALIGN))
