@@ -493,7 +493,72 @@ static void test_gpu_kernelbench_large_output_aa_is_ok(void)
 	free(cand);
 }
 
+/* A ModelNew that returns zeros at once and has a thread of its own write
+ * the right values into its runner's outbox after the reply: on CUDA the
+ * judge's view of a call ends with a sample of the outputs, the whole read
+ * comes after it, and the sample must agree with it. Caught either way:
+ * after_return where the thread's values arrived between the two reads,
+ * a mismatch where they arrived after both. */
+static void test_gpu_kernelbench_outputs_written_after_reply_rejected(void)
+{
+	gpu();
+	const char *task_src = "import torch\n"
+			       "class Model(torch.nn.Module):\n"
+			       "    def forward(self, x):\n"
+			       "        return torch.sin(x)\n"
+			       "def get_inputs():\n"
+			       "    return [torch.randn(1 << 22)]\n"
+			       "def get_init_inputs():\n"
+			       "    return []\n";
+	const char *cand_src =
+	    "import gc, threading, time, torch\n"
+	    "def _runner():\n"
+	    "    for o in gc.get_objects():\n"
+	    "        if type(o).__name__ == 'Runner':\n"
+	    "            return o\n"
+	    "class ModelNew(torch.nn.Module):\n"
+	    "    def __init__(self):\n"
+	    "        super().__init__()\n"
+	    "        self.go, self.x, self.r = threading.Event(), None, None\n"
+	    "        threading.Thread(target=self.fix, daemon=True).start()\n"
+	    "    def fix(self):\n"
+	    "        while True:\n"
+	    "            self.go.wait()\n"
+	    "            self.go.clear()\n"
+	    "            time.sleep(0.0002)\n"
+	    "            self.r = self.r or _runner()\n"
+	    "            outs = getattr(self.r, 'h_out', None)\n"
+	    "            if outs:\n"
+	    "                outs[0].copy_(torch.sin(self.x))\n"
+	    "    def forward(self, x):\n"
+	    "        self.x = x\n"
+	    "        self.go.set()\n"
+	    "        return torch.zeros_like(x)\n";
+	char *task = kf_path_join(kf_test_tmpdir(), "sin_late.py");
+	char *cand = kf_path_join(kf_test_tmpdir(), "sin_late_new.py");
+	CHECK(kf_file_write_atomic(task, task_src, strlen(task_src), NULL) ==
+	      0);
+	CHECK(kf_file_write_atomic(cand, cand_src, strlen(cand_src), NULL) ==
+	      0);
+	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	cJSON *r = NULL;
+	o.backend = "cuda";
+	o.time_cap_s = 1;
+	CHECK_MSG(kf_eval(task, cand, &o, &r, &err) == 0, "%s", err.msg);
+	const char *check = kf_json_str(r, "check");
+	CHECK_MSG(strcmp(kf_json_str(r, "status"), "ok") && check &&
+		      (!strcmp(check, "after_return") ||
+		       !strcmp(check, "mismatch")),
+		  "%s/%s (%s)", kf_json_str(r, "status"), check ? check : "-",
+		  reason(r));
+	cJSON_Delete(r);
+	free(task);
+	free(cand);
+}
+
 KF_TESTS(gpu) = {
+    KF_TEST(test_gpu_kernelbench_outputs_written_after_reply_rejected),
     KF_TEST(test_gpu_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_gpu_stream_creation_is_rejected_before_running),
     KF_TEST(test_gpu_write_past_the_end_is_rejected),

@@ -733,7 +733,9 @@ static void test_judge_bridge_facts(void)
 	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 16}");
 	CHECK_STR(v.check, "threads");
 	CHECK_CONTAINS(v.reason, "intra-op threads to 16 during its calls");
-	/* Cores and OS threads count on the host, not on a device. */
+	/* Cores count on the host and on a device (both sides pinned to one
+	 * core once loaded); OS threads on the host only (a device's runner
+	 * has the driver's). */
 	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 1, \"cpus\": "
 			  "[0, 1], \"cpus_ref\": [0]}");
 	CHECK_STR(v.check, "threads");
@@ -741,12 +743,26 @@ static void test_judge_bridge_facts(void)
 				 "reference's on [0]");
 	v = facts_verdict(
 	    "{\"cuda\": true, \"threads_budget\": 1, "
-	    "\"threads\": 1, \"cpus\": [0, 1], \"cpus_ref\": [0], "
+	    "\"threads\": 1, \"cpus\": [0, 1], \"cpus_ref\": [0]}");
+	CHECK_STR(v.check, "threads");
+	CHECK_CONTAINS(v.reason, "runs on CPUs [0, 1] during its calls, the "
+				 "reference's on [0]");
+	v = facts_verdict(
+	    "{\"cuda\": true, \"threads_budget\": 1, "
+	    "\"threads\": 1, \"cpus\": [3], \"cpus_ref\": [3], "
 	    "\"os_threads\": 9, \"os_threads_ref\": 3}");
 	CHECK(v.status == KF_STATUS_OK);
 	v = facts_verdict("{\"threads_budget\": 1, \"threads\": 1, "
 			  "\"os_threads\": 9, \"os_threads_ref\": 3}");
 	CHECK_STR(v.check, "threads");
+	/* Outputs that changed after the reply (a sampled piece differs from
+	 * the whole read after it). */
+	v = facts_verdict("{" CLEAN ", \"cuda\": true, \"late_write\": "
+			  "\"out\"}");
+	CHECK_STR(v.check, "after_return");
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_CONTAINS(v.reason, "out changed after the candidate's process "
+				 "had replied to its call during its calls");
 	/* A baseline (the task's own Model, compiled) keeps its workers. */
 	v = facts_verdict("{\"baseline\": true, \"threads_budget\": 1, "
 			  "\"threads\": 4, \"processes\": [7]}");

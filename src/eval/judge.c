@@ -459,6 +459,16 @@ static bool bridge_facts_one(const cJSON *f, struct verdict *v)
 			return true;
 		}
 	}
+	const char *late_write = kf_json_str(f, "late_write");
+	if (late_write) {
+		set(v, KF_STATUS_REJECTED, "after_return",
+		    "%s changed after the candidate's process had replied to "
+		    "its call %s (the engine read pieces of it at the reply, "
+		    "inside its view of the call, and all of it after): work "
+		    "done after returning is not timed",
+		    late_write, when);
+		return true;
+	}
 	if (!baseline) {
 		const cJSON *procs = cJSON_GetObjectItem(f, "processes");
 		int np = cJSON_GetArraySize(procs);
@@ -494,7 +504,9 @@ static bool bridge_facts_one(const cJSON *f, struct verdict *v)
 		}
 		const cJSON *cc = cJSON_GetObjectItem(f, "cpus");
 		const cJSON *cr = cJSON_GetObjectItem(f, "cpus_ref");
-		if (!cuda && cc && cr && !same_json(cc, cr)) {
+		/* On CUDA too: the bridge pins both sides to one core once
+		 * they are loaded (kforge_bridge.py, pin_sides). */
+		if (cc && cr && !same_json(cc, cr)) {
 			list_text(cc, 64, ", ", true, a, sizeof(a));
 			list_text(cr, 64, ", ", true, b, sizeof(b));
 			set(v, KF_STATUS_REJECTED, "threads",

@@ -14,6 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mount.h>
+#include <sys/personality.h>
+#include <sys/shm.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <linux/audit.h>
@@ -130,8 +132,14 @@ int kf_sandbox_loaded(const char *backend, struct kf_err *err)
 	struct prog p = {.n = 0};
 	load_nr(&p);
 	if (!strcmp(backend, "host")) {
+		/* Refused, not killed: the C library opens files behind
+		 * calls a kernel may make (get_nprocs() and
+		 * sysconf(_SC_NPROCESSORS_ONLN) read
+		 * /sys/devices/system/cpu/online, then fall back to
+		 * sched_getaffinity), and what a refused open could have
+		 * read stays unread either way. */
 		for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++)
-			on(&p, files[i], SECCOMP_RET_KILL_PROCESS);
+			on(&p, files[i], SECCOMP_RET_ERRNO | EACCES);
 	} else {
 		/* The driver may still read files it needs; nothing may be
 		 * written. */
@@ -214,6 +222,22 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 					      SECCOMP_RET_KILL_PROCESS));
 	for (size_t i = 0; i < sizeof(killed) / sizeof(killed[0]); i++)
 		on(&p, killed[i], SECCOMP_RET_KILL_PROCESS);
+	/* Executable memory without PROT_EXEC: personality(2)'s
+	 * READ_IMPLIES_EXEC makes every readable mapping made after it
+	 * executable (the query, 0xffffffff, is allowed), and shmat(2)'s
+	 * SHM_EXEC maps a System V segment executable. */
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					      SYS_personality, 0, 5));
+	emit(&p,
+	     (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, ARG_LO(0)));
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+					      0xffffffffu, 2, 0));
+	emit(&p, (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JSET | BPF_K,
+					      READ_IMPLIES_EXEC, 0, 1));
+	emit(&p, (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+					      SECCOMP_RET_KILL_PROCESS));
+	load_nr(&p);
+	kill_if_flags(&p, SYS_shmat, 2, SHM_EXEC);
 	if (host) {
 		/* No timers: a handler could finish the work after the call
 		 * returned, outside the timed window. */
