@@ -19,6 +19,11 @@ extern const char bench_usage[];
 int kf_cmd_compile(int argc, char **argv);
 extern const char kf_compile_usage[];
 
+/* `kforge export`: training datasets and runs from the store
+ * (tools/kforge_export.c). */
+int kf_cmd_export(int argc, char **argv);
+extern const char kf_export_usage[];
+
 /* `kforge eval` with several candidates, --batch, --jobs or --gpus: the
  * farm (tools/kforge_evalmany.c); cmd_eval hands argv over when
  * kf_evalmany_wanted says argv asks for it. */

@@ -787,7 +787,7 @@ static int cmd_doctor(int argc, char **argv)
 	return 0;
 }
 
-/* optimize, runs, show, export: the search and its store. */
+/* optimize, runs, show: the search and its store (export: kforge_export.c). */
 
 #define DEFAULT_DB "kforge.db"
 
@@ -820,8 +820,6 @@ enum {
 	OO_SOURCE,
 	OO_CANDIDATE,
 	OO_TOP,
-	OO_FORMAT,
-	OO_OUTPUT,
 	OO_HELP,
 };
 
@@ -854,8 +852,6 @@ static const struct option search_longopts[] = {
     {"source", no_argument, NULL, OO_SOURCE},
     {"candidate", required_argument, NULL, OO_CANDIDATE},
     {"top", required_argument, NULL, OO_TOP},
-    {"format", required_argument, NULL, OO_FORMAT},
-    {"output", required_argument, NULL, OO_OUTPUT},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -869,10 +865,9 @@ struct search_args {
 	const char *run_opt; /* the last option that sets up a new run */
 	int64_t candidate;
 	int top;
-	const char *format, *output;
 };
 
-/* Parses the options of optimize, runs, show and export; 0 or 2. */
+/* Parses the options of optimize, runs and show; 0 or 2. */
 static int parse_search(int argc, char **argv, struct search_args *a,
 			const char *allowed)
 {
@@ -886,7 +881,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 	optind = 1;
 	opterr = 0;
 	int ch;
-	while ((ch = getopt_long(argc, argv, "o:", search_longopts, NULL)) !=
+	while ((ch = getopt_long(argc, argv, "", search_longopts, NULL)) !=
 	       -1) {
 		uint64_t u = 0;
 		double x = 0;
@@ -894,10 +889,6 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		for (const struct option *o = search_longopts; o->name; o++)
 			if (o->val == ch)
 				name = o->name;
-		if (ch == 'o') {
-			ch = OO_OUTPUT;
-			name = "output";
-		}
 		if (ch == '?' || ch == ':')
 			return die("%s: unknown option '%s' or missing value "
 				   "(see --help)",
@@ -908,8 +899,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		cJSON *llm = cJSON_GetObjectItem(a->popts, "llm");
 		if (ch != OO_PARALLEL && ch != OO_TIME_LIMIT && ch != OO_DB &&
 		    ch != OO_RESUME && ch != OO_JSON && ch != OO_HELP &&
-		    ch != OO_SOURCE && ch != OO_CANDIDATE && ch != OO_TOP &&
-		    ch != OO_FORMAT && ch != OO_OUTPUT)
+		    ch != OO_SOURCE && ch != OO_CANDIDATE && ch != OO_TOP)
 			a->run_opt = name;
 		switch (ch) {
 		case OO_POLICY:
@@ -1067,12 +1057,6 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64("--top", optarg, &u))
 				return 2;
 			a->top = u > 1000 ? 1000 : (int)u;
-			break;
-		case OO_FORMAT:
-			a->format = optarg;
-			break;
-		case OO_OUTPUT:
-			a->output = optarg;
 			break;
 		case OO_HELP:
 			a->help = true;
@@ -1455,83 +1439,6 @@ out:
 	return rc;
 }
 
-static const char export_usage[] =
-    "usage: kforge export RUN --format jsonl [--db FILE] [-o FILE]\n"
-    "\n"
-    "Writes every candidate of a run, one JSON object per line: id, seq,\n"
-    "sha256, parents, policy, origin, params, source, prompt (when there\n"
-    "is one) and evaluation with the full result JSON (docs/results.md);\n"
-    "the first line describes the run. To stdout, or to FILE.\n";
-
-static int cmd_export(int argc, char **argv)
-{
-	struct search_args a;
-	struct kf_store *st = NULL;
-	struct kf_err err = KF_ERR_INIT;
-	cJSON *r = NULL, *cands = NULL;
-	FILE *f = NULL;
-	int64_t run = 0;
-	int rc = parse_search(argc, argv, &a, "db format output help");
-	if (rc)
-		goto out;
-	if (a.help) {
-		fputs(export_usage, stdout);
-		goto out;
-	}
-	if (argc - optind != 1) {
-		rc = die("export: expected RUN (see kforge runs)");
-		goto out;
-	}
-	if ((rc = parse_run("export", argv[optind], &run)))
-		goto out;
-	if (!a.format || strcmp(a.format, "jsonl")) {
-		rc = die("export: --format: '%s' is not a format (jsonl)",
-			 a.format ? a.format : "");
-		goto out;
-	}
-	if (!kf_file_exists(a.db)) {
-		rc = die("%s: no such store", a.db);
-		goto out;
-	}
-	if (kf_store_open(a.db, 0, &st, &err) ||
-	    kf_store_run_get(st, run, &r, &err) ||
-	    kf_store_candidate_list(st, run, true, true, &cands, &err)) {
-		rc = die("%s", err.msg);
-		goto out;
-	}
-	f = a.output ? fopen(a.output, "w") : stdout;
-	if (!f) {
-		rc = die("-o: %s: %s", a.output, strerror(errno));
-		goto out;
-	}
-	cJSON *head = cJSON_CreateObject();
-	cJSON_AddItemToObject(head, "run", r);
-	r = NULL;
-	char *line = kf_json_print(head);
-	fprintf(f, "%s\n", line);
-	free(line);
-	cJSON_Delete(head);
-	cJSON *c;
-	cJSON_ArrayForEach(c, cands)
-	{
-		cJSON_AddNumberToObject(c, "run", (double)run);
-		line = kf_json_print(c);
-		fprintf(f, "%s\n", line);
-		free(line);
-	}
-	if (fflush(f) || ferror(f))
-		rc = die("%s: write failed: %s", a.output ? a.output : "stdout",
-			 strerror(errno));
-out:
-	if (f && f != stdout)
-		fclose(f);
-	cJSON_Delete(r);
-	cJSON_Delete(cands);
-	kf_store_close(st);
-	cJSON_Delete(a.popts);
-	return rc;
-}
-
 static const struct command commands[] = {
     {"eval", cmd_eval, eval_usage},
     {"compile", kf_cmd_compile, kf_compile_usage},
@@ -1542,7 +1449,7 @@ static const struct command commands[] = {
     {"optimize", cmd_optimize, optimize_usage},
     {"runs", cmd_runs, runs_usage},
     {"show", cmd_show, show_usage},
-    {"export", cmd_export, export_usage},
+    {"export", kf_cmd_export, kf_export_usage},
     {"serve", cmd_serve, serve_usage_text},
     {"bench", cmd_bench, bench_usage},
 };

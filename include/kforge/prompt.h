@@ -74,6 +74,31 @@ int kf_prompt_render(const char *templates_dir, const char *name,
 		     char **user, struct kf_err *err);
 
 /*
+ * The first turn of task t (backend selected) as kforge's LLM policy and
+ * the reward service's episodes show it: the built-in default template
+ * (kf_prompt_default_template) over the task's reference, with no earlier
+ * candidates and no feedback. On 0, *user is the user message and *system
+ * the system message or NULL. reference may be NULL; otherwise *reference
+ * gets the reference's text whenever it was read, also on failure, and the
+ * caller frees it. Errors as kf_task_reference, kf_file_read (the reference
+ * over KF_PROMPT_SOURCE_CAP) and kf_prompt_render.
+ */
+int kf_prompt_first_turn(const struct kf_task *t, const char *backend,
+			 char **system, char **user, char **reference,
+			 struct kf_err *err);
+
+/*
+ * code as a model's reply would carry it: one fenced block tagged with the
+ * task's fence ("c", "cuda" or "python", as the templates' {{fence}}), the
+ * code without its trailing newlines. The fence is three backticks, or one
+ * more than the longest run of backticks that opens a line of code, so
+ * that kf_prompt_extract_as finds the code again. *code_at is the byte
+ * offset of the code in the result. Caller frees.
+ */
+char *kf_prompt_code_block(const struct kf_task *t, const char *backend,
+			   const char *code, size_t *code_at);
+
+/*
  * The built-in template directory: $KFORGE_PROMPTS, else prompts/ beside
  * the executable's parent (build/ or build/san/), else ./prompts. Caller
  * frees *out; KF_ENOENT when none holds contrastive.user.
@@ -115,6 +140,11 @@ const char *kf_prompt_no_code_reason(enum kf_code_kind kind);
  * space are left out (a reply that copies the task's reference, from the
  * prompt that shows it, is no kernel of its own). */
 bool kf_prompt_same_code(const char *a, const char *b);
+
+/* The SHA-256 (64 hex digits) of code with its comments and white space
+ * left out, as kf_prompt_same_code compares: two sources have the same hash
+ * exactly when kf_prompt_same_code holds (up to collisions). */
+void kf_prompt_code_hash(const char *code, char hex[65]);
 
 /* Where text goes on after prefix, when text begins with it up to white
  * space (a tokenizer's round trip can add or drop spaces and newlines), or

@@ -178,6 +178,26 @@ bool kf_prompt_same_code(const char *a, const char *b)
 	}
 }
 
+void kf_prompt_code_hash(const char *code, char hex[65])
+{
+	struct kf_sha256 h;
+	char buf[256];
+	size_t n = 0;
+	kf_sha256_init(&h);
+	for (const char *p = code ? code : "";;) {
+		char c = next_significant(&p);
+		if (c)
+			buf[n++] = c;
+		if (!c || n == sizeof(buf)) {
+			kf_sha256_update(&h, buf, n);
+			n = 0;
+		}
+		if (!c)
+			break;
+	}
+	kf_sha256_final_hex(&h, hex);
+}
+
 const char *kf_prompt_after(const char *text, const char *prefix)
 {
 	const char *t = text, *p = prefix;

@@ -548,6 +548,68 @@ int kf_prompt_render(const char *templates_dir, const char *name,
 	return rc;
 }
 
+int kf_prompt_first_turn(const struct kf_task *t, const char *backend,
+			 char **system, char **user, char **reference,
+			 struct kf_err *err)
+{
+	char *ref = NULL;
+	*system = *user = NULL;
+	if (reference)
+		*reference = NULL;
+	char *ref_path = kf_task_reference(t, backend, err);
+	if (!ref_path)
+		return err ? err->code : KF_EINVAL;
+	int rc = kf_file_read(ref_path, KF_PROMPT_SOURCE_CAP, &ref, NULL, err);
+	free(ref_path);
+	if (rc)
+		return rc;
+	struct kf_prompt_input in = {
+	    .task = t,
+	    .backend = backend,
+	    .reference = ref,
+	};
+	rc = kf_prompt_render(NULL, kf_prompt_default_template(t), &in, system,
+			      user, err);
+	if (reference)
+		*reference = ref;
+	else
+		free(ref);
+	return rc;
+}
+
+char *kf_prompt_code_block(const struct kf_task *t, const char *backend,
+			   const char *code, size_t *code_at)
+{
+	struct kf_prompt_input in = {.task = t, .backend = backend};
+	/* The longest run of backticks that opens a line of the code. */
+	size_t longest = 0;
+	for (const char *p = code; *p;) {
+		const char *q = p;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		size_t n = 0;
+		while (q[n] == '`')
+			n++;
+		if (n > longest)
+			longest = n;
+		const char *e = strchr(p, '\n');
+		p = e ? e + 1 : p + strlen(p);
+	}
+	size_t ticks = longest < 3 ? 3 : longest + 1;
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	for (size_t i = 0; i < ticks; i++)
+		kf_strbuf_addstr(&sb, "`");
+	kf_strbuf_addf(&sb, "%s\n", fence(&in));
+	*code_at = sb.len;
+	char *body = trimmed(code);
+	kf_strbuf_addstr(&sb, body);
+	free(body);
+	kf_strbuf_addstr(&sb, "\n");
+	for (size_t i = 0; i < ticks; i++)
+		kf_strbuf_addstr(&sb, "`");
+	return kf_strbuf_detach(&sb);
+}
+
 /* xorshift64*: a small generator, so that the pick is reproducible. */
 static uint64_t next_rand(uint64_t *s)
 {

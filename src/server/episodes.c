@@ -90,23 +90,14 @@ static void first_prompt(struct kf_server *s, const char *task_path, cJSON *b)
 {
 	struct kf_err err = KF_ERR_INIT;
 	struct kf_task *t = NULL;
-	char *ref_path = NULL, *ref = NULL, *system = NULL, *user = NULL;
+	char *ref = NULL, *system = NULL, *user = NULL;
 	if (kf_task_load(task_path, &t, &err))
 		goto out;
 	kf_task_select_backend(t, s->o.eo.backend);
-	ref_path = kf_task_reference(t, s->o.eo.backend, &err);
-	if (ref_path &&
-	    !kf_file_read(ref_path, KF_PROMPT_SOURCE_CAP, &ref, NULL, &err)) {
-		struct kf_prompt_input in = {
-		    .task = t,
-		    .backend = s->o.eo.backend,
-		    .reference = ref,
-		};
-		if (kf_prompt_render(NULL, kf_prompt_default_template(t), &in,
-				     &system, &user, &err)) {
-			system = NULL;
-			user = NULL;
-		}
+	if (kf_prompt_first_turn(t, s->o.eo.backend, &system, &user, &ref,
+				 &err)) {
+		system = NULL;
+		user = NULL;
 	}
 out:
 	if (user)
@@ -126,7 +117,6 @@ out:
 	free(system);
 	free(user);
 	free(ref);
-	free(ref_path);
 	kf_task_free(t);
 }
 
