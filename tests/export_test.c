@@ -12,12 +12,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <kforge/export.h>
 #include <kforge/prompt.h>
+#include <kforge/store.h>
 #include <kforge/task.h>
 
 #include "harness.h"
@@ -84,29 +84,43 @@ static void copy_file(const char *from, const char *to)
 	free(t);
 }
 
-static double mtime(const char *path)
+/* What the store is made from: the schema and the replayed sources, as a
+ * SHA-256; a store made from other inputs is made again. */
+static void inputs_key(char hex[65])
 {
-	struct stat sb;
-	if (stat(path, &sb))
-		return -1;
-	return (double)sb.st_mtim.tv_sec + sb.st_mtim.tv_nsec * 1e-9;
+	struct kf_sha256 h;
+	kf_sha256_init(&h);
+	char schema[32];
+	snprintf(schema, sizeof(schema), "schema %d\n", KF_STORE_SCHEMA);
+	kf_sha256_update(&h, schema, strlen(schema));
+	const char *names[] = {"fast.c", "naive.c", "wrong.c"};
+	for (int i = 0; i < N_TASKS; i++)
+		for (int k = 0; k < 3; k++) {
+			char *p = kf_xasprintf("tasks/%s/candidates/%s",
+					       tasks[i], names[k]);
+			char *t = read_text(p);
+			kf_sha256_update(&h, t, strlen(t) + 1);
+			free(t);
+			free(p);
+		}
+	kf_sha256_final_hex(&h, hex);
 }
 
 /* Replays the candidates in dir for task into the store at db. */
 static void replay(const char *task, const char *dir, const char *db)
 {
-	struct outcome o =
-	    KFORGE("optimize", task, "--policy", "replay", "--from", dir,
-		   "--budget", "8", "--time-cap", "0.2", "--trials", "5",
-		   "--db", db);
+	struct outcome o = KFORGE("optimize", task, "--policy", "replay",
+				  "--from", dir, "--budget", "8", "--time-cap",
+				  "0.2", "--trials", "5", "--db", db);
 	CHECK_MSG(o.code == 0, "replay of %s: %s", dir, o.out);
 	free(o.out);
 }
 
 /*
  * The shared store: <build>/test-data/export/k.db, made by the first case
- * that needs it and made again when build/kforge is newer (a lock keeps two
- * test runs from making it at once). Returns its path; caller frees.
+ * that needs it (about a minute) and made again when its inputs change (the
+ * key file beside it); a lock keeps two test runs from making it at once.
+ * Returns the path of the case's own copy; caller frees.
  */
 static char *store(void)
 {
@@ -117,8 +131,13 @@ static char *store(void)
 	char *lock = kf_path_join(dir, "lock");
 	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	CHECK(fd >= 0 && flock(fd, LOCK_EX) == 0);
-	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
-	if (mtime(db) < mtime(exe)) {
+	char *keyfile = kf_path_join(dir, "key");
+	char want[65];
+	inputs_key(want);
+	char *have = kf_file_exists(keyfile) && kf_file_exists(db)
+			 ? read_text(keyfile)
+			 : kf_xstrdup("");
+	if (strcmp(have, want)) {
 		/* The cache must be absolute: the sandbox binds it. */
 		char *abs = realpath(dir, NULL);
 		CHECK(abs != NULL);
@@ -151,11 +170,13 @@ static char *store(void)
 			free(cands);
 		}
 		/* gelu's fast.c again, reformatted and commented. */
-		char *src = read_text("tasks/activation/gelu/candidates/fast.c");
+		char *src =
+		    read_text("tasks/activation/gelu/candidates/fast.c");
 		struct kf_strbuf sb = KF_STRBUF_INIT;
 		kf_strbuf_addstr(&sb, "/* the same kernel, reformatted */\n");
 		for (const char *p = src; *p; p++)
-			kf_strbuf_addstr(&sb, *p == '\t' ? "    " : (char[]){*p, 0});
+			kf_strbuf_addstr(&sb,
+					 *p == '\t' ? "    " : (char[]){*p, 0});
 		char *dup = kf_xasprintf("%s/cands/dup", dir);
 		CHECK(kf_mkdir_p(dup, &err) == 0);
 		char *to = kf_path_join(dup, "fast_again.c");
@@ -182,7 +203,10 @@ static char *store(void)
 		free(fresh);
 		free(side[0]);
 		free(side[1]);
+		write_text(keyfile, want);
 	}
+	free(have);
+	free(keyfile);
 	flock(fd, LOCK_UN);
 	close(fd);
 	/* Each case reads its own copy: opening a store may write to it. */
@@ -195,7 +219,6 @@ static char *store(void)
 		free(cw);
 	}
 	free(wal);
-	free(exe);
 	free(lock);
 	free(db);
 	free(dir);
@@ -210,7 +233,8 @@ static cJSON *lines_of(const char *text)
 	int n = 0;
 	while (*p) {
 		const char *e = strchr(p, '\n');
-		CHECK_MSG(e != NULL, "line %d does not end in a newline", n + 1);
+		CHECK_MSG(e != NULL, "line %d does not end in a newline",
+			  n + 1);
 		char *line = kf_xmalloc((size_t)(e - p) + 1);
 		memcpy(line, p, (size_t)(e - p));
 		line[e - p] = 0;
@@ -251,7 +275,8 @@ static cJSON *export_lines(const char *const *args, char **log)
 	return lines;
 }
 
-#define EXPORT(log, ...) export_lines((const char *const[]){__VA_ARGS__, NULL}, log)
+#define EXPORT(log, ...)                                                       \
+	export_lines((const char *const[]){__VA_ARGS__, NULL}, log)
 
 static const cJSON *get(const cJSON *o, const char *key)
 {
@@ -302,8 +327,7 @@ static char *code_of(const cJSON *msgs)
 {
 	const cJSON *m = cJSON_GetArrayItem(msgs, cJSON_GetArraySize(msgs) - 1);
 	CHECK_STR(kf_json_str(m, "role"), "assistant");
-	char *code =
-	    kf_prompt_extract_code(kf_json_str(m, "content"), 1 << 20);
+	char *code = kf_prompt_extract_code(kf_json_str(m, "content"), 1 << 20);
 	CHECK_MSG(code != NULL, "no code block in: %s",
 		  kf_json_str(m, "content"));
 	return code;
@@ -376,9 +400,10 @@ static void test_export_sft_best_kernel_per_task(void)
 			const char *k = kf_json_str(s, "kind");
 			bool known = false;
 			for (int i = 0; i < KF_SPAN_KINDS; i++)
-				known = known ||
-					(k && !strcmp(k, kf_span_kind_name(
-							      (enum kf_span_kind)i)));
+				known =
+				    known ||
+				    (k && !strcmp(k, kf_span_kind_name((
+							 enum kf_span_kind)i)));
 			CHECK_MSG(known, "kind %s", k ? k : "(null)");
 		}
 		if (t == 1) {
@@ -390,7 +415,8 @@ static void test_export_sft_best_kernel_per_task(void)
 					  "memory_qualifier");
 				size_t a = (size_t)kf_json_num(s, "start", 0);
 				CHECK(!strncmp(content + a, "restrict", 8));
-				CHECK(kf_json_num(s, "end", 0) == (double)a + 8);
+				CHECK(kf_json_num(s, "end", 0) ==
+				      (double)a + 8);
 			}
 		}
 		if (t == 2) {
@@ -447,12 +473,12 @@ static void test_export_dpo_chosen_beats_rejected(void)
 		if (!strcmp(kf_json_str(rm, "status"), "ok")) {
 			double rs = kf_json_num(rm, "speedup", NAN);
 			CHECK_MSG(cs > rs, "chosen %g <= rejected %g", cs, rs);
-			double clo = cJSON_GetArrayItem(get(cm, "speedup_ci95"),
-							0)
-					 ->valuedouble;
-			double rhi = cJSON_GetArrayItem(get(rm, "speedup_ci95"),
-							1)
-					 ->valuedouble;
+			double clo =
+			    cJSON_GetArrayItem(get(cm, "speedup_ci95"), 0)
+				->valuedouble;
+			double rhi =
+			    cJSON_GetArrayItem(get(rm, "speedup_ci95"), 1)
+				->valuedouble;
 			CHECK(clo > rhi);
 		} else {
 			CHECK_STR(kf_json_str(rm, "status"), "wrong_answer");
@@ -489,8 +515,9 @@ static void test_export_rft_rewards_each_completion(void)
 	CHECK_MSG(cJSON_GetArraySize(lines) == 9, "%d lines",
 		  cJSON_GetArraySize(lines));
 	CHECK_CONTAINS(summary, "9 records of 3 tasks");
-	CHECK_CONTAINS(summary, "10 evaluated candidates of 4 runs; left out: 1 "
-			    "duplicate");
+	CHECK_CONTAINS(summary,
+		       "10 evaluated candidates of 4 runs; left out: 1 "
+		       "duplicate");
 	double lo_ok[N_TASKS], hi_bad[N_TASKS];
 	for (int t = 0; t < N_TASKS; t++)
 		lo_ok[t] = INFINITY, hi_bad[t] = -INFINITY;
@@ -510,8 +537,8 @@ static void test_export_rft_rewards_each_completion(void)
 			lo_ok[t] = fmin(lo_ok[t], r);
 			/* log_speedup: the log of the speedup within
 			 * [-3, 3] (docs/rewards.md), */
-			double want =
-			    fmax(-3, fmin(3, log(kf_json_num(l, "speedup", 0))));
+			double want = fmax(
+			    -3, fmin(3, log(kf_json_num(l, "speedup", 0))));
 			CHECK(fabs(r - want) < 1e-9);
 		} else {
 			/* and -3 - 1 for an incorrect kernel. */
@@ -552,7 +579,8 @@ static void test_export_dedup_by_normalised_source(void)
 	char *db = store();
 	char *summary = NULL;
 	/* Runs 2 (gelu) and 4 (its copy): the copy is left out ... */
-	cJSON *lines = EXPORT(&summary, "--format", "rft", "2", "4", "--db", db);
+	cJSON *lines =
+	    EXPORT(&summary, "--format", "rft", "2", "4", "--db", db);
 	CHECK(cJSON_GetArraySize(lines) == 3);
 	CHECK_CONTAINS(summary, "left out: 1 duplicate,");
 	const cJSON *l;
@@ -618,8 +646,10 @@ static void test_export_split_keeps_tasks_apart(void)
 		CHECK(cJSON_GetArraySize(la) > 0 && cJSON_GetArraySize(lb) > 0);
 		bool in_train[N_TASKS] = {false}, in_test[N_TASKS] = {false};
 		const cJSON *l;
-		cJSON_ArrayForEach(l, la) in_train[task_index(kf_json_str(l, "task"))] = true;
-		cJSON_ArrayForEach(l, lb) in_test[task_index(kf_json_str(l, "task"))] = true;
+		cJSON_ArrayForEach(l, la)
+		    in_train[task_index(kf_json_str(l, "task"))] = true;
+		cJSON_ArrayForEach(l, lb)
+		    in_test[task_index(kf_json_str(l, "task"))] = true;
 		int n_test = 0;
 		for (int t = 0; t < N_TASKS; t++) {
 			CHECK_MSG(!(in_train[t] && in_test[t]),
@@ -672,8 +702,8 @@ static void test_export_errors_name_the_flag(void)
 	    {{"export", "--format", "sft", "--store", db, "--split", "test=1",
 	      "-o", out, NULL},
 	     "--split: 'test=1' is not test=F"},
-	    {{"export", "--format", "sft", "--store", db, "--split",
-	      "test=0.2", NULL},
+	    {{"export", "--format", "sft", "--store", db, "--split", "test=0.2",
+	      NULL},
 	     "--split needs -o OUT.jsonl"},
 	    {{"export", "--format", "sft", "--store", db, "--reward",
 	      "log_speedup", "-o", out, NULL},
@@ -684,8 +714,8 @@ static void test_export_errors_name_the_flag(void)
 	    {{"export", "--format", "rft", "--store", db, "--reward-params",
 	      "[1]", "-o", out, NULL},
 	     "--reward-params: not a JSON object"},
-	    {{"export", "--format", "sft", "--store", db, "--db", db, "-o",
-	      out, NULL},
+	    {{"export", "--format", "sft", "--store", db, "--db", db, "-o", out,
+	      NULL},
 	     "--db and --store both name the store"},
 	    {{"export", "--format", "sft", "--store", db, "-o",
 	      "/nonexistent/dir/x.jsonl", NULL},
@@ -860,7 +890,8 @@ static void test_export_spans_match_hand_marked_kernels(void)
 		write_text(path, text);
 		free(text);
 		char *cmd = kf_xasprintf(
-		    "python3 -c 'import json,sys; d=json.load(open(sys.argv[1], "
+		    "python3 -c 'import json,sys; "
+		    "d=json.load(open(sys.argv[1], "
 		    "encoding=\"utf-8\")); c=d[\"content\"]; "
 		    "bad=[(s,w) for s,w in zip(d[\"spans\"], d[\"want\"]) if "
 		    "not c[s[\"start\"]:s[\"end\"]].startswith(w)]; "
@@ -907,8 +938,8 @@ static void test_export_loads_with_datasets(void)
 	const char *formats[] = {"sft", "dpo", "rft"};
 	const char *columns[] = {"messages", "chosen", "reward"};
 	for (int f = 0; f < 3; f++) {
-		char *out = kf_xasprintf("%s/%s.jsonl", kf_test_tmpdir(),
-					 formats[f]);
+		char *out =
+		    kf_xasprintf("%s/%s.jsonl", kf_test_tmpdir(), formats[f]);
 		struct outcome o = KFORGE("export", "--format", formats[f],
 					  "--store", db, "-o", out);
 		CHECK_MSG(o.code == 0, "%s", o.out);

@@ -126,8 +126,7 @@ static char *part_path(const char *out, const char *part)
 
 /* The train and test files, both or neither: test goes to a temporary
  * name until train is in place. */
-static int write_split(const char *output, char *const text[2],
-		       char *paths[2])
+static int write_split(const char *output, char *const text[2], char *paths[2])
 {
 	struct kf_err err = KF_ERR_INIT;
 	paths[0] = part_path(output, "train");
@@ -141,8 +140,7 @@ static int write_split(const char *output, char *const text[2],
 		unlink(tmp);
 		rc = die("-o: %s", err.msg);
 	} else if (rename(tmp, paths[1])) {
-		rc = die("-o: %s: cannot write: %s", paths[1],
-			 strerror(errno));
+		rc = die("-o: %s: cannot write: %s", paths[1], strerror(errno));
 		unlink(tmp);
 		unlink(paths[0]);
 	}

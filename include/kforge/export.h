@@ -83,13 +83,13 @@ struct kf_export_opts {
 
 /* What an export read, left out and wrote. */
 struct kf_export_stats {
-	int runs;	  /* runs read */
-	int evaluated;	  /* evaluated candidates read */
-	int infra;	  /* left out: infra_error (no verdict on the code) */
-	int not_utf8;	  /* left out: a source that is not valid UTF-8 */
-	int duplicates;	  /* left out: the same normalised source again */
-	int tasks[2];	  /* tasks in train (or all), in test */
-	int records[2];	  /* JSONL lines in train (or all), in test */
+	int runs;	/* runs read */
+	int evaluated;	/* evaluated candidates read */
+	int infra;	/* left out: infra_error (no verdict on the code) */
+	int not_utf8;	/* left out: a source that is not valid UTF-8 */
+	int duplicates; /* left out: the same normalised source again */
+	int tasks[2];	/* tasks in train (or all), in test */
+	int records[2]; /* JSONL lines in train (or all), in test */
 };
 
 /*

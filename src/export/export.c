@@ -184,9 +184,9 @@ static void group_items(struct build *b)
 			    !strcmp(b->groups[k].backend, backend))
 				g = &b->groups[k];
 		if (!g) {
-			b->groups =
-			    kf_xrealloc(b->groups, sizeof(*b->groups) *
-						       (size_t)(b->n_groups + 1));
+			b->groups = kf_xrealloc(b->groups,
+						sizeof(*b->groups) *
+						    (size_t)(b->n_groups + 1));
 			g = &b->groups[b->n_groups++];
 			memset(g, 0, sizeof(*g));
 			g->task_id = task_id;
@@ -201,8 +201,8 @@ static void group_items(struct build *b)
 			b->stats->duplicates++;
 			continue;
 		}
-		g->items =
-		    kf_xrealloc(g->items, sizeof(*g->items) * (size_t)(g->n + 1));
+		g->items = kf_xrealloc(g->items,
+				       sizeof(*g->items) * (size_t)(g->n + 1));
 		g->items[g->n++] = it;
 	}
 }
@@ -237,8 +237,8 @@ void kf_export_split(const char *const *ids, int n, double fraction,
 		return;
 	struct ranked *r = kf_xcalloc((size_t)n, sizeof(*r));
 	for (int i = 0; i < n; i++) {
-		char *key = kf_xasprintf("%llu:%s", (unsigned long long)seed,
-					 ids[i]);
+		char *key =
+		    kf_xasprintf("%llu:%s", (unsigned long long)seed, ids[i]);
 		struct kf_sha256 h;
 		char hex[65];
 		kf_sha256_init(&h);
@@ -493,9 +493,8 @@ static int rft(struct build *b, struct group *g, struct kf_err *err)
 	double *reward = kf_xcalloc((size_t)g->n, sizeof(*reward));
 	int rc = 0;
 	for (int i = 0; i < g->n && !rc; i++) {
-		rc = kf_reward_item_from_result(g->items[i]->result,
-						g->items[i]->trials, &ri[i],
-						err);
+		rc = kf_reward_item_from_result(
+		    g->items[i]->result, g->items[i]->trials, &ri[i], err);
 		if (rc)
 			kf_err_prefix(err, "run %lld: candidate %lld",
 				      (long long)g->items[i]->run,
@@ -562,8 +561,8 @@ int kf_export_build(struct kf_store *st, const struct kf_export_opts *o,
 		const struct group *g = &b.groups[i];
 		int n = 0;
 		int k = i;
-		for (; k < b.n_groups &&
-		       !strcmp(b.groups[k].task_id, g->task_id);
+		for (;
+		     k < b.n_groups && !strcmp(b.groups[k].task_id, g->task_id);
 		     k++)
 			n += b.groups[k].records;
 		if (n)

@@ -143,34 +143,91 @@ static bool starts(const char *id, size_t len, const char *prefix)
 
 /* Identifiers (or their prefixes, ending in '*') that are synchronisation. */
 static const char *const sync_names[] = {
-    "__syncthreads",   "__syncthreads_count", "__syncthreads_and",
+    "__syncthreads",	"__syncthreads_count", "__syncthreads_and",
     "__syncthreads_or", "__syncwarp",	       "__threadfence*",
-    "__barrier_sync",  "_mm_sfence",	       "_mm_lfence",
+    "__barrier_sync",	"_mm_sfence",	       "_mm_lfence",
     "_mm_mfence",
 };
 
 /* Intrinsics: CUDA's warp, cache, atomic, math and conversion intrinsics,
  * tensor-core fragments, and the x86 SIMD intrinsics and vector types. */
 static const char *const intrinsic_names[] = {
-    "__shfl*",	      "__ldg",		  "__ldcg",	     "__ldca",
-    "__ldcs",	      "__ldlu",		  "__ldcv",	     "__stwb",
-    "__stcg",	      "__stcs",		  "__stwt",	     "__ballot_sync",
-    "__any_sync",     "__all_sync",	  "__activemask",    "__match_*",
-    "__reduce_*",     "__expf",		  "__exp10f",	     "__logf",
-    "__log2f",	      "__log10f",	  "__sinf",	     "__cosf",
-    "__sincosf",      "__tanf",		  "__powf",	     "__fdividef",
-    "__fdiv_*",	      "__frcp_*",	  "__fsqrt_*",	     "__frsqrt_*",
-    "__fmaf_*",	      "__fma_*",	  "__fmul_*",	     "__fadd_*",
-    "__fsub_*",	      "__dmul_*",	  "__dadd_*",	     "__saturatef",
-    "__hadd*",	      "__hsub*",	  "__hmul*",	     "__hdiv*",
-    "__hfma*",	      "__hmax*",	  "__hmin*",	     "__hneg*",
-    "__habs*",	      "__half2float",	  "__float2half*",   "__half22float2",
-    "__float22half2*", "__float2bfloat16*", "__bfloat162float", "__popc*",
-    "__clz*",	      "__ffs*",		  "__brev*",	     "__byte_perm",
-    "__dp4a",	      "__dp2a*",	  "__umulhi",	     "__mulhi",
-    "__funnelshift*", "__float_as_*",	  "__int_as_float",  "__uint_as_float",
-    "mma_sync",	      "load_matrix_sync", "store_matrix_sync", "fill_fragment",
-    "_mm*",	      "__m128*",	  "__m256*",	     "__m512*",
+    "__shfl*",
+    "__ldg",
+    "__ldcg",
+    "__ldca",
+    "__ldcs",
+    "__ldlu",
+    "__ldcv",
+    "__stwb",
+    "__stcg",
+    "__stcs",
+    "__stwt",
+    "__ballot_sync",
+    "__any_sync",
+    "__all_sync",
+    "__activemask",
+    "__match_*",
+    "__reduce_*",
+    "__expf",
+    "__exp10f",
+    "__logf",
+    "__log2f",
+    "__log10f",
+    "__sinf",
+    "__cosf",
+    "__sincosf",
+    "__tanf",
+    "__powf",
+    "__fdividef",
+    "__fdiv_*",
+    "__frcp_*",
+    "__fsqrt_*",
+    "__frsqrt_*",
+    "__fmaf_*",
+    "__fma_*",
+    "__fmul_*",
+    "__fadd_*",
+    "__fsub_*",
+    "__dmul_*",
+    "__dadd_*",
+    "__saturatef",
+    "__hadd*",
+    "__hsub*",
+    "__hmul*",
+    "__hdiv*",
+    "__hfma*",
+    "__hmax*",
+    "__hmin*",
+    "__hneg*",
+    "__habs*",
+    "__half2float",
+    "__float2half*",
+    "__half22float2",
+    "__float22half2*",
+    "__float2bfloat16*",
+    "__bfloat162float",
+    "__popc*",
+    "__clz*",
+    "__ffs*",
+    "__brev*",
+    "__byte_perm",
+    "__dp4a",
+    "__dp2a*",
+    "__umulhi",
+    "__mulhi",
+    "__funnelshift*",
+    "__float_as_*",
+    "__int_as_float",
+    "__uint_as_float",
+    "mma_sync",
+    "load_matrix_sync",
+    "store_matrix_sync",
+    "fill_fragment",
+    "_mm*",
+    "__m128*",
+    "__m256*",
+    "__m512*",
 };
 
 /* Qualifiers of where memory lives or how it may alias. */
@@ -324,10 +381,10 @@ static size_t pragma(struct scan *sc, size_t i)
 	static const char *const sync_directives[] = {
 	    "barrier", "critical", "atomic", "flush", "taskwait", "ordered",
 	};
-	enum kf_span_kind kind = listed(s + w, p - w, sync_directives,
-					N(sync_directives))
-				     ? KF_SPAN_SYNCHRONIZATION
-				     : KF_SPAN_LAUNCH_CONFIG;
+	enum kf_span_kind kind =
+	    listed(s + w, p - w, sync_directives, N(sync_directives))
+		? KF_SPAN_SYNCHRONIZATION
+		: KF_SPAN_LAUNCH_CONFIG;
 	size_t end = p;
 	while (end < sc->n && s[end] != '\n') {
 		if (s[end] == '\\' && end + 1 < sc->n && s[end + 1] == '\n')
@@ -412,7 +469,8 @@ void kf_spans_find(const char *code, bool c_lexing, struct kf_span **out,
 				}
 			}
 			i += 3;
-		} else if (ident_start(c) && (i == 0 || !ident_char(sc.s[i - 1]))) {
+		} else if (ident_start(c) &&
+			   (i == 0 || !ident_char(sc.s[i - 1]))) {
 			size_t e = i;
 			while (e < sc.n && ident_char(sc.s[e]))
 				e++;
