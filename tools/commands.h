@@ -35,4 +35,8 @@ int kf_evalmany_wanted(int argc, char **argv);
  * returns 2 (tools/kforge_evalmany.c). */
 int kf_parse_energy_time(const char *s, double *out);
 
+/* Prints "kforge: " and the message on stderr; returns 2, the exit code of
+ * bad usage (tools/kforge.c). */
+int kf_cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
 #endif

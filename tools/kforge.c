@@ -29,8 +29,7 @@ struct command {
 	const char *usage;
 };
 
-static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int die(const char *fmt, ...)
+int kf_cli_die(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -46,7 +45,7 @@ static int parse_u64(const char *opt, const char *s, uint64_t *out)
 	char *end;
 	unsigned long long v = strtoull(s, &end, 10);
 	if (!*s || *end || *s == '-')
-		return die("%s: '%s' is not a non-negative integer", opt, s);
+		return kf_cli_die("%s: '%s' is not a non-negative integer", opt, s);
 	*out = v;
 	return 0;
 }
@@ -56,7 +55,7 @@ static int parse_double(const char *opt, const char *s, double *out)
 	char *end;
 	double v = strtod(s, &end);
 	if (!*s || *end || !(v > 0))
-		return die("%s: '%s' is not a positive number", opt, s);
+		return kf_cli_die("%s: '%s' is not a positive number", opt, s);
 	*out = v;
 	return 0;
 }
@@ -132,10 +131,10 @@ static int parse_common(int argc, char **argv, struct common *c,
 			if (o->val == ch)
 				name = o->name;
 		if (ch == '?' || ch == ':')
-			return die("%s: unknown option '%s' (see --help)",
+			return kf_cli_die("%s: unknown option '%s' (see --help)",
 				   argv[0], argv[optind - 1]);
 		if (name && !strstr(allowed, name))
-			return die("%s: option --%s does not apply here",
+			return kf_cli_die("%s: option --%s does not apply here",
 				   argv[0], name);
 		switch (ch) {
 		case OPT_JSON:
@@ -152,7 +151,7 @@ static int parse_common(int argc, char **argv, struct common *c,
 			if (parse_u64("--trials", optarg, &u))
 				return 2;
 			if (u < 5 || u > 1000)
-				return die("--trials: %s is out of range "
+				return kf_cli_die("--trials: %s is out of range "
 					   "(5 to 1000)",
 					   optarg);
 			c->eo.trials = (int)u;
@@ -183,7 +182,7 @@ static int parse_common(int argc, char **argv, struct common *c,
 			if (parse_u64("--mem-limit-mb", optarg, &u))
 				return 2;
 			if (u < 64)
-				return die("--mem-limit-mb: %s is below the "
+				return kf_cli_die("--mem-limit-mb: %s is below the "
 					   "minimum of 64",
 					   optarg);
 			c->eo.mem_limit_bytes = u << 20;
@@ -295,12 +294,12 @@ static int cmd_eval(int argc, char **argv)
 		return 0;
 	}
 	if (argc - optind != 2)
-		return die("eval: expected TASK and CANDIDATE (see kforge "
+		return kf_cli_die("eval: expected TASK and CANDIDATE (see kforge "
 			   "eval --help)");
 	struct kf_err err = KF_ERR_INIT;
 	cJSON *res = NULL;
 	if (kf_eval(argv[optind], argv[optind + 1], &c.eo, &res, &err))
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	int rc = emit(res, c.json);
 	cJSON_Delete(res);
 	return rc;
@@ -322,12 +321,12 @@ static int cmd_tasks(int argc, char **argv)
 		return 0;
 	}
 	if (optind != argc)
-		return die("tasks: unexpected argument '%s'", argv[optind]);
+		return kf_cli_die("tasks: unexpected argument '%s'", argv[optind]);
 	struct kf_err err = KF_ERR_INIT;
 	char **paths = NULL;
 	int n = 0, rc = 0;
 	if (kf_task_find(c.root, &paths, &n, &err))
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	cJSON *arr = cJSON_CreateArray();
 	if (!c.json)
 		printf("%-28s %-34s %6s %10s %10s\n", "task", "timing dims",
@@ -424,14 +423,14 @@ static int cmd_suite(int argc, char **argv)
 		return 0;
 	}
 	if (optind != argc)
-		return die("suite: unexpected argument '%s'", argv[optind]);
+		return kf_cli_die("suite: unexpected argument '%s'", argv[optind]);
 	if (!c.eo.no_timing && c.eo.time_cap_s == 10.0)
 		c.eo.time_cap_s = 3.0; /* many rows: a shorter budget each */
 	struct kf_err err = KF_ERR_INIT;
 	char **paths = NULL;
 	int n = 0, bad = 0, rows = 0;
 	if (kf_task_find(c.root, &paths, &n, &err))
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	const char *ext = strcmp(c.eo.backend, "cuda") ? ".c" : ".cu";
 	cJSON *all = cJSON_CreateArray();
 	if (!c.json)
@@ -546,7 +545,7 @@ static int cmd_redteam(int argc, char **argv)
 		return 0;
 	}
 	if (optind != argc)
-		return die("redteam: unexpected argument '%s'", argv[optind]);
+		return kf_cli_die("redteam: unexpected argument '%s'", argv[optind]);
 	if (c.eo.time_cap_s == 10.0)
 		c.eo.time_cap_s = 1.0;
 	struct kf_err err = KF_ERR_INIT;
@@ -557,14 +556,14 @@ static int cmd_redteam(int argc, char **argv)
 	int rc = kf_file_read(c.manifest, 4u << 20, &text, NULL, &err);
 	if (rc) {
 		free(deflt);
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	}
 	cJSON *m = cJSON_Parse(text);
 	free(text);
 	const cJSON *cases = cJSON_GetObjectItem(m, "cases");
 	if (!cJSON_IsArray(cases)) {
 		cJSON_Delete(m);
-		rc = die("%s: cases: expected an array of cases", c.manifest);
+		rc = kf_cli_die("%s: cases: expected an array of cases", c.manifest);
 		free(deflt);
 		return rc;
 	}
@@ -721,7 +720,7 @@ static int cmd_doctor(int argc, char **argv)
 		return 0;
 	}
 	if (optind != argc)
-		return die("doctor: unexpected argument '%s'", argv[optind]);
+		return kf_cli_die("doctor: unexpected argument '%s'", argv[optind]);
 	cJSON *d = kf_doctor();
 	if (c.json) {
 		char *s = cJSON_Print(d);
@@ -890,11 +889,11 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (o->val == ch)
 				name = o->name;
 		if (ch == '?' || ch == ':')
-			return die("%s: unknown option '%s' or missing value "
+			return kf_cli_die("%s: unknown option '%s' or missing value "
 				   "(see --help)",
 				   argv[0], argv[optind - 1]);
 		if (name && !strstr(allowed, name))
-			return die("%s: option --%s does not apply here",
+			return kf_cli_die("%s: option --%s does not apply here",
 				   argv[0], name);
 		cJSON *llm = cJSON_GetObjectItem(a->popts, "llm");
 		if (ch != OO_PARALLEL && ch != OO_TIME_LIMIT && ch != OO_DB &&
@@ -904,7 +903,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		switch (ch) {
 		case OO_POLICY:
 			if (!kf_policy_find(optarg))
-				return die("--policy: unknown policy '%s' "
+				return kf_cli_die("--policy: unknown policy '%s' "
 					   "(one of %s)",
 					   optarg, kf_policy_names());
 			a->so.policy = optarg;
@@ -916,7 +915,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64("--budget", optarg, &u))
 				return 2;
 			if (u < 1 || u > KF_SEARCH_BUDGET_MAX)
-				return die("--budget: %s is out of range (1 "
+				return kf_cli_die("--budget: %s is out of range (1 "
 					   "to %d)",
 					   optarg, KF_SEARCH_BUDGET_MAX);
 			a->so.budget = (int)u;
@@ -925,7 +924,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64("--parallel", optarg, &u))
 				return 2;
 			if (u < 1 || u > KF_SEARCH_PARALLEL_MAX)
-				return die("--parallel: %s is out of range (1 "
+				return kf_cli_die("--parallel: %s is out of range (1 "
 					   "to %d)",
 					   optarg, KF_SEARCH_PARALLEL_MAX);
 			a->so.parallel = (int)u;
@@ -946,7 +945,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 				      optarg, &u))
 				return 2;
 			if (u < 1 || u > INT64_MAX)
-				return die("%s: %s is not a run or candidate "
+				return kf_cli_die("%s: %s is not a run or candidate "
 					   "id",
 					   name, optarg);
 			if (ch == OO_RESUME)
@@ -967,7 +966,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64(argv[optind - 1], optarg, &u))
 				return 2;
 			if (u > 10000)
-				return die("--%s: %s is out of range (0 to "
+				return kf_cli_die("--%s: %s is out of range (0 to "
 					   "10000)",
 					   name, optarg);
 			cJSON_AddNumberToObject(a->popts,
@@ -985,12 +984,12 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (ch == OO_LLM) {
 				char *eq = strchr(optarg, '=');
 				if (!eq || eq == optarg)
-					return die("--llm: '%s' is not "
+					return kf_cli_die("--llm: '%s' is not "
 						   "KEY=VALUE",
 						   optarg);
 				*eq = '\0';
 				if (!strcmp(optarg, "api_key"))
-					return die("--llm: api_key would be "
+					return kf_cli_die("--llm: api_key would be "
 						   "stored in the run; set "
 						   "KFORGE_LLM_API_KEY or give "
 						   "--llm api_key_env=NAME");
@@ -1024,7 +1023,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64("--trials", optarg, &u))
 				return 2;
 			if (u < 5 || u > 1000)
-				return die("--trials: %s is out of range "
+				return kf_cli_die("--trials: %s is out of range "
 					   "(5 to 1000)",
 					   optarg);
 			a->so.eval.trials = (int)u;
@@ -1042,7 +1041,7 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 			if (parse_u64("--mem-limit-mb", optarg, &u))
 				return 2;
 			if (u < 64)
-				return die("--mem-limit-mb: %s is below the "
+				return kf_cli_die("--mem-limit-mb: %s is below the "
 					   "minimum of 64",
 					   optarg);
 			a->so.eval.mem_limit_bytes = u << 20;
@@ -1072,7 +1071,7 @@ static int parse_run(const char *cmd, const char *s, int64_t *run)
 	char *end;
 	long long v = strtoll(s, &end, 10);
 	if (!*s || *end || v < 1)
-		return die("%s: '%s' is not a run id (see kforge runs)", cmd,
+		return kf_cli_die("%s: '%s' is not a run id (see kforge runs)", cmd,
 			   s);
 	*run = v;
 	return 0;
@@ -1133,7 +1132,7 @@ static int print_report(struct kf_store *st, int64_t run, int top, bool json)
 	struct kf_err err = KF_ERR_INIT;
 	cJSON *rep = NULL;
 	if (kf_search_report(st, run, top, &rep, &err))
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	if (json) {
 		char *s = cJSON_Print(rep);
 		puts(s);
@@ -1183,18 +1182,18 @@ static int cmd_optimize(int argc, char **argv)
 		goto out;
 	}
 	if (a.so.resume && optind != argc) {
-		rc = die("optimize: --resume takes no TASK (the run has one)");
+		rc = kf_cli_die("optimize: --resume takes no TASK (the run has one)");
 		goto out;
 	}
 	if (!a.so.resume && argc - optind != 1) {
-		rc = die("optimize: expected TASK (see kforge optimize "
+		rc = kf_cli_die("optimize: expected TASK (see kforge optimize "
 			 "--help)");
 		goto out;
 	}
 	if (!a.so.resume) {
 		a.so.task_path = argv[optind];
 		if (!kf_file_exists(a.so.task_path)) {
-			rc = die("%s: no such task directory", a.so.task_path);
+			rc = kf_cli_die("%s: no such task directory", a.so.task_path);
 			goto out;
 		}
 		const char *from = kf_json_str(a.popts, "from");
@@ -1202,7 +1201,7 @@ static int cmd_optimize(int argc, char **argv)
 			char *def =
 			    default_tunable(a.so.task_path, a.so.eval.backend);
 			if (!def) {
-				rc = die("optimize: %s has no "
+				rc = kf_cli_die("optimize: %s has no "
 					 "candidates/tunable.%s: give --from "
 					 "FILE, a source that declares "
 					 "KF_PARAM",
@@ -1220,7 +1219,7 @@ static int cmd_optimize(int argc, char **argv)
 			/* The run may be resumed from another directory. */
 			char *abs = realpath(from, NULL);
 			if (!abs) {
-				rc = die("--from: %s: no such file or "
+				rc = kf_cli_die("--from: %s: no such file or "
 					 "directory",
 					 from);
 				goto out;
@@ -1230,7 +1229,7 @@ static int cmd_optimize(int argc, char **argv)
 			free(abs);
 		}
 	} else if (a.run_opt) {
-		rc = die("optimize: --%s: a resumed run keeps its own settings "
+		rc = kf_cli_die("optimize: --%s: a resumed run keeps its own settings "
 			 "(only --parallel, --time-limit, --json and --db "
 			 "apply)",
 			 a.run_opt);
@@ -1242,7 +1241,7 @@ static int cmd_optimize(int argc, char **argv)
 	a.so.progress = isatty(STDERR_FILENO);
 	a.so.log = stderr;
 	if (kf_store_open(a.db, 0, &st, &err)) {
-		rc = die("%s", err.msg);
+		rc = kf_cli_die("%s", err.msg);
 		goto out;
 	}
 	int64_t run = 0;
@@ -1254,7 +1253,7 @@ static int cmd_optimize(int argc, char **argv)
 				(long long)run, (long long)run,
 				strcmp(a.db, DEFAULT_DB) ? " --db " : "",
 				strcmp(a.db, DEFAULT_DB) ? a.db : "");
-		rc = die("%s", err.msg);
+		rc = kf_cli_die("%s", err.msg);
 		goto out;
 	}
 	rc = print_report(st, run, a.top, a.json);
@@ -1285,16 +1284,16 @@ static int cmd_runs(int argc, char **argv)
 		goto out;
 	}
 	if (optind != argc) {
-		rc = die("runs: unexpected argument '%s'", argv[optind]);
+		rc = kf_cli_die("runs: unexpected argument '%s'", argv[optind]);
 		goto out;
 	}
 	if (!kf_file_exists(a.db)) {
-		rc = die("%s: no such store", a.db);
+		rc = kf_cli_die("%s: no such store", a.db);
 		goto out;
 	}
 	if (kf_store_open(a.db, 0, &st, &err) ||
 	    kf_store_run_list(st, &runs, &err)) {
-		rc = die("%s", err.msg);
+		rc = kf_cli_die("%s", err.msg);
 		goto out;
 	}
 	if (a.json) {
@@ -1346,7 +1345,7 @@ static int show_candidate(struct kf_store *st, int64_t run, int64_t id,
 	cJSON *cands = NULL;
 	int rc = 0;
 	if (kf_store_candidate_list(st, run, true, true, &cands, &err))
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	const cJSON *c, *hit = NULL;
 	cJSON_ArrayForEach(c, cands)
 	{
@@ -1354,7 +1353,7 @@ static int show_candidate(struct kf_store *st, int64_t run, int64_t id,
 			hit = c;
 	}
 	if (!hit) {
-		rc = die("show: run %lld has no candidate %lld", (long long)run,
+		rc = kf_cli_die("show: run %lld has no candidate %lld", (long long)run,
 			 (long long)id);
 	} else if (a->source) {
 		fputs(kf_json_str(hit, "source"), stdout);
@@ -1399,17 +1398,17 @@ static int cmd_show(int argc, char **argv)
 		goto out;
 	}
 	if (argc - optind != 1) {
-		rc = die("show: expected RUN (see kforge runs)");
+		rc = kf_cli_die("show: expected RUN (see kforge runs)");
 		goto out;
 	}
 	if ((rc = parse_run("show", argv[optind], &run)))
 		goto out;
 	if (!kf_file_exists(a.db)) {
-		rc = die("%s: no such store", a.db);
+		rc = kf_cli_die("%s: no such store", a.db);
 		goto out;
 	}
 	if (kf_store_open(a.db, 0, &st, &err)) {
-		rc = die("%s", err.msg);
+		rc = kf_cli_die("%s", err.msg);
 		goto out;
 	}
 	if (a.candidate) {
@@ -1417,14 +1416,14 @@ static int cmd_show(int argc, char **argv)
 	} else if (a.source) {
 		cJSON *rep = NULL;
 		if (kf_search_report(st, run, 1, &rep, &err)) {
-			rc = die("%s", err.msg);
+			rc = kf_cli_die("%s", err.msg);
 			goto out;
 		}
 		const cJSON *best = cJSON_GetObjectItem(rep, "best");
 		if (cJSON_IsObject(best))
 			fputs(kf_json_str(best, "source"), stdout);
 		else
-			rc = die("show: run %lld has no candidate that "
+			rc = kf_cli_die("show: run %lld has no candidate that "
 				 "passed",
 				 (long long)run);
 		cJSON_Delete(rep);

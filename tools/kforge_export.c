@@ -57,17 +57,6 @@ const char kf_export_usage[] =
 
 #define DEFAULT_DB "kforge.db"
 
-static int die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static int die(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("kforge: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-	return 2;
-}
 
 /* Writes text to path atomically, or to stdout when path is NULL. */
 static int write_out(const char *path, const char *text)
@@ -76,11 +65,11 @@ static int write_out(const char *path, const char *text)
 	if (!path) {
 		fputs(text, stdout);
 		if (fflush(stdout) || ferror(stdout))
-			return die("stdout: write failed: %s", strerror(errno));
+			return kf_cli_die("stdout: write failed: %s", strerror(errno));
 		return 0;
 	}
 	if (kf_file_write_atomic(path, text, strlen(text), &err))
-		return die("-o: %s", err.msg);
+		return kf_cli_die("-o: %s", err.msg);
 	return 0;
 }
 
@@ -92,7 +81,7 @@ static int export_jsonl(struct kf_store *st, int64_t run, const char *output)
 	if (kf_store_run_get(st, run, &r, &err) ||
 	    kf_store_candidate_list(st, run, true, true, &cands, &err)) {
 		cJSON_Delete(r);
-		return die("%s", err.msg);
+		return kf_cli_die("%s", err.msg);
 	}
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	cJSON *head = cJSON_CreateObject();
@@ -134,13 +123,13 @@ static int write_split(const char *output, char *const text[2], char *paths[2])
 	char *tmp = kf_xasprintf("%s.new.%d", paths[1], (int)getpid());
 	int rc = 0;
 	if (kf_file_write_atomic(tmp, text[1], strlen(text[1]), &err)) {
-		rc = die("-o: %s", err.msg);
+		rc = kf_cli_die("-o: %s", err.msg);
 	} else if (kf_file_write_atomic(paths[0], text[0], strlen(text[0]),
 					&err)) {
 		unlink(tmp);
-		rc = die("-o: %s", err.msg);
+		rc = kf_cli_die("-o: %s", err.msg);
 	} else if (rename(tmp, paths[1])) {
-		rc = die("-o: %s: cannot write: %s", paths[1], strerror(errno));
+		rc = kf_cli_die("-o: %s: cannot write: %s", paths[1], strerror(errno));
 		unlink(tmp);
 		unlink(paths[0]);
 	}
@@ -159,7 +148,7 @@ static int parse_split(const char *s, double *f)
 		goto bad;
 	return 0;
 bad:
-	return die("--split: '%s' is not test=F with F between 0 and 1 "
+	return kf_cli_die("--split: '%s' is not test=F with F between 0 and 1 "
 		   "(e.g. test=0.2)",
 		   s);
 }
@@ -243,7 +232,7 @@ int kf_cmd_export(int argc, char **argv)
 			char *end;
 			seed = strtoull(optarg, &end, 10);
 			if (!*optarg || *end || *optarg == '-')
-				return die("--seed: '%s' is not a "
+				return kf_cli_die("--seed: '%s' is not a "
 					   "non-negative integer",
 					   optarg);
 			seed_s = optarg;
@@ -259,40 +248,40 @@ int kf_cmd_export(int argc, char **argv)
 			fputs(kf_export_usage, stdout);
 			return 0;
 		default:
-			return die("export: unknown option '%s' or missing "
+			return kf_cli_die("export: unknown option '%s' or missing "
 				   "value (see --help)",
 				   argv[optind - 1]);
 		}
 	}
 	if (db && store)
-		return die("export: --db and --store both name the store; "
+		return kf_cli_die("export: --db and --store both name the store; "
 			   "give one");
 	const char *given = db ? db : store;
 	db = given ? given : DEFAULT_DB;
 	bool jsonl = format && !strcmp(format, "jsonl");
 	int fmt = kf_export_format_parse(format);
 	if (!format)
-		return die("export: --format is required (sft, dpo, rft or "
+		return kf_cli_die("export: --format is required (sft, dpo, rft or "
 			   "jsonl; see --help)");
 	if (!jsonl && fmt < 0)
-		return die("export: --format: '%s' is not a format (sft, dpo, "
+		return kf_cli_die("export: --format: '%s' is not a format (sft, dpo, "
 			   "rft, jsonl)",
 			   format);
 	if ((reward || reward_params) && fmt != KF_EXPORT_RFT)
-		return die("export: --%s applies to --format rft only",
+		return kf_cli_die("export: --%s applies to --format rft only",
 			   reward ? "reward" : "reward-params");
 	if (jsonl && (test > 0 || seed_s))
-		return die("export: --%s does not apply to --format jsonl",
+		return kf_cli_die("export: --%s does not apply to --format jsonl",
 			   test > 0 ? "split" : "seed");
 	if (seed_s && !(test > 0))
-		return die("export: --seed is the split's: give --split "
+		return kf_cli_die("export: --seed is the split's: give --split "
 			   "test=F too");
 	if (test > 0 && !output)
-		return die("export: --split needs -o OUT.jsonl (it writes "
+		return kf_cli_die("export: --split needs -o OUT.jsonl (it writes "
 			   "OUT.train.jsonl and OUT.test.jsonl)");
 	int n_runs = argc - optind;
 	if (jsonl && n_runs != 1)
-		return die("export: --format jsonl: expected one RUN (see "
+		return kf_cli_die("export: --format jsonl: expected one RUN (see "
 			   "kforge runs)");
 	int64_t *runs = kf_xcalloc((size_t)n_runs + 1, sizeof(*runs));
 	for (int i = 0; i < n_runs; i++) {
@@ -301,7 +290,7 @@ int kf_cmd_export(int argc, char **argv)
 		long long v = strtoll(s, &end, 10);
 		if (!*s || *end || v < 1) {
 			free(runs);
-			return die("export: '%s' is not a run id (see kforge "
+			return kf_cli_die("export: '%s' is not a run id (see kforge "
 				   "runs)",
 				   s);
 		}
@@ -316,7 +305,7 @@ int kf_cmd_export(int argc, char **argv)
 			if (!cJSON_IsObject(params)) {
 				cJSON_Delete(params);
 				free(runs);
-				return die("--reward-params: not a JSON "
+				return kf_cli_die("--reward-params: not a JSON "
 					   "object: %s",
 					   reward_params);
 			}
@@ -326,18 +315,18 @@ int kf_cmd_export(int argc, char **argv)
 		cJSON_Delete(params);
 		if (rc) {
 			free(runs);
-			return die("--reward: %s", err.msg);
+			return kf_cli_die("--reward: %s", err.msg);
 		}
 	}
 	if (!kf_file_exists(db)) {
 		free(runs);
-		return die("%s: no such store%s", db,
+		return kf_cli_die("%s: no such store%s", db,
 			   given ? "" : " (give --store FILE)");
 	}
 	struct kf_store *st = NULL;
 	int rc = 0;
 	if (kf_store_open(db, 0, &st, &err)) {
-		rc = die("%s", err.msg);
+		rc = kf_cli_die("%s", err.msg);
 	} else if (jsonl) {
 		rc = export_jsonl(st, runs[0], output);
 	} else {
@@ -353,7 +342,7 @@ int kf_cmd_export(int argc, char **argv)
 		char *text[2] = {NULL, NULL};
 		char *paths[2] = {NULL, NULL};
 		if (kf_export_build(st, &o, text, &stats, &err)) {
-			rc = die("export: %s", err.msg);
+			rc = kf_cli_die("export: %s", err.msg);
 		} else if (test > 0) {
 			rc = write_split(output, text, paths);
 		} else {
