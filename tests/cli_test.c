@@ -159,6 +159,25 @@ static void test_cli_bad_options_are_exit_2(void)
 	o = kforge("frobnicate", NULL, NULL, NULL, NULL);
 	CHECK(o.code == 2);
 	CHECK_CONTAINS(o.out, "'frobnicate' is not a command");
+	CHECK(!strstr(o.out, "did you mean"));
+	free(o.out);
+}
+
+/* A near miss of a command or an option gets its likely meaning. */
+static void test_cli_mistypes_get_did_you_mean(void)
+{
+	struct outcome o = kforge("evl", ROWSUM, "x.c", NULL, NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "'evl' is not a command; did you mean 'eval'?");
+	free(o.out);
+	o = kforge("eval", "--time_cap", "1", ROWSUM, "x.c");
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "unknown option '--time_cap'; did you mean "
+			      "--time-cap? (see --help)");
+	free(o.out);
+	o = kforge("optimize", "--budjet", "3", ROWSUM, NULL);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "did you mean --budget?");
 	free(o.out);
 }
 
@@ -286,6 +305,7 @@ KF_TESTS(cli) = {
     KF_TEST(test_cli_missing_entry_names_the_symbol),
     KF_TEST(test_cli_missing_candidate_is_exit_2),
     KF_TEST(test_cli_bad_options_are_exit_2),
+    KF_TEST(test_cli_mistypes_get_did_you_mean),
     KF_TEST(test_cli_energy_time_is_validated),
     KF_TEST(test_cli_every_command_has_help),
     KF_TEST(test_cli_tasks_lists_dims_and_counts),

@@ -6,6 +6,8 @@
 #ifndef KFORGE_TOOLS_COMMANDS_H
 #define KFORGE_TOOLS_COMMANDS_H
 
+#include <stddef.h>
+
 /* `kforge serve`: runs kforge-serve (tools/kforge_serve.c). */
 int cmd_serve(int argc, char **argv);
 
@@ -34,6 +36,12 @@ int kf_evalmany_wanted(int argc, char **argv);
  * skips energy) into *out; on a bad value prints why, naming the flag, and
  * returns 2 (tools/kforge_evalmany.c). */
 int kf_parse_energy_time(const char *s, double *out);
+
+/* The name among names[0..n) nearest to word (edit distance at most 1 for
+ * words under 6 bytes, 2 otherwise; NULL entries skipped), or NULL: the
+ * "did you mean" of a mistyped command or option (tools/kforge.c). */
+const char *kf_cli_suggest(const char *word, const char *const *names,
+			   size_t n);
 
 /* Prints "kforge: " and the message on stderr; returns 2, the exit code of
  * bad usage (tools/kforge.c). */

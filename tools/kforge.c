@@ -29,6 +29,80 @@ struct command {
 	const char *usage;
 };
 
+/* The edit distance (insertions, deletions, substitutions) of a and b,
+ * or 99 when either is over 63 bytes. */
+static int edit_distance(const char *a, const char *b)
+{
+	size_t m = strlen(a), n = strlen(b);
+	if (m > 63 || n > 63)
+		return 99;
+	int row[64];
+	for (size_t j = 0; j <= n; j++)
+		row[j] = (int)j;
+	for (size_t i = 1; i <= m; i++) {
+		int diag = row[0];
+		row[0] = (int)i;
+		for (size_t j = 1; j <= n; j++) {
+			int up = row[j];
+			int best = diag + (a[i - 1] != b[j - 1]);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			row[j] = best;
+			diag = up;
+		}
+	}
+	return row[n];
+}
+
+const char *kf_cli_suggest(const char *word, const char *const *names,
+			   size_t n)
+{
+	const char *best = NULL;
+	int bd = 99;
+	for (size_t i = 0; i < n; i++) {
+		if (!names[i])
+			continue;
+		int d = edit_distance(word, names[i]);
+		if (d < bd) {
+			bd = d;
+			best = names[i];
+		}
+	}
+	int len = (int)strlen(word);
+	return best && bd > 0 && bd <= (len < 6 ? 1 : 2) ? best : NULL;
+}
+
+/* The long option of opts closest to the unknown argument arg ("--name" or
+ * "--name=value"), among those allowed names (NULL: all), or NULL. */
+static const char *suggest_option(const char *arg, const struct option *opts,
+				  const char *allowed)
+{
+	char word[64];
+	if (strncmp(arg, "--", 2))
+		return NULL;
+	snprintf(word, sizeof(word), "%s", arg + 2);
+	word[strcspn(word, "=")] = 0;
+	const char *names[128];
+	size_t n = 0;
+	for (const struct option *o = opts; o->name && n < 128; o++)
+		if (!allowed || strstr(allowed, o->name))
+			names[n++] = o->name;
+	return kf_cli_suggest(word, names, n);
+}
+
+/* " (did you mean --NAME?)" for an unknown option arg, or "". */
+static const char *did_you_mean(const char *arg, const struct option *opts,
+				const char *allowed, char *buf, size_t size)
+{
+	const char *s = suggest_option(arg, opts, allowed);
+	if (!s)
+		return "";
+	snprintf(buf, size, "; did you mean --%s?", s);
+	return buf;
+}
+
 int kf_cli_die(const char *fmt, ...)
 {
 	va_list ap;
@@ -130,9 +204,14 @@ static int parse_common(int argc, char **argv, struct common *c,
 		for (const struct option *o = eval_longopts; o->name; o++)
 			if (o->val == ch)
 				name = o->name;
-		if (ch == '?' || ch == ':')
-			return kf_cli_die("%s: unknown option '%s' (see --help)",
-				   argv[0], argv[optind - 1]);
+		if (ch == '?' || ch == ':') {
+			char hint[96];
+			return kf_cli_die(
+			    "%s: unknown option '%s'%s (see --help)", argv[0],
+			    argv[optind - 1],
+			    did_you_mean(argv[optind - 1], eval_longopts,
+					 allowed, hint, sizeof(hint)));
+		}
 		if (name && !strstr(allowed, name))
 			return kf_cli_die("%s: option --%s does not apply here",
 				   argv[0], name);
@@ -888,10 +967,15 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		for (const struct option *o = search_longopts; o->name; o++)
 			if (o->val == ch)
 				name = o->name;
-		if (ch == '?' || ch == ':')
-			return kf_cli_die("%s: unknown option '%s' or missing value "
-				   "(see --help)",
-				   argv[0], argv[optind - 1]);
+		if (ch == '?' || ch == ':') {
+			char hint[96];
+			return kf_cli_die(
+			    "%s: unknown option '%s' or missing value%s (see "
+			    "--help)",
+			    argv[0], argv[optind - 1],
+			    did_you_mean(argv[optind - 1], search_longopts,
+					 allowed, hint, sizeof(hint)));
+		}
 		if (name && !strstr(allowed, name))
 			return kf_cli_die("%s: option --%s does not apply here",
 				   argv[0], name);
@@ -1477,7 +1561,17 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		if (!strcmp(argv[1], commands[i].name))
 			return commands[i].run(argc - 1, argv + 1);
-	fprintf(stderr, "kforge: '%s' is not a command\n", argv[1]);
+	const char *names[sizeof(commands) / sizeof(commands[0])];
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		names[i] = commands[i].name;
+	const char *near = kf_cli_suggest(
+	    argv[1], names, sizeof(commands) / sizeof(commands[0]));
+	if (near)
+		fprintf(stderr,
+			"kforge: '%s' is not a command; did you mean '%s'?\n",
+			argv[1], near);
+	else
+		fprintf(stderr, "kforge: '%s' is not a command\n", argv[1]);
 	usage(stderr);
 	return 2;
 }
