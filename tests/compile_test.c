@@ -420,6 +420,24 @@ static void test_compile_missing_source_is_enoent(void)
 	free(src);
 }
 
+/* A .cu given to the host backend: what it is and what to do, not the
+ * linker's "syntax error". */
+static void test_compile_cu_on_host_names_the_backend(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp("k.cu", "__global__ void k(int *p) { *p = 1; }\n");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile(src, &o, &r, &err) == 0);
+	CHECK(!r.ok);
+	CHECK_CONTAINS(r.log, "is a CUDA source (.cu); the host backend "
+			      "compiles C (.c): evaluate it with --backend "
+			      "cuda");
+	kf_compile_result_release(&r);
+	free(src);
+}
+
 static void test_compile_missing_compiler_is_enoent(void)
 {
 	use_tmp_cache();
@@ -648,6 +666,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_hung_compiler_is_killed),
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_missing_source_is_enoent),
+    KF_TEST(test_compile_cu_on_host_names_the_backend),
     KF_TEST(test_compile_missing_compiler_is_enoent),
     KF_TEST(test_compile_cuda_builds_shared_object),
     KF_TEST(test_compile_cuda_marker_selects_sm_90a),

@@ -1142,6 +1142,18 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	rc = kf_file_read(source_path, SOURCE_CAP, &src, &src_bytes, err);
 	if (rc)
 		goto out;
+	size_t pl = strlen(source_path);
+	if (is_host(backend) && pl >= 3 &&
+	    !strcmp(source_path + pl - 3, ".cu")) {
+		/* The C compiler would hand a .cu to the linker as a script
+		 * ("syntax error"): say what the file is instead. */
+		r->ok = false;
+		r->log = kf_xasprintf(
+		    "%s is a CUDA source (.cu); the host backend compiles C "
+		    "(.c): evaluate it with --backend cuda",
+		    source_path);
+		goto out;
+	}
 	rc = find_include_dir(opts->include_dir, &include_dir, err);
 	if (rc)
 		goto out;
