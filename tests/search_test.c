@@ -512,7 +512,10 @@ static void test_search_resume_after_sigkill_loses_nothing(void)
 	/* A finished run resumed again has nothing left to do. */
 	o = KFORGE("optimize", "--resume", "1", "--db", path);
 	CHECK_MSG(o.code == 0, "%s", o.out);
-	CHECK_CONTAINS(o.out, "7 of 7 evaluations done");
+	CHECK_CONTAINS(o.out, "run 1 is finished: fixtures/rowsum (host), "
+			      "policy tune, 7 of 7 evaluations done; nothing "
+			      "to resume");
+	CHECK(!strstr(o.out, "resuming"));
 	CHECK_CONTAINS(o.out, "budget     7 evaluations: 7 done");
 	free(o.out);
 	free(exe);

@@ -56,7 +56,13 @@ void kf_progress_start(struct kf_progress *p, int64_t run, const char *task,
 	p->done = evaluated;
 	if (!p->f)
 		return;
-	if (resumed)
+	if (resumed && evaluated >= p->budget)
+		fprintf(p->f,
+			"run %lld is finished: %s (%s), policy %s, %d of %d "
+			"evaluations done; nothing to resume\n",
+			(long long)run, task, backend, policy, evaluated,
+			p->budget);
+	else if (resumed)
 		fprintf(p->f,
 			"resuming run %lld: %s (%s), policy %s, %d of %d "
 			"evaluations done, %d at a time\n",
