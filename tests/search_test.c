@@ -244,7 +244,18 @@ static void test_search_replay_directory(void)
 	CHECK_CONTAINS(kf_json_str(run, "note"), "nothing more to propose");
 	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(rep, "best"), "origin"),
 		       "same.c");
+	CHECK(kf_json_num(rep, "failed_total", 0) == 2);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(rep, "failed")) == 2);
 	cJSON_Delete(rep);
+	free(o.out);
+	/* kforge show gives each failed candidate's whole reason. */
+	o = KFORGE("show", "1", "--db", path);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "failed     2 candidates\n");
+	CHECK_CONTAINS(o.out, "wrong_answer/unwritten");
+	CHECK_CONTAINS(o.out, "32 of 64 elements were not written");
+	CHECK_CONTAINS(o.out, "compile_error/compile");
+	CHECK_CONTAINS(o.out, "error: expected");
 	free(o.out);
 	free(path);
 	free(dir);

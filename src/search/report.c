@@ -112,6 +112,20 @@ int kf_search_report(struct kf_store *store, int64_t run, int top, cJSON **out,
 	cJSON *tops = cJSON_AddArrayToObject(rep, "top");
 	for (int i = 0; i < ns && i < top; i++)
 		cJSON_AddItemToArray(tops, brief(sorted[i]));
+	/* The candidates that did not pass, the first `top` of them in the
+	 * order they were evaluated, with their reasons. */
+	cJSON *failed = cJSON_AddArrayToObject(rep, "failed");
+	int nf = 0;
+	cJSON_ArrayForEach(c, cands)
+	{
+		const cJSON *e = cJSON_GetObjectItem(c, "evaluation");
+		const char *st = kf_json_str(e, "status");
+		if (!cJSON_IsObject(e) || !st || !strcmp(st, "ok"))
+			continue;
+		if (nf++ < top)
+			cJSON_AddItemToArray(failed, brief(c));
+	}
+	cJSON_AddNumberToObject(rep, "failed_total", nf);
 	free(sorted);
 	cJSON_Delete(cands);
 	*out = rep;
@@ -155,6 +169,37 @@ static void speedup_str(const cJSON *e, char *buf, size_t n)
 		snprintf(buf, n, "%.3fx", kf_json_num(e, "speedup", 0));
 }
 
+/* The failed candidates, one paragraph each: id, status/check, origin,
+ * and the whole reason. */
+static void print_failed(const cJSON *rep, struct kf_strbuf *out)
+{
+	const cJSON *failed = cJSON_GetObjectItem(rep, "failed");
+	int shown = cJSON_GetArraySize(failed);
+	int total = (int)kf_json_num(rep, "failed_total", shown);
+	if (total == 0)
+		return;
+	kf_strbuf_addf(out, "\nfailed     %d candidate%s", total,
+		       total == 1 ? "" : "s");
+	if (shown < total)
+		kf_strbuf_addf(out, " (the first %d below; kforge show RUN "
+				    "--candidate ID for any other)",
+			       shown);
+	kf_strbuf_addstr(out, "\n");
+	const cJSON *c;
+	char lab[512];
+	cJSON_ArrayForEach(c, failed)
+	{
+		const cJSON *e = cJSON_GetObjectItem(c, "evaluation");
+		const char *check = kf_json_str(e, "check");
+		const char *reason = kf_json_str(e, "reason");
+		label(c, lab, sizeof(lab));
+		kf_strbuf_addf(out, "  %-6.0f %s%s%s  %s\n         %s\n",
+			       kf_json_num(c, "id", 0), kf_json_str(e, "status"),
+			       check ? "/" : "", check ? check : "", lab,
+			       reason ? reason : "(no reason recorded)");
+	}
+}
+
 void kf_search_report_print(const cJSON *rep, struct kf_strbuf *out)
 {
 	const cJSON *r = cJSON_GetObjectItem(rep, "run");
@@ -188,6 +233,7 @@ void kf_search_report_print(const cJSON *rep, struct kf_strbuf *out)
 	kf_strbuf_addstr(out, "\n");
 	if (!cJSON_IsObject(best)) {
 		kf_strbuf_addstr(out, "best       none: no candidate passed\n");
+		print_failed(rep, out);
 		return;
 	}
 	const cJSON *be = cJSON_GetObjectItem(best, "evaluation");
@@ -223,4 +269,5 @@ void kf_search_report_print(const cJSON *rep, struct kf_strbuf *out)
 		    kf_json_num(e, "candidate_ms", 0),
 		    kf_json_num(e, "reference_ms", 0), lab);
 	}
+	print_failed(rep, out);
 }
