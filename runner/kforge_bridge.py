@@ -136,8 +136,8 @@ def read_memory(pid, regions, buf):
     return True
 
 
-# On CUDA the judge's view of a call ends with a sample of its outputs, not
-# all of them (Side.ask): SAMPLE_PIECES pieces of SAMPLE_PIECE bytes at
+# The judge's view of a call ends with a sample of its outputs, not all of
+# them (Side.ask; on CUDA the view is wall time): SAMPLE_PIECES pieces of SAMPLE_PIECE bytes at
 # places of its own drawing; the whole is read after the view and must agree
 # with the sample. Outputs up to SAMPLE_PIECE * SAMPLE_PIECES bytes are read
 # whole inside the view, as before.
@@ -175,12 +175,9 @@ def read_pieces(pid, pieces):
     memory, as one bytes object each, or None where a piece is not mapped
     there; MemoryUnreadable as read_memory."""
     buf = bytearray(sum(m for _, _, m in pieces))
-    at, regs = 0, []
-    for a, _, m in pieces:
-        regs.append([a, m])
-    if not read_memory(pid, regs, buf):
+    if not read_memory(pid, [[a, m] for a, _, m in pieces], buf):
         return None
-    out = []
+    out, at = [], 0
     for _, _, m in pieces:
         out.append(bytes(buf[at:at + m]))
         at += m
@@ -229,15 +226,24 @@ def die_with_parent():
         pass
 
 
+def this_cpu():
+    """The core this thread runs on, or None."""
+    try:
+        cpu = LIBC.sched_getcpu()
+    except AttributeError:
+        return None
+    return cpu if cpu >= 0 else None
+
+
 def pin_here():
     """Pins this process (and the runners it starts) to the core it runs
     on: on the host the judge's cache flush is then the runners'."""
-    try:
-        cpu = ctypes.CDLL(None).sched_getcpu()
-        if cpu >= 0:
+    cpu = this_cpu()
+    if cpu is not None:
+        try:
             os.sched_setaffinity(0, {cpu})
-    except (OSError, AttributeError, ValueError):
-        pass
+        except (OSError, ValueError):
+            pass
 
 
 def nbytes(tt, dt, shape):
@@ -1742,19 +1748,19 @@ class Runner:
         return r, ns, ns, {"join_ns": join_ns, "ns": ns,
                            "late_output": late}
 
-    def stage(self, req=None):
+    def stage(self):
         """Copies the arena's inputs to the device's copies (on the host
-        the arena's are the call's)."""
+        the arena's are the call's: nothing to do)."""
         if not self.tt.cuda:
-            return {"ev": "staged"}
+            return
         for d, a in zip(self.d_in, self.a_in):
             d.copy_(a)
         self.tt.sync()
-        return {"ev": "staged"}
 
     def call(self, req):
-        """Calls on the staged inputs (staging them first unless the judge
-        did in a request of its own; flushing first when asked). The reply
+        """Stages the inputs and calls on them (flushing first when
+        asked), in one request: the judge's view of a timed call is its
+        one round trip. The reply
         carries the call's own time, the facts the judge checks, and is
         followed by the outputs' bytes (and, when asked, the inputs'
         after the call): once written, nothing this process does can
@@ -1762,8 +1768,7 @@ class Runner:
         tt = self.tt
         torch = tt.torch
         kb = bool(req.get("kb"))
-        if not req.get("staged"):
-            self.stage()
+        self.stage()
         rep = {"ev": "called", "ns": 0}
         try:
             ins = self.inputs()
@@ -1874,7 +1879,7 @@ class Runner:
                    "layout": self.set_layout,
                    "export_state": self.export_state,
                    "import_state": self.import_state,
-                   "stage": self.stage, "call": self.call,
+                   "call": self.call,
                    "call64": self.call64}
             if op != "call":
                 self.keep = None
@@ -2448,10 +2453,9 @@ class Side:
         runner's CPU time from its reply before the call to its reply to
         the call, so that CPU it used between requests counts too."""
         c0 = self.cpu_reply
-        cuda = self.tt.cuda
         if flush_here:
             self.tt.flush()
-        rep = self.call(staged=not cuda, flush=not flush_here, **req)
+        rep = self.call(flush=not flush_here, **req)
         rep["view_cpu_ns"] = self.cpu_reply - c0
         return rep
 
@@ -2681,11 +2685,8 @@ class Judge:
         over the device rule's limit. On one core the two sides share
         every condition, and neither has a core the other lacks; judge.c
         then compares their affinities on CUDA as on the host."""
-        try:
-            cpu = LIBC.sched_getcpu()
-        except AttributeError:
-            return
-        if cpu < 0:
+        cpu = this_cpu()
+        if cpu is None:
             return
         for pid in (os.getpid(), self.ref.pid, self.cand.pid):
             try:
