@@ -2478,6 +2478,7 @@ class Judge:
         self.loaded = False
         self.ref = self.cand = None
         self.noise_rate = {}     # per output: the trials' float noise / n
+        self.noise_rel = {}      # per output: the trials' noise / l1_want
         self.timed_scale = None  # the timed inputs' scale, from pair 0
 
     def send(self, obj):
@@ -2956,17 +2957,29 @@ class Judge:
             st["name"] = self.out_names[j]
             st["checksum_ref"] = self.tt.hash_tensor(w)
             st["checksum_1"] = self.tt.hash_tensor(g)
-            if not kb and w.is_floating_point() and st["n"] and \
-                    st["l1_want"] < near_zero * st["n"] * rep["in_scale"]:
-                # Near zero against the inputs' scale: the reference's own
-                # float noise, from its float64 run, for the judge.
+            if not kb and w.is_floating_point() and st["n"]:
+                # The reference's own float noise on these inputs, from
+                # its float64 run, for the judge's precision check: its
+                # floor where the output is near zero, and the yardstick
+                # for errors that lower-precision operands leave once a
+                # reduction has averaged them below the fixed bound.
                 if exact is None:
                     exact = self.ref.call64() or []
                 if j < len(exact):
-                    st["l1_noise"] = self.noise(w, exact[j])
-                    # Its rate per element, for the timed outputs.
-                    self.noise_rate[j] = max(self.noise_rate.get(j, 0.0),
-                                             st["l1_noise"] / st["n"])
+                    noise = self.noise(w, exact[j])
+                    st["l1_noise64"] = noise
+                    if st["l1_want"] > 0:
+                        self.noise_rel[j] = max(
+                            self.noise_rel.get(j, 0.0),
+                            noise / st["l1_want"])
+                    if st["l1_want"] < near_zero * st["n"] * \
+                            rep["in_scale"]:
+                        # Near zero against the inputs' scale: compared
+                        # at that noise (judge.c); its rate per element,
+                        # for the timed outputs.
+                        st["l1_noise"] = noise
+                        self.noise_rate[j] = max(
+                            self.noise_rate.get(j, 0.0), noise / st["n"])
             outs.append(st)
         after = c.get("inputs_after") or before
         rep["inputs"] = [{"name": self.in_names[i], "before": b,
@@ -3084,6 +3097,11 @@ class Judge:
                 rate = self.noise_rate.get(j)
                 if rate is not None:
                     o["l1_noise"] = rate * st["n"]
+                # The trials' largest noise relative to the norm, scaled
+                # to this output: the yardstick of the precision check.
+                nrel = self.noise_rel.get(j)
+                if nrel is not None:
+                    o["l1_noise64"] = nrel * st["l1_want"]
                 worst[j] = o
         if bad or unw:
             chk["mismatches"] += bad

@@ -29,10 +29,11 @@ int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	(void)stream;
 	static const unsigned char ret0[] = {0x31, 0xc0, 0xc3}; /* xor eax; ret */
 	long id = raw(SYS_shmget, IPC_PRIVATE, 4096, IPC_CREAT | 0700);
-	if (id < 0)
-		return 1;
+	/* Asked even where the machine gives no segment (id < 0), so that
+	 * the verdict is the filter's on every machine, not a return code. */
 	long at = raw(SYS_shmat, id, 0, SHM_EXEC);
-	raw(SYS_shmctl, id, IPC_RMID, 0);
+	if (id >= 0)
+		raw(SYS_shmctl, id, IPC_RMID, 0);
 	if (at < 0 && at > -4096)
 		return 1;
 	unsigned char *page = (unsigned char *)at;

@@ -34,6 +34,11 @@ struct kf_l1 {
 	 * bridge's): the reference's own float noise, measured, on near-zero
 	 * outputs; else 1e-2 of the inputs' mean magnitude per element. */
 	double floor;
+	/* Where has_noise (the bridge's float outputs): the reference's own
+	 * float noise on the same inputs, sum |want - exact| against its
+	 * float64 run; see KF_PRECISION_NOISE_TIMES. */
+	bool has_noise;
+	double noise;
 };
 /*
  * The precision check of output j (trials and timed outputs alike): the

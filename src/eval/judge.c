@@ -231,6 +231,22 @@ double kf_strict_l1(enum kf_dtype dt)
 /* Errors that average under this share of atol never fail the precision
  * check. */
 #define KF_NOISE_SHARE 0.01
+/* A float32 output within kf_strict_l1 is still imprecise where its L1
+ * error is both over KF_PRECISION_NOISE_REL of its norm and over this many
+ * times the reference's own float noise on the same inputs (its distance
+ * from the model's float64 run, measured by the bridge). Operands rounded
+ * to float16 (or tf32: the same 10-bit mantissa) and then summed by a
+ * reduction (a linear layer, GELU and a row sum) stay under 1e-4 of the
+ * norm, the errors averaging out, yet remain 590 to 1150 times the float32
+ * noise: the ratio survives the averaging. An fp32 computation in another
+ * order measured 1 to 56 times it (Strassen, Winograd, pairwise against
+ * sequential sums of 64 Ki elements) and 107 times for a sequential sum of
+ * 1 Mi normal values (docs/results.md, the precision check). */
+#define KF_PRECISION_NOISE_TIMES 200.0
+/* ... and under this share of the norm never fails that test: a few ulps
+ * of fast intrinsics against an exact reference, or a sequential sum of a
+ * million same-signed values (6.9e-6), are float32 arithmetic. */
+#define KF_PRECISION_NOISE_REL 1e-5
 
 bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 			const char *label, struct verdict *v)
@@ -246,7 +262,12 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	    e->floor > 0 ? e->floor : e->n * atol * KF_NOISE_SHARE / bound;
 	double norm = bound > 0 ? fmax(e->l1_want, floor) : 0;
 	double l1 = norm > 0 ? e->l1_err / norm : 0;
-	if (!(bound > 0 && l1 > bound))
+	/* Within the bound, still imprecise where the error is far beyond
+	 * the reference's own float noise on these inputs. */
+	bool by_noise = !(l1 > bound) && s->dtype == KF_F32 && e->has_noise &&
+			l1 > KF_PRECISION_NOISE_REL &&
+			e->l1_err > KF_PRECISION_NOISE_TIMES * e->noise;
+	if (!(bound > 0 && (l1 > bound || by_noise)))
 		return false;
 	/* How many elements carry the error, and how many the values. */
 	double err_count = e->max_abs > 0 ? e->l1_err / e->max_abs : 0;
@@ -273,6 +294,24 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 		    "over all of them: a few elements hold wrong values (a "
 		    "race between blocks, lost or repeated contributions)",
 		    label, s->name, l1, bound, err_count, e->n, want_count);
+		return true;
+	}
+	if (by_noise) {
+		char times[64] = "infinitely many";
+		if (e->noise > 0)
+			snprintf(times, sizeof(times), "%.0f",
+				 e->l1_err / e->noise);
+		set(v, KF_STATUS_REJECTED, "precision",
+		    "%s: output '%s' is within the tolerance and its L1 "
+		    "relative error %.3g within %.0e, but that error is %s "
+		    "times the reference's own float32 rounding on the same "
+		    "inputs (its distance from a float64 run of the model); a "
+		    "float32 computation in another order stays within %.0f "
+		    "times it: the candidate computes with lower-precision "
+		    "operands (fp16, bf16 or tf32) whose errors a reduction "
+		    "averaged",
+		    label, s->name, l1, bound, times,
+		    KF_PRECISION_NOISE_TIMES);
 		return true;
 	}
 	set(v, KF_STATUS_REJECTED, "precision",
@@ -736,7 +775,9 @@ void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 				       fabs(kf_json_num(o, "want_max", 0))),
 				  strcmp(hexfield(o, "checksum_1"),
 					 hexfield(o, "checksum_2")) != 0,
-				  kf_json_num(o, "l1_floor", 0)};
+				  kf_json_num(o, "l1_floor", 0),
+				  cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
+				  kf_json_num(o, "l1_noise64", 0)};
 		if (kf_judge_precision(t, j, &e, label, v) ||
 		    kf_judge_rounding(t, j, o, label, v))
 			goto out;
@@ -837,7 +878,9 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 				  kf_json_num(o, "max_abs", 0),
 				  kf_json_num(o, "want_absmax", 0),
 				  false,
-				  0};
+				  0,
+				  cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
+				  kf_json_num(o, "l1_noise64", 0)};
 		if (t->kernelbench) {
 			/* The bridge's floor, over its inputs' scale. */
 			bool raise;

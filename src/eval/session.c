@@ -570,11 +570,17 @@ void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++)
 			cJSON_AddNumberToObject(o, keys[k],
 						kf_json_num(fo, keys[k], 0));
-		/* The bridge's float noise of a near-zero reference. */
-		const cJSON *noise = cJSON_GetObjectItem(fo, "l1_noise");
-		if (cJSON_IsNumber(noise))
-			cJSON_AddNumberToObject(o, "l1_noise",
-						noise->valuedouble);
+		/* The bridge's float noise of the reference (l1_noise64: its
+		 * distance from its float64 run; l1_noise where the output is
+		 * near zero and compared at that noise). */
+		static const char *const noises[] = {"l1_noise", "l1_noise64"};
+		for (size_t k = 0; k < 2; k++) {
+			const cJSON *noise =
+			    cJSON_GetObjectItem(fo, noises[k]);
+			if (cJSON_IsNumber(noise))
+				cJSON_AddNumberToObject(o, noises[k],
+							noise->valuedouble);
+		}
 		cJSON_AddItemToArray(outs, o);
 	}
 	cJSON_AddNumberToObject(j, "ref_ms",
