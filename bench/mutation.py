@@ -43,6 +43,7 @@ HOST = "src/backend/host.c"
 IMPORTS = "src/compile/imports.c"
 POLICY = "src/eval/policy.c"
 TASK = "src/task/task.c"
+BRIDGE = "runner/kforge_bridge.py"
 
 # name, file, original snippet (must occur exactly once), replacement,
 # description.
@@ -336,6 +337,18 @@ MUTANTS = [
      'kill_if_flags(&p, SYS_shmat, 2, SHM_EXEC);',
      '(void)0;',
      "shmat with SHM_EXEC is no longer killed"),
+    ("judge_precision_no_noise_rule", JUDGE,
+     'bool by_noise = !(l1 > bound) && s->dtype == KF_F32 && e->has_noise &&',
+     'bool by_noise = 0 && !(l1 > bound) && s->dtype == KF_F32 && e->has_noise &&',
+     "float32 outputs within 1e-4 never held to the reference's measured noise"),
+    ("judge_precision_noise_times_1e4", JUDGE,
+     '#define KF_PRECISION_NOISE_TIMES 200.0',
+     '#define KF_PRECISION_NOISE_TIMES 1e4',
+     "the measured-noise rule 50 times looser (errors up to 1e4 times the noise)"),
+    ("bridge_no_noise64", BRIDGE,
+     'st["l1_noise64"] = noise',
+     'st["l1_noise64_off"] = noise',
+     "the bridge reports no measured noise for outputs not near zero"),
     ("judge_cpus_host_only", JUDGE,
      'if (cc && cr && !same_json(cc, cr)) {',
      'if (!cuda && cc && cr && !same_json(cc, cr)) {',
@@ -351,7 +364,8 @@ MUTANTS = [
 ]
 
 TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_",
-             "kernelbench_small_outputs", "kernelbench_processes_are_seen"]
+             "kernelbench_small_outputs", "kernelbench_summed_fp16",
+             "kernelbench_processes_are_seen"]
 REDTEAM_CMD = ["build/kforge", "redteam", "--backend", "host"]
 
 

@@ -603,6 +603,42 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	release(&o);
 }
 
+/* Operands rounded to float16 and then summed by a row sum leave errors
+ * under 1e-4 of the norm (ok on 3 seeds of 5 before), but 600-1000 times
+ * the reference's own float32 rounding on the same inputs, which the
+ * bridge measures for every output (l1_noise64): rejected/precision on
+ * every seed. The same model in another float32 order passes. */
+static void test_kernelbench_summed_fp16_operands_are_held_at_measured_noise(
+    void)
+{
+	kf_test_need_torch();
+	for (int seed = 1; seed <= 2; seed++) {
+		char s[16];
+		snprintf(s, sizeof(s), "%d", seed);
+		struct outcome o =
+		    eval(KB "level2/27_Linear_GELU_sum.py",
+			 RT "fp16_operands_summed.py", "--no-timing", "--seed",
+			 s);
+		expect(&o, "rejected", "precision");
+		CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+			       "times the reference's own float32 rounding on "
+			       "the same inputs");
+		release(&o);
+	}
+	struct outcome o =
+	    eval(KB "level2/27_Linear_GELU_sum.py",
+		 RT "honest_gelu_sum_reordered.py", "--time-cap", "0.3", NULL);
+	expect(&o, "ok", NULL);
+	const cJSON *out0 = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
+		"outputs"),
+	    0);
+	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise64")));
+	CHECK(kf_json_num(out0, "l1_noise64", 0) > 0);
+	release(&o);
+}
+
 /* A load_inline build that failed is remembered: the same file under the
  * same toolchain fails at once with its log; a candidate that catches the
  * failure and runs PyTorch instead passes, reported with build_failed,
@@ -1350,6 +1386,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
     KF_TEST(test_kernelbench_small_outputs_are_held_at_measured_noise),
+    KF_TEST(test_kernelbench_summed_fp16_operands_are_held_at_measured_noise),
     KF_TEST(test_kernelbench_forged_share_is_charged_under_its_mean),
     KF_TEST(test_kernelbench_processes_are_seen_from_outside),
     KF_TEST(test_kernelbench_structured_inputs_stay_structured),
