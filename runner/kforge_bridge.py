@@ -2654,8 +2654,6 @@ class Judge:
         if rep.get("ev") != "ok":
             return rep
         unmatched = rep.get("unmatched") or []
-        if tt.cuda:
-            self.pin_sides()
         tens_in = [{"name": n, "dtype": self.dtype_name(x.dtype),
                     "shape": list(x.shape)}
                    for n, x in zip(self.in_names, tens)]
@@ -2675,18 +2673,33 @@ class Judge:
                 "flops": flops, "bytes": bytes_,
                 "python": sys.version.split()[0]}
 
-    def pin_sides(self):
-        """On CUDA, once both runners are loaded (their builds done, which
-        may use every core): every thread of this process and of both
-        runners on one core, the one this process runs on. A call's view
+    def pin(self, req):
+        """Before the trials: every thread of this process and of both
+        runners on one core, the request's ("core") or the one this
+        process runs on (pin_sides). A batch loads the next evaluations
+        while one is measured, and names a core none of them may use."""
+        core = req.get("core")
+        if core is not None and (not isinstance(core, int) or core < 0 or
+                                 core >= (os.cpu_count() or 1)):
+            return {"ev": "error", "message": "pin: no core %r" % (core,)}
+        self.pin_sides(core)
+        return {"ev": "pinned", "core": this_cpu()}
+
+    def pin_sides(self, cpu=None):
+        """Once both runners are loaded (their builds done, which may use
+        every core): every thread of this process and of both runners on
+        one core, cpu or the one this process runs on. A call's view
         is wall time through three processes; spread over the machine,
         each request woke a runner on a core of the scheduler's choice,
         idle or not, and the two sides of an A/A pair differed by 0.1-0.25
         ms a call in their views (lower deciles, an H100, 2026-12-06),
         over the device rule's limit. On one core the two sides share
         every condition, and neither has a core the other lacks; judge.c
-        then compares their affinities on CUDA as on the host."""
-        cpu = this_cpu()
+        then compares their affinities on CUDA as on the host. On the
+        host the runners started on the judge's core already (pin_here);
+        the batch's core moves all three."""
+        if cpu is None:
+            cpu = this_cpu()
         if cpu is None:
             return
         for pid in (os.getpid(), self.ref.pid, self.cand.pid):
@@ -3248,7 +3261,7 @@ class Judge:
             op = req["op"]
             if op == "quit":
                 return 0
-            ops = {"load": self.load, "trial": self.trial,
+            ops = {"load": self.load, "pin": self.pin, "trial": self.trial,
                    "time": self.time_pairs}
             try:
                 if op not in ops:

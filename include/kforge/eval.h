@@ -94,6 +94,24 @@ enum kf_status kf_result_status(const cJSON *result);
 
 /* Writes the human-readable report of a result (what `kforge eval` prints). */
 void kf_result_print(const cJSON *result, struct kf_strbuf *out);
+/*
+ * A KernelBench-format evaluation in two steps, for a batch that loads the
+ * next evaluations while one is measured. kf_eval_open does what kf_eval
+ * does before the first trial: the options checked (the same errors), the
+ * bridge started, the task and the candidate loaded on opts->device (an
+ * evaluation that ends there, a candidate that does not load, keeps its
+ * result for kf_eval_finish). kf_eval_finish pins the judge and both
+ * runners to core (negative: the core the judge runs on), runs the trials
+ * and the timing, sets *result as kf_eval does and frees p; it returns 0.
+ * kf_eval_discard ends an evaluation that will not be measured. Other
+ * tasks: KF_EINVAL. Thread-safe as kf_eval is.
+ */
+struct kf_eval_pending;
+int kf_eval_open(const char *task_path, const char *candidate_path,
+		 const struct kf_eval_opts *opts, struct kf_eval_pending **p,
+		 struct kf_err *err);
+int kf_eval_finish(struct kf_eval_pending *p, int core, cJSON **result);
+void kf_eval_discard(struct kf_eval_pending *p);
 /* Builds what a KernelBench-format candidate asks torch to build
  * (load_inline, load) in its build directory, in a confined runner with no
  * device, ahead of its evaluation, which then finds the build done; a

@@ -748,80 +748,152 @@ int kf_bridge_prebuild(const char *task_path, const char *candidate_path,
 	return rc;
 }
 
+/* An evaluation loaded and not yet measured (kf_eval_open). */
+struct kf_eval_pending {
+	struct bsession s;
+	struct kf_eval_opts o; /* s.core.o points here */
+	char *python, *script;
+	cJSON *device;
+	struct kf_compile_result cr;
+	uint64_t start, opened; /* kf_now_ns() at the open's start, end */
+	const char *proto;
+};
+
+static void pending_free(struct kf_eval_pending *p)
+{
+	if (!p)
+		return;
+	/* Not measured (a batch that stopped): its bridge is told to quit. */
+	if (p->s.core.proc.pid > 0 || p->s.core.log_fd >= 0)
+		kf_session_close(&p->s.core);
+	cJSON_Delete(p->s.core.res);
+	cJSON_Delete(p->device);
+	free(p->python);
+	free(p->script);
+	kf_compile_result_release(&p->cr);
+	kf_task_free(p->s.core.task);
+	free(p->s.cand_label);
+	free(p);
+}
+
+/* Pins the judge and both runners to one core (core, or the judge's own
+ * when negative) before the trials; false when that ended the
+ * evaluation. */
+static bool pin(struct bsession *s, int core)
+{
+	cJSON *req = kf_request("pin");
+	if (core >= 0)
+		cJSON_AddNumberToObject(req, "core", core);
+	cJSON *rep = kf_session_exchange(&s->core, req, 60000, "pinning");
+	if (!rep || kf_session_unexpected(&s->core, rep, "pinned", "pinning"))
+		return false;
+	cJSON_Delete(rep);
+	return true;
+}
+
+int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
+			const struct kf_eval_opts *o,
+			struct kf_eval_pending **out, struct kf_err *err)
+{
+	*out = NULL;
+	struct kf_eval_pending *p = kf_xcalloc(1, sizeof(*p));
+	struct bsession *s = &p->s;
+	p->o = *o;
+	o = &p->o;
+	kf_session_core_init(&s->core, &bridge, o);
+	s->cand_path = candidate_path;
+	p->cr = (struct kf_compile_result)KF_COMPILE_RESULT_INIT;
+	p->start = kf_now_ns();
+	p->proto = o->protocol ? o->protocol : "kforge";
+	s->kb_checks = !strcmp(p->proto, "kernelbench");
+	bool kernel = false;
+	int rc = kf_task_load(task_path, &s->core.task, err);
+	if (rc)
+		goto fail;
+	if (o->baseline) {
+		s->cand_path = NULL;
+		s->cand_label = kf_xasprintf("baseline:%s", o->baseline);
+	} else {
+		if ((rc = check_candidate(candidate_path, &kernel, err)))
+			goto fail;
+		s->cand_label = kf_xstrdup(candidate_path);
+	}
+	if (!(p->python = find_python(o, err)) ||
+	    !(p->script = find_bridge(err))) {
+		rc = err->code;
+		goto fail;
+	}
+	s->core.call_ms = o->call_timeout_ms > 0 ? o->call_timeout_ms
+						 : s->core.task->call_timeout_ms;
+	result_head(s);
+	if (kernel) {
+		if ((rc = compile_kernel(s, &p->cr, err)))
+			goto fail;
+		if (s->core.done)
+			goto done;
+		s->kernel = p->cr.so_path;
+	}
+	if (spawn_bridge(s, p->python, p->script, err)) {
+		kf_session_finish(&s->core, KF_STATUS_INFRA_ERROR, "spawn",
+				  err->msg);
+		goto done;
+	}
+	(void)load(s, p->proto, &p->device);
+done:
+	p->opened = kf_now_ns();
+	*out = p;
+	return 0;
+fail:
+	pending_free(p);
+	return rc;
+}
+
+int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
+			  cJSON **result)
+{
+	struct bsession *s = &p->s;
+	const struct kf_eval_opts *o = s->core.o;
+	cJSON *frames = NULL;
+	struct trial_plan *plans = NULL;
+	/* The record's seconds are the evaluation's own: not the time it
+	 * waited, loaded, for its slot. */
+	p->start += kf_now_ns() - p->opened;
+	if (s->core.done || !pin(s, core))
+		goto done;
+	int n = s->kb_checks ? KB_TRIALS : o->trials;
+	frames = cJSON_CreateArray();
+	plans = kf_xcalloc((size_t)n, sizeof(*plans));
+	run_trials(s, n, frames, plans);
+	if (s->core.done)
+		goto done;
+	kf_judge_degenerate(s->core.task, plans, frames, s->core.res);
+	if (!o->no_timing) {
+		if (!s->kb_checks)
+			time_kforge(s);
+		if (!s->core.done && strcmp(p->proto, "kforge"))
+			time_kernelbench(
+			    s, s->kb_checks ? "timing" : "timing_kernelbench");
+	}
+done:
+	*result = kf_session_end(&s->core, p->device, p->start);
+	cJSON_Delete(frames);
+	free(plans);
+	pending_free(p);
+	return 0;
+}
+
+void kf_eval_bridge_discard(struct kf_eval_pending *p)
+{
+	pending_free(p);
+}
+
 int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		   const struct kf_eval_opts *o, cJSON **result,
 		   struct kf_err *err)
 {
-	struct bsession s;
-	memset(&s, 0, sizeof(s));
-	kf_session_core_init(&s.core, &bridge, o);
-	s.cand_path = candidate_path;
-	char *python = NULL, *script = NULL;
-	cJSON *frames = NULL, *device = NULL;
-	struct trial_plan *plans = NULL;
-	struct kf_compile_result cr = KF_COMPILE_RESULT_INIT;
-	uint64_t start = kf_now_ns();
-	const char *proto = o->protocol ? o->protocol : "kforge";
-	s.kb_checks = !strcmp(proto, "kernelbench");
-	bool kernel = false;
-	int rc = kf_task_load(task_path, &s.core.task, err);
+	struct kf_eval_pending *p = NULL;
+	int rc = kf_eval_bridge_open(task_path, candidate_path, o, &p, err);
 	if (rc)
 		return rc;
-	if (o->baseline) {
-		s.cand_path = NULL;
-		s.cand_label = kf_xasprintf("baseline:%s", o->baseline);
-	} else {
-		if ((rc = check_candidate(candidate_path, &kernel, err)))
-			goto fail;
-		s.cand_label = kf_xstrdup(candidate_path);
-	}
-	if (!(python = find_python(o, err)) || !(script = find_bridge(err))) {
-		rc = err->code;
-		goto fail;
-	}
-	s.core.call_ms = o->call_timeout_ms > 0 ? o->call_timeout_ms
-						: s.core.task->call_timeout_ms;
-	result_head(&s);
-	if (kernel) {
-		if ((rc = compile_kernel(&s, &cr, err)))
-			goto fail;
-		if (s.core.done)
-			goto done;
-		s.kernel = cr.so_path;
-	}
-	if (spawn_bridge(&s, python, script, err)) {
-		kf_session_finish(&s.core, KF_STATUS_INFRA_ERROR, "spawn",
-				  err->msg);
-		goto done;
-	}
-	if (!load(&s, proto, &device))
-		goto done;
-	int n = s.kb_checks ? KB_TRIALS : o->trials;
-	frames = cJSON_CreateArray();
-	plans = kf_xcalloc((size_t)n, sizeof(*plans));
-	run_trials(&s, n, frames, plans);
-	if (s.core.done)
-		goto done;
-	kf_judge_degenerate(s.core.task, plans, frames, s.core.res);
-	if (!o->no_timing) {
-		if (!s.kb_checks)
-			time_kforge(&s);
-		if (!s.core.done && strcmp(proto, "kforge"))
-			time_kernelbench(
-			    &s, s.kb_checks ? "timing" : "timing_kernelbench");
-	}
-done:
-	*result = kf_session_end(&s.core, device, start);
-	rc = 0;
-fail:
-	cJSON_Delete(s.core.res);
-	cJSON_Delete(frames);
-	cJSON_Delete(device);
-	free(plans);
-	free(python);
-	free(script);
-	kf_compile_result_release(&cr);
-	kf_task_free(s.core.task);
-	free(s.cand_label);
-	return rc;
+	return kf_eval_bridge_finish(p, -1, result);
 }

@@ -723,55 +723,88 @@ static int check_baseline(const char *task_path, const char *name,
 			  name);
 }
 
+/* The options of an evaluation checked, defaulted and seeded into *o: 0,
+ * or a negative code with err set (exit 2: nothing was evaluated). */
+static int eval_opts(const char *task_path, const struct kf_eval_opts *opts,
+		     struct kf_eval_opts *o, struct kf_err *err)
+{
+	static const struct kf_eval_opts defaults = KF_EVAL_OPTS_INIT;
+	*o = opts ? *opts : defaults;
+	if (o->seed == 0)
+		o->seed = random_seed();
+	if (o->trials < 5)
+		return kf_err_set(err, KF_EINVAL,
+				  "--trials: at least 5 trials are needed "
+				  "(got %d)",
+				  o->trials);
+	if (!kf_backend_find(o->backend))
+		return kf_err_set(err, KF_EINVAL,
+				  "--backend: unknown backend '%s' (expected "
+				  "host or cuda)",
+				  o->backend);
+	if (!(o->energy_s >= 0 && o->energy_s <= KF_ENERGY_MAX_S))
+		return kf_err_set(err, KF_EINVAL,
+				  "--energy-time: %g is out of range (0 to "
+				  "%g seconds; 0 skips energy)",
+				  o->energy_s, KF_ENERGY_MAX_S);
+	if (o->protocol && strcmp(o->protocol, "kforge") &&
+	    strcmp(o->protocol, "kernelbench") && strcmp(o->protocol, "both"))
+		return kf_err_set(err, KF_EINVAL,
+				  "--protocol: unknown protocol '%s' (expected "
+				  "kforge, kernelbench or both)",
+				  o->protocol);
+	const struct kf_backend_ops *ops = kf_backend_find(o->backend);
+	if (ops->available && ops->available(err))
+		return err->code;
+	if (o->baseline)
+		return check_baseline(task_path, o->baseline, err);
+	return 0;
+}
+
+int kf_eval_open(const char *task_path, const char *candidate_path,
+		 const struct kf_eval_opts *opts, struct kf_eval_pending **p,
+		 struct kf_err *err)
+{
+	*p = NULL;
+	struct kf_eval_opts o;
+	int rc = eval_opts(task_path, opts, &o, err);
+	if (rc)
+		return rc;
+	if (!kf_task_is_kernelbench(task_path))
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: not a KernelBench-format task: only "
+				  "those are evaluated in two steps",
+				  task_path);
+	return kf_eval_bridge_open(task_path, candidate_path, &o, p, err);
+}
+
+int kf_eval_finish(struct kf_eval_pending *p, int core, cJSON **result)
+{
+	return kf_eval_bridge_finish(p, core, result);
+}
+
+void kf_eval_discard(struct kf_eval_pending *p)
+{
+	kf_eval_bridge_discard(p);
+}
+
 int kf_eval(const char *task_path, const char *candidate_path,
 	    const struct kf_eval_opts *opts, cJSON **result, struct kf_err *err)
 {
-	struct kf_eval_opts defaults = KF_EVAL_OPTS_INIT;
 	struct session s;
 	memset(&s, 0, sizeof(s));
 	struct kf_eval_opts seeded;
-	kf_session_core_init(&s.core, &worker, opts ? opts : &defaults);
-	if (s.core.o->seed == 0) {
-		seeded = *s.core.o;
-		seeded.seed = random_seed();
-		s.core.o = &seeded;
-	}
+	int rc = eval_opts(task_path, opts, &seeded, err);
+	if (rc)
+		return rc;
+	kf_session_core_init(&s.core, &worker, &seeded);
 	uint64_t start = kf_now_ns();
 	struct kf_compile_result rr = KF_COMPILE_RESULT_INIT;
 	struct kf_compile_result cr = KF_COMPILE_RESULT_INIT;
 	struct trial_plan *plans = NULL;
 	cJSON *frames = NULL, *device = NULL, *peak = NULL;
 	char *ref_path = NULL;
-	int rc;
 
-	if (s.core.o->trials < 5)
-		return kf_err_set(err, KF_EINVAL,
-				  "--trials: at least 5 trials are needed "
-				  "(got %d)",
-				  s.core.o->trials);
-	if (!kf_backend_find(s.core.o->backend))
-		return kf_err_set(err, KF_EINVAL,
-				  "--backend: unknown backend '%s' (expected "
-				  "host or cuda)",
-				  s.core.o->backend);
-	if (!(s.core.o->energy_s >= 0 && s.core.o->energy_s <= KF_ENERGY_MAX_S))
-		return kf_err_set(err, KF_EINVAL,
-				  "--energy-time: %g is out of range (0 to "
-				  "%g seconds; 0 skips energy)",
-				  s.core.o->energy_s, KF_ENERGY_MAX_S);
-	if (s.core.o->protocol && strcmp(s.core.o->protocol, "kforge") &&
-	    strcmp(s.core.o->protocol, "kernelbench") &&
-	    strcmp(s.core.o->protocol, "both"))
-		return kf_err_set(err, KF_EINVAL,
-				  "--protocol: unknown protocol '%s' (expected "
-				  "kforge, kernelbench or both)",
-				  s.core.o->protocol);
-	const struct kf_backend_ops *ops = kf_backend_find(s.core.o->backend);
-	if (ops->available && ops->available(err))
-		return err->code;
-	if (s.core.o->baseline &&
-	    (rc = check_baseline(task_path, s.core.o->baseline, err)))
-		return rc;
 	if (kf_task_is_kernelbench(task_path)) /* the PyTorch bridge's */
 		return kf_eval_bridge(task_path, candidate_path, s.core.o,
 				      result, err);

@@ -163,6 +163,14 @@ int kf_policy_check(const struct kf_task *t, const char *backend,
 int kf_eval_bridge(const char *task_path, const char *candidate_path,
 		   const struct kf_eval_opts *opts, cJSON **result,
 		   struct kf_err *err);
+/* kf_eval_bridge in two steps (kf_eval_open, kf_eval_finish,
+ * kf_eval_discard), opts already checked, defaulted and seeded. */
+int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
+			const struct kf_eval_opts *opts,
+			struct kf_eval_pending **p, struct kf_err *err);
+int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
+			  cJSON **result);
+void kf_eval_bridge_discard(struct kf_eval_pending *p);
 
 /*
  * The child a session drives: the C worker (eval.c) or the PyTorch bridge

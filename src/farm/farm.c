@@ -12,6 +12,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,6 +137,21 @@ struct farm {
 	struct kf_compile_result *cr; /* per item: the precompile */
 	uint64_t *compiled_at;
 	struct kf_queue ready;
+	/* KernelBench-format pairs are loaded on the compile threads, each
+	 * bridge started and its task and candidate loaded while the slot
+	 * measures another (preload: one slot); pending[i] holds item i's
+	 * until its slot takes it. The compile threads then run on every
+	 * core but timing_core, which the slot pins each bridge to. */
+	bool preload;
+	int timing_core; /* -1: none reserved */
+	struct kf_eval_pending **pending;
+	/* A bridge dies with the thread that started it (PR_SET_PDEATHSIG
+	 * follows the thread), so the compile threads outlive every
+	 * evaluation: each counts itself in compiled, then waits for
+	 * drained. */
+	pthread_cond_t changed;
+	int compiled;
+	bool drained;
 	pthread_mutex_t lock; /* next, the progress counters and callback */
 	int next;
 	struct kf_farm_progress prog;
@@ -234,7 +250,13 @@ static void evaluate(struct farm *f, int i, int device)
 	 * record, and stops there. */
 	eo.no_cache = false;
 	uint64_t t0 = kf_now_ns();
-	if (c->state < 0) {
+	if (f->pending[i]) {
+		/* Loaded on a compile thread: measured here, on the slot's
+		 * core. */
+		struct kf_eval_pending *p = f->pending[i];
+		f->pending[i] = NULL;
+		it->rc = kf_eval_finish(p, f->timing_core, &it->result);
+	} else if (c->state < 0) {
 		it->rc = KF_EINVAL;
 		snprintf(it->err, sizeof(it->err), "%s", c->err);
 	} else {
@@ -261,6 +283,18 @@ static void evaluate(struct farm *f, int i, int device)
 static void *compile_thread(void *arg)
 {
 	struct farm *f = arg;
+	if (f->timing_core >= 0) {
+		/* Off the slot's core: what these threads start (builds,
+		 * bridges loading) inherits it. */
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+		    CPU_COUNT(&set) > 1) {
+			CPU_CLR(f->timing_core, &set);
+			(void)pthread_setaffinity_np(pthread_self(),
+						     sizeof(set), &set);
+		}
+	}
 	for (;;) {
 		pthread_mutex_lock(&f->lock);
 		int i = f->next < f->n ? f->next++ : -1;
@@ -279,6 +313,18 @@ static void *compile_thread(void *arg)
 			double secs = 0;
 			(void)kf_bridge_prebuild(c->path, f->items[i].candidate,
 						 &f->o->eval, &secs, &err);
+			if (f->preload) {
+				/* Loaded now, measured in the slot. One that
+				 * cannot open is evaluated there, which says
+				 * why. */
+				struct kf_eval_opts eo = f->o->eval;
+				struct kf_err oerr = KF_ERR_INIT;
+				eo.device = !strcmp(f->backend, "cuda") ? 0 : -1;
+				if (kf_eval_open(c->path,
+						 f->items[i].candidate, &eo,
+						 &f->pending[i], &oerr))
+					f->pending[i] = NULL;
+			}
 			r->ok = true;
 			r->cached = false;
 			r->seconds = secs;
@@ -302,6 +348,12 @@ static void *compile_thread(void *arg)
 		if (kf_queue_push(&f->ready, i) != 0)
 			evaluate(f, i, -1); /* cannot happen: closed late */
 	}
+	pthread_mutex_lock(&f->lock);
+	f->compiled++;
+	pthread_cond_broadcast(&f->changed);
+	while (!f->drained)
+		pthread_cond_wait(&f->changed, &f->lock);
+	pthread_mutex_unlock(&f->lock);
 	return NULL;
 }
 
@@ -395,9 +447,25 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 		slots = 1; /* no GPU: the evaluations will say so */
 	int cap = opts->queue_cap > 0 ? opts->queue_cap : 2 * slots;
 	f.cr = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(*f.cr));
+	f.pending = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(*f.pending));
+	f.timing_core = -1;
+	f.preload = slots == 1;
+	if (f.preload) {
+		/* The last core this process may use is the slot's. */
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		if (sched_getaffinity(0, sizeof(set), &set) == 0 &&
+		    CPU_COUNT(&set) > 1)
+			for (int k = CPU_SETSIZE - 1; k >= 0; k--)
+				if (CPU_ISSET(k, &set)) {
+					f.timing_core = k;
+					break;
+				}
+	}
 	f.compiled_at = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t));
 	kf_queue_init(&f.ready, cap);
 	pthread_mutex_init(&f.lock, NULL);
+	pthread_cond_init(&f.changed, NULL);
 
 	pthread_t *ct = kf_xcalloc((size_t)jobs, sizeof(pthread_t));
 	pthread_t *st = kf_xcalloc((size_t)slots, sizeof(pthread_t));
@@ -418,10 +486,14 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 	for (int j = 0; j < jobs; j++)
 		if (pthread_create(&ct[n_ct], NULL, compile_thread, &f) == 0)
 			n_ct++;
-	if (n_ct == 0) /* no thread: compile here */
+	if (n_ct == 0) { /* no thread: compile here */
+		f.drained = true;
 		compile_thread(&f);
-	for (int j = 0; j < n_ct; j++)
-		pthread_join(ct[j], NULL);
+	}
+	pthread_mutex_lock(&f.lock);
+	while (f.compiled < n_ct)
+		pthread_cond_wait(&f.changed, &f.lock);
+	pthread_mutex_unlock(&f.lock);
 	kf_queue_close(&f.ready);
 	if (n_st == 0) { /* no slot thread: measure here */
 		struct slot here = {&f, cuda ? 0 : -1};
@@ -429,15 +501,25 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 	}
 	for (int s = 0; s < n_st; s++)
 		pthread_join(st[s], NULL);
+	pthread_mutex_lock(&f.lock);
+	f.drained = true;
+	pthread_cond_broadcast(&f.changed);
+	pthread_mutex_unlock(&f.lock);
+	for (int j = 0; j < n_ct; j++)
+		pthread_join(ct[j], NULL);
 
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		kf_compile_result_release(&f.cr[i]);
+		kf_eval_discard(f.pending[i]); /* none: each was measured */
+	}
+	free(f.pending);
 	free(f.cr);
 	free(f.compiled_at);
 	free(ct);
 	free(st);
 	free(sl);
 	kf_queue_destroy(&f.ready);
+	pthread_cond_destroy(&f.changed);
 	pthread_mutex_destroy(&f.lock);
 out:
 	for (int k = 0; k < f.n_tasks; k++) {
