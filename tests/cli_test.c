@@ -279,6 +279,12 @@ static void test_cli_redteam_compares_verdicts(void)
 	CHECK(o.code == 1);
 	CHECK_CONTAINS(o.out, "UNEXPECTED");
 	CHECK_CONTAINS(o.out, "2 cases, 1 as expected, 1 not");
+	/* Named again under the summary, where a log cut to its end shows
+	 * them. */
+	const char *tail = strstr(o.out, "1 not\nnot as expected:\n  ");
+	CHECK_MSG(tail != NULL, "%s", o.out);
+	if (tail)
+		CHECK_CONTAINS(tail, ": expected ");
 	free(o.out);
 }
 

@@ -648,6 +648,9 @@ static int cmd_redteam(int argc, char **argv)
 	}
 	int rows = 0, bad = 0, k = 0;
 	cJSON *all = cJSON_CreateArray();
+	/* The cases not as expected, named again under the summary, where a
+	 * log cut to its end still shows them. */
+	struct kf_strbuf misses = KF_STRBUF_INIT;
 	if (!c.json)
 		printf("%-24s %-46s %-30s %-30s %s\n", "case", "tries",
 		       "expected", "verdict", "reason");
@@ -732,6 +735,11 @@ static int cmd_redteam(int argc, char **argv)
 			}
 		}
 		bad += !same;
+		if (!same)
+			kf_strbuf_addf(&misses, "  %s: expected %s%s%s, got %s%s%.300s\n",
+				       name, want, want2 ? " or " : "",
+				       want2 ? want2 : "", got,
+				       *reason ? ": " : "", reason);
 		if (want2) {
 			char *both = kf_xasprintf("%s or %s", want, want2);
 			free(want);
@@ -772,7 +780,11 @@ static int cmd_redteam(int argc, char **argv)
 	} else {
 		printf("redteam (%s): %d cases, %d as expected, %d not\n",
 		       c.eo.backend, rows, rows - bad, bad);
+		if (bad)
+			printf("not as expected:\n%s",
+			       kf_strbuf_str(&misses));
 	}
+	kf_strbuf_release(&misses);
 	cJSON_Delete(all);
 	cJSON_Delete(m);
 	free(deflt);
