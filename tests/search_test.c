@@ -233,6 +233,13 @@ static void test_search_replay_directory(void)
 		   "--budget", "10", "--parallel", "2", "--time-cap", "0.2",
 		   "--db", path, "--json");
 	CHECK_MSG(o.code == 0, "%s", o.out);
+	/* Progress lines (not a terminal): status and check, the best so
+	 * far, the time left, and a failure's whole reason below. */
+	CHECK_CONTAINS(o.out, " wrong_answer/unwritten  best ");
+	CHECK_CONTAINS(o.out, " compile_error/compile  best ");
+	CHECK_CONTAINS(o.out, " left\n    trial ");
+	CHECK_CONTAINS(o.out, "were not written (they still hold the poison "
+			      "value)\n");
 	cJSON *rep = last_json(o.out);
 	const cJSON *bs = cJSON_GetObjectItem(rep, "by_status");
 	CHECK(kf_json_num(bs, "ok", 0) == 1);

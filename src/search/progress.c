@@ -119,20 +119,28 @@ static void clear(struct kf_progress *p)
 	}
 }
 
-static void draw(struct kf_progress *p)
+/* The time left, from this session's pace and the time limit, into buf
+ * ("?" before the first evaluation of a run without a limit). */
+static void eta(const struct kf_progress *p, char *buf, size_t n)
 {
-	if (!p->f || !p->tty)
-		return;
 	double elapsed = (double)(kf_now_ns() - p->t0_ns) * 1e-9;
-	char left[32] = "?", fail[256], best[64] = "-";
+	snprintf(buf, n, "?");
 	if (p->session > 0) {
 		double est = elapsed / p->session * (p->budget - p->done);
 		if (p->time_limit_s > 0 && p->time_limit_s - elapsed < est)
 			est = p->time_limit_s - elapsed;
-		fmt_secs(est, left, sizeof(left));
+		fmt_secs(est, buf, n);
 	} else if (p->time_limit_s > 0) {
-		fmt_secs(p->time_limit_s - elapsed, left, sizeof(left));
+		fmt_secs(p->time_limit_s - elapsed, buf, n);
 	}
+}
+
+static void draw(struct kf_progress *p)
+{
+	if (!p->f || !p->tty)
+		return;
+	char left[32], fail[256], best[64] = "-";
+	eta(p, left, sizeof(left));
 	if (p->best_id)
 		snprintf(best, sizeof(best), "%.3fx (#%lld)", p->best,
 			 (long long)p->best_id);
@@ -176,26 +184,41 @@ void kf_progress_result(struct kf_progress *p, int evaluated, int64_t id,
 	count(p, id, status, speedup);
 	if (!p->f)
 		return;
+	const char *reason = kf_json_str(result, "reason");
+	const char *check = kf_json_str(result, "check");
+	bool ok = !strcmp(status, "ok");
+	char ps[256];
+	params_str(params, ps, sizeof(ps));
 	if (p->tty) {
+		/* A failure's whole reason, above the bar. */
+		if (!ok) {
+			clear(p);
+			fprintf(p->f, "#%lld %s%s%s%s%s%s%s\n", (long long)id,
+				status, check ? "/" : "", check ? check : "",
+				reason && *reason ? ": " : "",
+				reason ? reason : "", *ps ? "  " : "", ps);
+		}
 		draw(p);
 		return;
 	}
-	char what[160], ps[256];
-	const char *reason = kf_json_str(result, "reason");
-	if (!strcmp(status, "ok") && speedup > 0)
+	char what[96], left[32], best[64] = "-";
+	if (ok && speedup > 0)
 		snprintf(what, sizeof(what), "ok %.3fx", speedup);
-	else if (!strcmp(status, "ok"))
+	else if (ok)
 		snprintf(what, sizeof(what), "ok (not timed)");
 	else
-		snprintf(what, sizeof(what), "%s: %.100s", status,
-			 reason ? reason : "");
-	params_str(params, ps, sizeof(ps));
-	char best[64] = "-";
+		snprintf(what, sizeof(what), "%s%s%s", status,
+			 check ? "/" : "", check ? check : "");
 	if (p->best_id)
 		snprintf(best, sizeof(best), "%.3fx (#%lld)", p->best,
 			 (long long)p->best_id);
-	fprintf(p->f, "[%d/%d] #%lld %s  best %s%s%s\n", p->done, p->budget,
-		(long long)id, what, best, *ps ? "  " : "", ps);
+	eta(p, left, sizeof(left));
+	fprintf(p->f, "[%d/%d] #%lld %s  best %s  ~%s left%s%s\n", p->done,
+		p->budget, (long long)id, what, best, left, *ps ? "  " : "",
+		ps);
+	/* A failure's whole reason, on a line of its own. */
+	if (!ok && reason && *reason)
+		fprintf(p->f, "    %s\n", reason);
 	fflush(p->f);
 }
 
