@@ -1038,7 +1038,15 @@ static void test_task_rejects_name_mismatch(void)
 {
 	char *spec = with(GOOD_SPEC, "'name': 'gelu'", "'name': 'relu'");
 	expect_error(spec, ": name: ",
-		     "'relu' does not match the directory name 'gelu'");
+		     "'relu' does not match the directory name 'gelu' "
+		     "(rename the directory or set \"name\": \"gelu\")");
+	/* A copied task with another error says both, that one first. */
+	char *spec2 = with(spec, "'dtype': 'float32'", "'dtype': 'float33'");
+	expect_error(spec2, "unknown dtype 'float33'",
+		     "; and ");
+	expect_error(spec2, "dtype", "'relu' does not match the directory "
+				     "name 'gelu'");
+	free(spec2);
 	free(spec);
 	/* Without "name", the directory names the task. */
 	spec = with(GOOD_SPEC, "'name': 'gelu', ", "");

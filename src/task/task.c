@@ -34,6 +34,9 @@ struct loader {
 	const char *path; /* task.json as the caller named it, for messages */
 	struct kf_task *t;
 	struct kf_err *err;
+	/* "name" differs from the directory's: said after the rest of the
+	 * file is checked, with any other error (a copied task's). */
+	char *misnamed;
 };
 
 /* Fails with "<path>: <field>: <why>". */
@@ -1422,7 +1425,7 @@ static int check_ranges(struct loader *ld)
 
 int kf_task_draw_hidden(struct kf_task *t, uint64_t seed, struct kf_err *err)
 {
-	struct loader ld = {t->path, t, err};
+	struct loader ld = {t->path, t, err, NULL};
 	if (!t->hidden_ranges)
 		return 0;
 	return draw_sets(&ld, mix64(seed ^ 0x68696464656eull), false);
@@ -1431,7 +1434,7 @@ int kf_task_draw_hidden(struct kf_task *t, uint64_t seed, struct kf_err *err)
 int kf_task_add_dimset(struct kf_task *t, const int64_t *values,
 		       struct kf_err *err)
 {
-	struct loader ld = {t->path, t, err};
+	struct loader ld = {t->path, t, err, NULL};
 	size_t n = (size_t)t->n_dims;
 	if (t->n_dimsets >= MAX_DIMSETS)
 		return kf_err_set(err, KF_EINVAL, "%s: at most %d dim sets",
@@ -1479,9 +1482,10 @@ static int parse_spec(struct loader *ld, const cJSON *root, const char *dirname)
 		return bad(ld, "name", "must be a string, got %s",
 			   json_type(j));
 	if (j && strcmp(j->valuestring, dirname) != 0)
-		return bad(ld, "name",
-			   "'%s' does not match the directory name '%s'",
-			   j->valuestring, dirname);
+		ld->misnamed = kf_xasprintf(
+		    "%s: name: '%s' does not match the directory name '%s' "
+		    "(rename the directory or set \"name\": \"%s\")",
+		    ld->path, j->valuestring, dirname, dirname);
 	t->name = kf_xstrdup(dirname);
 
 	j = get(root, "description");
@@ -1677,7 +1681,20 @@ int kf_task_load(const char *path, struct kf_task **out, struct kf_err *err)
 			    kf_xstrdup(last_component(real ? real : t->dir));
 	}
 	struct loader ld = {.path = t->path, .t = t, .err = err};
-	if ((rc = parse_spec(&ld, root, last_component(t->id))))
+	rc = parse_spec(&ld, root, last_component(t->id));
+	if (ld.misnamed) {
+		/* Both, where the file has another error too. */
+		if (rc) {
+			char *both = kf_xasprintf("%s; and %s", err->msg,
+						  ld.misnamed);
+			kf_err_set(err, KF_EINVAL, "%s", both);
+			free(both);
+		} else {
+			rc = kf_err_set(err, KF_EINVAL, "%s", ld.misnamed);
+		}
+		free(ld.misnamed);
+	}
+	if (rc)
 		goto out;
 	*out = t;
 	t = NULL;
