@@ -66,8 +66,6 @@ struct item {
 	char *cand;  /* candidate path, or NULL when there is none */
 	cJSON *res;  /* the result, or NULL */
 	char *error; /* why no result */
-	bool walked; /* found in a directory (not named on the command
-			line): skipped when it is not a task */
 	/* Per baseline of struct bench (index 0, eager, is the reference
 	 * inside res): its own evaluation, whether the cache gave it, or
 	 * why there is none. */
@@ -92,62 +90,6 @@ static const char *base_name(const char *p)
 {
 	const char *s = strrchr(p, '/');
 	return s ? s + 1 : p;
-}
-
-/* A KernelBench task file name: digits, '_', a name, ".py". */
-static bool task_name(const char *name)
-{
-	size_t n = strlen(name);
-	const char *p = name;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	return p > name && *p == '_' && n > 3 && !strcmp(name + n - 3, ".py");
-}
-
-static int add_task(struct item **v, int *n, const char *path)
-{
-	if (*n >= MAX_TASKS)
-		return fail("more than %d tasks", MAX_TASKS);
-	*v = kf_xrealloc(*v, sizeof(**v) * (size_t)(*n + 1));
-	memset(&(*v)[*n], 0, sizeof(**v));
-	(*v)[(*n)++].task = kf_xstrdup(path);
-	return 0;
-}
-
-static int walk(const char *dir, int depth, struct item **v, int *n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return fail("%s: %s", dir, strerror(errno));
-	struct dirent *e;
-	int rc = 0;
-	while (!rc && (e = readdir(d))) {
-		if (e->d_name[0] == '.')
-			continue;
-		char *p = kf_path_join(dir, e->d_name);
-		struct stat st;
-		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth > 1)
-			rc = walk(p, depth - 1, v, n);
-		else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
-			 task_name(e->d_name) && !(rc = add_task(v, n, p)))
-			(*v)[*n - 1].walked = true;
-		free(p);
-	}
-	closedir(d);
-	return rc;
-}
-
-/* Level, then problem number, then name. */
-static int cmp_item(const void *a, const void *b)
-{
-	const struct item *x = a, *y = b;
-	if (x->level != y->level)
-		return x->level < y->level ? -1 : 1;
-	long nx = strtol(base_name(x->task), NULL, 10);
-	long ny = strtol(base_name(y->task), NULL, 10);
-	if (nx != ny)
-		return nx < ny ? -1 : 1;
-	return strcmp(x->task, y->task);
 }
 
 /* The candidate file of a task in a directory of candidates. */
@@ -451,51 +393,28 @@ static int parse_args(int argc, char **argv, struct bench *b)
 static int find_tasks(int argc, char **argv, const struct bench *b,
 		      struct item **vp, int *np)
 {
-	int rc = 0;
-	for (int i = optind; i < argc && !rc; i++) {
-		struct stat st;
-		if (stat(argv[i], &st) != 0)
-			rc = fail("%s: %s", argv[i], strerror(errno));
-		else if (S_ISDIR(st.st_mode))
-			rc = walk(argv[i], WALK_DEPTH, vp, np);
-		else
-			rc = add_task(vp, np, argv[i]);
+	struct kf_kb_task *t = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	int n = 0;
+	if (argc - optind > MAX_TASKS)
+		return fail("more than %d tasks", MAX_TASKS);
+	if (kf_task_kb_find(argv + optind, argc - optind, WALK_DEPTH, b->level,
+			    &t, &n, &err))
+		return fail("%s", err.msg);
+	if (n > MAX_TASKS) {
+		kf_kb_tasks_free(t, n);
+		return fail("more than %d tasks", MAX_TASKS);
 	}
-	struct item *v = *vp;
-	for (int i = 0; i < *np && !rc; i++) {
-		struct kf_task *t = NULL;
-		struct kf_err err = KF_ERR_INIT;
-		if (!kf_task_is_kernelbench(v[i].task) ||
-		    kf_task_load(v[i].task, &t, &err)) {
-			if (v[i].walked) /* a candidate beside the tasks */
-				continue;
-			rc = fail("%s", kf_task_is_kernelbench(v[i].task)
-					    ? err.msg
-					    : "not a KernelBench-format task "
-					      "(.py)");
-			break;
-		}
-		v[i].id = kf_xstrdup(t->id);
-		v[i].level = t->level;
-		kf_task_free(t);
+	struct item *v = kf_xcalloc((size_t)n, sizeof(*v));
+	for (int i = 0; i < n; i++) {
+		v[i].task = t[i].path;
+		v[i].id = t[i].id;
+		v[i].level = t[i].level;
 	}
-	/* Ids and levels known; --level keeps only its own. */
-	int kept = 0;
-	for (int i = 0; i < *np; i++) {
-		if (!rc && v[i].id && (!b->level || v[i].level == b->level)) {
-			v[kept++] = v[i];
-			continue;
-		}
-		free(v[i].task);
-		free(v[i].id);
-	}
-	*np = kept;
-	if (!rc && kept == 0)
-		rc = fail("no KernelBench-format task (N_Name.py) found%s",
-			  b->level ? " at that level" : "");
-	if (!rc)
-		qsort(v, (size_t)kept, sizeof(*v), cmp_item);
-	return rc;
+	free(t);
+	*vp = v;
+	*np = n;
+	return 0;
 }
 
 /* Each task's candidate file: from a directory, or written under tmp

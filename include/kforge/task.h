@@ -166,6 +166,25 @@ void kf_task_free(struct kf_task *t);
 
 /* True when path names a KernelBench-format task (it ends in ".py"). */
 bool kf_task_is_kernelbench(const char *path);
+/* A KernelBench-format task found by kf_task_kb_find. */
+struct kf_kb_task {
+	char *path; /* the task file */
+	char *id;   /* "level1/1_ReLU" */
+	int level;  /* 0: unknown */
+};
+/*
+ * The KernelBench-format tasks (N_Name.py) that paths name: files, or
+ * directories searched depth levels down (a KernelBench checkout's
+ * levelN directories); only those of level `level` when it is positive;
+ * sorted by level, problem number, then path. A file named in paths that
+ * is not such a task is an error naming it; a .py file found in a
+ * directory that does not load as one (a candidate beside the tasks) is
+ * left out. No task at all is an error. 0, or a negative code with err
+ * set; *out is malloc'd (kf_kb_tasks_free).
+ */
+int kf_task_kb_find(char *const *paths, int n, int depth, int level,
+		    struct kf_kb_task **out, int *n_out, struct kf_err *err);
+void kf_kb_tasks_free(struct kf_kb_task *v, int n);
 /* True when name names the KernelBench-format task of id "<dir>/<stem>"
  * (a JSONL record's "task"): the id, the stem, or the file name
  * "<stem>.py". */

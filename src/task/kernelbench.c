@@ -3,6 +3,7 @@
  * get_inputs and get_init_inputs. The supervisor knows only their path and
  * tolerance; the PyTorch bridge (runner/) reports their tensors on loading.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,5 +173,137 @@ int kf_task_add_tensor(struct kf_task *t, bool output, const char *name,
 		ts->n_dists = 1;
 	}
 	(*n)++;
+	return 0;
+}
+
+/* A KernelBench task file name: digits, '_', a name, ".py". */
+static bool kb_file_name(const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = name;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	return p > name && *p == '_' && n > 3 && !strcmp(name + n - 3, ".py");
+}
+
+/* Where found: a path and whether a directory search found it. */
+struct kb_found {
+	char *path;
+	bool walked;
+};
+
+static int kb_walk(const char *dir, int depth, struct kb_found **v, int *n,
+		   struct kf_err *err)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return kf_err_set(err, KF_ENOENT, "%s: %s", dir,
+				  strerror(errno));
+	struct dirent *e;
+	int rc = 0;
+	while (!rc && (e = readdir(d))) {
+		if (e->d_name[0] == '.')
+			continue;
+		char *p = kf_path_join(dir, e->d_name);
+		struct stat st;
+		if (stat(p, &st) == 0 && S_ISDIR(st.st_mode) && depth > 1) {
+			rc = kb_walk(p, depth - 1, v, n, err);
+		} else if (stat(p, &st) == 0 && S_ISREG(st.st_mode) &&
+			   kb_file_name(e->d_name)) {
+			*v = kf_xrealloc(*v, sizeof(**v) * (size_t)(*n + 1));
+			(*v)[(*n)++] = (struct kb_found){p, true};
+			p = NULL;
+		}
+		free(p);
+	}
+	closedir(d);
+	return rc;
+}
+
+static const char *kb_base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+	return s ? s + 1 : p;
+}
+
+/* Level, then problem number, then path. */
+static int kb_cmp(const void *a, const void *b)
+{
+	const struct kf_kb_task *x = a, *y = b;
+	if (x->level != y->level)
+		return x->level < y->level ? -1 : 1;
+	long nx = strtol(kb_base(x->path), NULL, 10);
+	long ny = strtol(kb_base(y->path), NULL, 10);
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return strcmp(x->path, y->path);
+}
+
+void kf_kb_tasks_free(struct kf_kb_task *v, int n)
+{
+	for (int i = 0; v && i < n; i++) {
+		free(v[i].path);
+		free(v[i].id);
+	}
+	free(v);
+}
+
+int kf_task_kb_find(char *const *paths, int n, int depth, int level,
+		    struct kf_kb_task **out, int *n_out, struct kf_err *err)
+{
+	struct kb_found *f = NULL;
+	int nf = 0, rc = 0;
+	*out = NULL;
+	*n_out = 0;
+	for (int i = 0; i < n && !rc; i++) {
+		struct stat st;
+		if (stat(paths[i], &st) != 0) {
+			rc = kf_err_set(err, KF_ENOENT, "%s: %s", paths[i],
+					strerror(errno));
+		} else if (S_ISDIR(st.st_mode)) {
+			rc = kb_walk(paths[i], depth, &f, &nf, err);
+		} else {
+			f = kf_xrealloc(f, sizeof(*f) * (size_t)(nf + 1));
+			f[nf++] = (struct kb_found){kf_xstrdup(paths[i]), false};
+		}
+	}
+	struct kf_kb_task *v = kf_xcalloc((size_t)nf + 1, sizeof(*v));
+	int kept = 0;
+	for (int i = 0; i < nf; i++) {
+		struct kf_task *t = NULL;
+		struct kf_err e = KF_ERR_INIT;
+		if (!rc && kf_task_is_kernelbench(f[i].path) &&
+		    kf_task_load(f[i].path, &t, &e) == 0) {
+			if (level <= 0 || t->level == level) {
+				v[kept].path = f[i].path;
+				v[kept].id = kf_xstrdup(t->id);
+				v[kept].level = t->level;
+				kept++;
+				f[i].path = NULL;
+			}
+			kf_task_free(t);
+		} else if (!rc && !f[i].walked) {
+			if (kf_task_is_kernelbench(f[i].path))
+				rc = kf_err_set(err, KF_EINVAL, "%s", e.msg);
+			else
+				rc = kf_err_set(err, KF_EINVAL,
+						"%s: not a KernelBench-format "
+						"task (.py)",
+						f[i].path);
+		}
+		free(f[i].path);
+	}
+	free(f);
+	if (!rc && kept == 0)
+		rc = kf_err_set(err, KF_ENOENT,
+				"no KernelBench-format task (N_Name.py) found%s",
+				level > 0 ? " at that level" : "");
+	if (rc) {
+		kf_kb_tasks_free(v, kept);
+		return rc;
+	}
+	qsort(v, (size_t)kept, sizeof(*v), kb_cmp);
+	*out = v;
+	*n_out = kept;
 	return 0;
 }
