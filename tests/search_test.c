@@ -271,6 +271,110 @@ static void test_search_replay_directory(void)
 #define KB_RELU "tests/data/kernelbench/level1/1_ReLU.py"
 #define KB_CANDS "tests/data/kernelbench/candidates/1_ReLU/"
 
+/* optimize over a directory of KernelBench-format tasks: a suite, one run
+ * per task (levelN/ of a KernelBench checkout), each replaying its own
+ * candidates from FROM/<file> or the directory FROM/<stem>; a task with
+ * none is listed and left; the same command again keeps finished runs and
+ * resumes a stopped one; --level keeps its level; the tuner, --level on
+ * one task and an empty directory are refused with the reason. */
+static void test_search_suite_over_kernelbench_directory(void)
+{
+	kf_test_need_torch();
+	char *tasks = kf_path_join(kf_test_tmpdir(), "suite/tasks");
+	char *l1 = kf_path_join(tasks, "level1");
+	char *l2 = kf_path_join(tasks, "level2");
+	char *from = kf_path_join(kf_test_tmpdir(), "suite/from");
+	char *relu_dir = kf_path_join(from, "1_ReLU");
+	const struct {
+		const char *dir, *name, *src;
+	} files[] = {
+	    {l1, "1_ReLU.py", KB_RELU},
+	    {l1, "3_Sum_reduction.py",
+	     "tests/data/kernelbench/level1/3_Sum_reduction.py"},
+	    {l2, "26_Linear_ReLU_scale.py",
+	     "tests/data/kernelbench/level2/26_Linear_ReLU_scale.py"},
+	    {relu_dir, "correct.py", KB_CANDS "correct.py"},
+	    {relu_dir, "wrong.py", KB_CANDS "wrong.py"},
+	    {from, "3_Sum_reduction.py",
+	     "tests/data/kernelbench/modelnew/3_Sum_reduction.py"},
+	};
+	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+		char *t = read_text(files[i].src);
+		write_file(files[i].dir, files[i].name, t);
+		free(t);
+	}
+	char *path = kf_path_join(kf_test_tmpdir(), "suite.db");
+	struct outcome o = KFORGE("optimize", tasks, "--policy", "replay",
+				  "--from", from, "--budget", "4", "--time-cap",
+				  "0.2", "--db", path, "--json");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "suite tasks: 3 KernelBench-format tasks");
+	cJSON *rep = last_json(o.out);
+	CHECK_STR(kf_json_str(rep, "suite"), "tasks");
+	CHECK(kf_json_num(rep, "tasks", 0) == 3);
+	CHECK(kf_json_num(rep, "done", 0) == 2);
+	CHECK(kf_json_num(rep, "with_correct", 0) == 2);
+	const cJSON *runs = cJSON_GetObjectItem(rep, "runs");
+	CHECK(cJSON_GetArraySize(runs) == 3);
+	/* Sorted by level, then number. */
+	const cJSON *r0 = cJSON_GetArrayItem(runs, 0);
+	const cJSON *r1 = cJSON_GetArrayItem(runs, 1);
+	const cJSON *r2 = cJSON_GetArrayItem(runs, 2);
+	CHECK_STR(kf_json_str(r0, "task"), "level1/1_ReLU");
+	CHECK(kf_json_num(r0, "evaluated", 0) == 2); /* correct and wrong */
+	CHECK_STR(kf_json_str(r1, "task"), "level1/3_Sum_reduction");
+	CHECK(kf_json_num(r1, "evaluated", 0) == 1);
+	CHECK_STR(kf_json_str(r2, "task"), "level2/26_Linear_ReLU_scale");
+	CHECK_CONTAINS(kf_json_str(r2, "note"), "no candidates for it in");
+	double run0 = kf_json_num(r0, "run", 0);
+	cJSON_Delete(rep);
+	free(o.out);
+	/* Again: nothing evaluated twice. */
+	o = KFORGE("optimize", tasks, "--policy", "replay", "--from", from,
+		   "--budget", "4", "--time-cap", "0.2", "--db", path);
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "done earlier");
+	CHECK(!strstr(o.out, "[1/4]"));
+	CHECK_CONTAINS(o.out, "level1/1_ReLU");
+	free(o.out);
+	/* --level 1 of the same suite: its runs, no new one. */
+	o = KFORGE("optimize", tasks, "--level", "1", "--policy", "replay",
+		   "--from", from, "--budget", "4", "--db", path, "--json");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	rep = last_json(o.out);
+	CHECK(kf_json_num(rep, "tasks", 0) == 2);
+	CHECK(kf_json_num(cJSON_GetArrayItem(cJSON_GetObjectItem(rep, "runs"),
+					     0),
+			  "run", 0) == run0);
+	cJSON_Delete(rep);
+	free(o.out);
+	/* Refused, with the reason. */
+	o = KFORGE("optimize", tasks, "--db", path);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "over KernelBench-format tasks give --policy "
+			      "replay or llm");
+	free(o.out);
+	o = KFORGE("optimize", ROWSUM, "--level", "1", "--db", path);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "--level applies to a directory of "
+			      "KernelBench-format tasks");
+	free(o.out);
+	char *empty = kf_path_join(kf_test_tmpdir(), "suite/empty");
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_mkdir_p(empty, &err) == 0);
+	o = KFORGE("optimize", empty, "--policy", "replay", "--db", path);
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "no KernelBench-format task (N_Name.py) found");
+	free(o.out);
+	free(empty);
+	free(path);
+	free(tasks);
+	free(l1);
+	free(l2);
+	free(from);
+	free(relu_dir);
+}
+
 /* A KernelBench-format task: the .py files of a directory are ModelNew
  * candidates, stored and evaluated as Python. */
 static void test_search_replay_kernelbench_directory(void)
@@ -753,6 +857,7 @@ KF_TESTS(search) = {
     KF_TEST(test_search_replay_directory),
     KF_TEST(test_search_replay_jsonl_reports_bad_lines),
     KF_TEST(test_search_replay_kernelbench_directory),
+    KF_TEST(test_search_suite_over_kernelbench_directory),
     KF_TEST(test_search_replay_cuda_l1_jsonl),
     KF_TEST(test_search_resume_after_sigkill_loses_nothing),
     KF_TEST(test_search_time_limit_stops_resumably),

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <kforge/base.h>
@@ -910,6 +911,8 @@ enum {
 	OO_SOURCE,
 	OO_CANDIDATE,
 	OO_TOP,
+	OO_LEVEL,
+	OO_SUITE,
 	OO_HELP,
 };
 
@@ -942,6 +945,8 @@ static const struct option search_longopts[] = {
     {"source", no_argument, NULL, OO_SOURCE},
     {"candidate", required_argument, NULL, OO_CANDIDATE},
     {"top", required_argument, NULL, OO_TOP},
+    {"level", required_argument, NULL, OO_LEVEL},
+    {"suite", required_argument, NULL, OO_SUITE},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -955,6 +960,8 @@ struct search_args {
 	const char *run_opt; /* the last option that sets up a new run */
 	int64_t candidate;
 	int top;
+	int level;	   /* optimize DIR: only tasks of this level */
+	const char *suite; /* optimize DIR: the suite's name */
 };
 
 /* Parses the options of optimize, runs and show; 0 or 2. */
@@ -1153,6 +1160,20 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 				return 2;
 			a->top = u > 1000 ? 1000 : (int)u;
 			break;
+		case OO_LEVEL:
+			if (parse_u64("--level", optarg, &u))
+				return 2;
+			if (u < 1 || u > 99)
+				return kf_cli_die("--level: %s is out of range "
+						  "(1 to 99)",
+						  optarg);
+			a->level = (int)u;
+			break;
+		case OO_SUITE:
+			if (!*optarg)
+				return kf_cli_die("--suite: an empty name");
+			a->suite = optarg;
+			break;
 		case OO_HELP:
 			a->help = true;
 			break;
@@ -1177,6 +1198,8 @@ static const char optimize_usage[] =
     "usage: kforge optimize TASK [--policy tune|replay|llm] [--budget N]\n"
     "                       [--parallel K] [options]\n"
     "       kforge optimize --resume RUN [--db FILE] [--parallel K]\n"
+    "       kforge optimize DIR|TASK.py... --policy replay|llm [--level N]\n"
+    "                       [--suite NAME] [options]\n"
     "\n"
     "Searches for the fastest verified kernel for TASK within a budget of\n"
     "evaluations. A policy proposes candidates; each is checked and timed\n"
@@ -1184,6 +1207,15 @@ static const char optimize_usage[] =
     "result is written to the store before it is reported. A killed run\n"
     "resumes where it stopped with --resume. Progress goes to stderr, the\n"
     "final table (or --json report) to stdout. docs/optimize.md has more.\n"
+    "\n"
+    "Over KernelBench-format tasks (several .py files, or directories\n"
+    "searched for N_Name.py, such as a KernelBench checkout): a suite,\n"
+    "one run per task with the same options, then a table of them; the\n"
+    "same command again continues it (finished runs are kept, a stopped\n"
+    "one resumed). With a --from directory each task replays\n"
+    "FROM/<its file>, FROM/levelN/<its file> or the directory FROM/<stem>.\n"
+    "  --level N            only tasks of level N (a levelN directory)\n"
+    "  --suite NAME         the suite's name (default: the directory's)\n"
     "\n"
     "  --policy P           tune (default): the built-in tuner over the\n"
     "                       KF_PARAM declarations of one source; replay:\n"
@@ -1260,6 +1292,277 @@ static char *default_tunable(const char *task, const char *backend)
 	return NULL;
 }
 
+/* optimize over KernelBench-format tasks (files, or directories walked
+ * this deep): one run per task, a suite. */
+#define SUITE_DEPTH 3
+
+/* The replay candidates of task t under a --from directory: FROM/<file>,
+ * FROM/levelN/<file> (one candidate), FROM/<stem> or FROM/levelN/<stem>
+ * (a directory of them); NULL when there are none. */
+static char *suite_from(const char *from, const struct kf_kb_task *t)
+{
+	const char *file = strrchr(t->path, '/');
+	file = file ? file + 1 : t->path;
+	char *stem = kf_xstrdup(file);
+	stem[strlen(stem) - 3] = '\0'; /* ".py" */
+	char *level = kf_xasprintf("%s/level%d", from, t->level);
+	const char *bases[] = {from, t->level > 0 ? level : NULL};
+	char *found = NULL;
+	for (int b = 0; b < 2 && !found; b++) {
+		if (!bases[b])
+			continue;
+		char *f = kf_path_join(bases[b], file);
+		char *d = kf_path_join(bases[b], stem);
+		struct stat st;
+		if (stat(f, &st) == 0 && S_ISREG(st.st_mode))
+			found = kf_xstrdup(f);
+		else if (stat(d, &st) == 0 && S_ISDIR(st.st_mode))
+			found = kf_xstrdup(d);
+		free(f);
+		free(d);
+	}
+	free(level);
+	free(stem);
+	return found;
+}
+
+/* The newest run of suite `suite` on the task file `abs`, or NULL. */
+static const cJSON *suite_run(const cJSON *runs, const char *suite,
+			      const char *abs)
+{
+	const cJSON *r;
+	cJSON_ArrayForEach(r, runs)
+	{
+		const char *sn = kf_json_str(cJSON_GetObjectItem(r, "config"),
+					     "suite");
+		const char *task = kf_json_str(r, "task");
+		if (sn && task && !strcmp(sn, suite) && !strcmp(task, abs))
+			return r; /* newest first */
+	}
+	return NULL;
+}
+
+static int optimize_suite(struct search_args *a, char **paths, int n)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_kb_task *tasks = NULL;
+	struct kf_store *st = NULL;
+	cJSON *runs = NULL, *rows = cJSON_CreateArray();
+	int nt = 0, rc = 0;
+	bool stopped = false;
+	if (!strcmp(a->so.policy, "tune")) {
+		rc = kf_cli_die("optimize: the tuner needs one source that "
+				"declares KF_PARAM; over KernelBench-format "
+				"tasks give --policy replay or llm");
+		goto out;
+	}
+	if (kf_task_kb_find(paths, n, SUITE_DEPTH, a->level, &tasks, &nt,
+			    &err)) {
+		rc = kf_cli_die("optimize: %s", err.msg);
+		goto out;
+	}
+	char name[256];
+	if (a->suite) {
+		snprintf(name, sizeof(name), "%s", a->suite);
+	} else {
+		/* The first path's directory (the path itself, or the
+		 * file's), its last component. */
+		char *p = realpath(paths[0], NULL);
+		struct stat pst;
+		if (p && stat(p, &pst) == 0 && !S_ISDIR(pst.st_mode))
+			*strrchr(p, '/') = '\0';
+		const char *b = p ? strrchr(p, '/') : NULL;
+		snprintf(name, sizeof(name), "%s",
+			 b && b[1] ? b + 1 : "kernelbench");
+		free(p);
+	}
+	const char *from = kf_json_str(a->popts, "from");
+	char *from_abs = from ? realpath(from, NULL) : NULL;
+	struct stat fst;
+	bool from_dir = from_abs && stat(from_abs, &fst) == 0 &&
+			S_ISDIR(fst.st_mode);
+	if (from && !from_abs) {
+		rc = kf_cli_die("--from: %s: no such file or directory", from);
+		goto out;
+	}
+	if (kf_store_open(a->db, 0, &st, &err) ||
+	    kf_store_run_list(st, &runs, &err)) {
+		free(from_abs);
+		rc = kf_cli_die("%s", err.msg);
+		goto out;
+	}
+	fprintf(stderr, "suite %s: %d KernelBench-format task%s, store %s\n",
+		name, nt, nt == 1 ? "" : "s", a->db);
+	uint64_t t0 = kf_now_ns();
+	for (int i = 0; i < nt && !stopped; i++) {
+		cJSON *row = cJSON_CreateObject();
+		cJSON_AddStringToObject(row, "task", tasks[i].id);
+		cJSON_AddItemToArray(rows, row);
+		char *abs = realpath(tasks[i].path, NULL);
+		const cJSON *old = abs ? suite_run(runs, name, abs) : NULL;
+		const char *state = old ? kf_json_str(old, "state") : NULL;
+		struct kf_search_opts so = a->so;
+		cJSON *popts = cJSON_Duplicate(a->popts, 1);
+		char *cands = NULL;
+		so.suite = name;
+		so.task_path = tasks[i].path;
+		so.policy_options = popts;
+		if (a->so.time_limit_s > 0) {
+			double left = a->so.time_limit_s -
+				      (double)(kf_now_ns() - t0) * 1e-9;
+			so.time_limit_s = left > 1 ? left : 1;
+		}
+		if (old && state && !strcmp(state, "done")) {
+			cJSON_AddNumberToObject(row, "run",
+						kf_json_num(old, "id", 0));
+			cJSON_AddStringToObject(row, "note", "done earlier");
+			goto next;
+		}
+		if (old && state && !strcmp(state, "running")) {
+			cJSON_AddNumberToObject(row, "run",
+						kf_json_num(old, "id", 0));
+			cJSON_AddStringToObject(row, "note",
+						"running in another process");
+			goto next;
+		}
+		if (old) {
+			so.resume = (int64_t)kf_json_num(old, "id", 0);
+			if (!a->parallel_set)
+				so.parallel = 0; /* the run's own */
+		} else if (from_dir) {
+			cands = suite_from(from_abs, &tasks[i]);
+			if (!cands) {
+				char *why = kf_xasprintf(
+				    "no candidates for it in %s", from);
+				cJSON_AddStringToObject(row, "note", why);
+				free(why);
+				goto next;
+			}
+			cJSON_ReplaceItemInObject(popts, "from",
+						  cJSON_CreateString(cands));
+		} else if (from_abs) {
+			cJSON_ReplaceItemInObject(popts, "from",
+						  cJSON_CreateString(from_abs));
+		}
+		int64_t run = 0;
+		struct kf_err e = KF_ERR_INIT;
+		if (kf_search_run(st, &so, &run, &e)) {
+			fprintf(stderr, "kforge: %s: %s\n", tasks[i].id, e.msg);
+			cJSON_AddStringToObject(row, "note", e.msg);
+		}
+		if (run)
+			cJSON_AddNumberToObject(row, "run", (double)run);
+	next:
+		if (cJSON_IsNumber(cJSON_GetObjectItem(row, "run"))) {
+			cJSON *r = NULL;
+			if (!kf_store_run_get(
+				st, (int64_t)kf_json_num(row, "run", 0), &r,
+				&err)) {
+				static const char *const keys[] = {
+				    "state", "evaluated", "budget",
+				    "best_speedup", "best_candidate"};
+				for (size_t k = 0; k < 5; k++) {
+					cJSON *v = cJSON_GetObjectItem(r,
+								       keys[k]);
+					if (v)
+						cJSON_AddItemToObject(
+						    row, keys[k],
+						    cJSON_Duplicate(v, 1));
+				}
+				const char *s2 = kf_json_str(r, "state");
+				/* Stopped (the time limit, SIGINT): the
+				 * suite stops with it. */
+				stopped = s2 && !strcmp(s2, "stopped");
+			}
+			cJSON_Delete(r);
+		}
+		free(cands);
+		free(abs);
+		cJSON_Delete(popts);
+	}
+	free(from_abs);
+	/* The summary: tasks with a correct candidate, faster ones, and the
+	 * geometric mean of the best speedups where there is one. */
+	int with_ok = 0, faster = 0, done = 0;
+	double logsum = 0;
+	const cJSON *row;
+	cJSON_ArrayForEach(row, rows)
+	{
+		const cJSON *b = cJSON_GetObjectItem(row, "best_speedup");
+		const char *s2 = kf_json_str(row, "state");
+		done += s2 && !strcmp(s2, "done");
+		if (cJSON_IsNumber(b) && b->valuedouble > 0) {
+			with_ok++;
+			faster += b->valuedouble > 1;
+			logsum += log(b->valuedouble);
+		}
+	}
+	double geo = with_ok ? exp(logsum / with_ok) : 0;
+	if (a->json) {
+		cJSON *j = cJSON_CreateObject();
+		cJSON_AddStringToObject(j, "suite", name);
+		cJSON_AddNumberToObject(j, "tasks", nt);
+		cJSON_AddNumberToObject(j, "done", done);
+		cJSON_AddNumberToObject(j, "with_correct", with_ok);
+		cJSON_AddNumberToObject(j, "faster", faster);
+		if (with_ok)
+			cJSON_AddNumberToObject(j, "geomean_best_speedup", geo);
+		else
+			cJSON_AddNullToObject(j, "geomean_best_speedup");
+		cJSON_AddItemToObject(j, "runs", rows);
+		rows = NULL;
+		char *text = cJSON_Print(j);
+		puts(text);
+		free(text);
+		cJSON_Delete(j);
+	} else {
+		printf("suite %s: %d tasks, %d done; a correct candidate for "
+		       "%d, faster than the reference for %d",
+		       name, nt, done, with_ok, faster);
+		if (with_ok)
+			printf("; geometric mean of the best speedups %.3fx",
+			       geo);
+		printf("\n\n%-36s %-5s %-12s %-11s %-9s %s\n", "task", "run",
+		       "state", "evaluated", "best", "note");
+		cJSON_ArrayForEach(row, rows)
+		{
+			char runs_s[16] = "-", ev[32] = "-", best[32] = "-";
+			if (cJSON_IsNumber(cJSON_GetObjectItem(row, "run")))
+				snprintf(runs_s, sizeof(runs_s), "%.0f",
+					 kf_json_num(row, "run", 0));
+			if (cJSON_IsNumber(cJSON_GetObjectItem(row, "budget")))
+				snprintf(ev, sizeof(ev), "%.0f/%.0f",
+					 kf_json_num(row, "evaluated", 0),
+					 kf_json_num(row, "budget", 0));
+			if (cJSON_IsNumber(
+				cJSON_GetObjectItem(row, "best_speedup")))
+				snprintf(best, sizeof(best), "%.3fx",
+					 kf_json_num(row, "best_speedup", 0));
+			const char *s2 = kf_json_str(row, "state");
+			const char *note = kf_json_str(row, "note");
+			printf("%-36s %-5s %-12s %-11s %-9s %s\n",
+			       kf_json_str(row, "task"), runs_s, s2 ? s2 : "-",
+			       ev, best, note ? note : "");
+		}
+		printf("\n(kforge show RUN --db %s: a run's candidates; the same "
+		       "command again continues the suite)\n",
+		       a->db);
+	}
+	if (stopped) {
+		fprintf(stderr,
+			"kforge: suite %s stopped; run the same command again "
+			"to continue it\n",
+			name);
+		rc = 1;
+	}
+out:
+	kf_kb_tasks_free(tasks, nt);
+	cJSON_Delete(runs);
+	cJSON_Delete(rows);
+	kf_store_close(st);
+	return rc;
+}
+
 static int cmd_optimize(int argc, char **argv)
 {
 	struct search_args a;
@@ -1270,7 +1573,8 @@ static int cmd_optimize(int argc, char **argv)
 			      "resume json seed starts model base-url "
 			      "llm-config llm examples templates template "
 			      "tune-each backend time-cap trials eval-seed "
-			      "call-timeout-ms mem-limit-mb no-cache help");
+			      "call-timeout-ms mem-limit-mb no-cache level suite "
+			      "help");
 	if (rc)
 		goto out;
 	if (a.help) {
@@ -1279,6 +1583,26 @@ static int cmd_optimize(int argc, char **argv)
 	}
 	if (a.so.resume && optind != argc) {
 		rc = kf_cli_die("optimize: --resume takes no TASK (the run has one)");
+		goto out;
+	}
+	/* Several KernelBench-format tasks, or a directory of them (not a
+	 * native task's, which holds task.json): a suite. */
+	bool suite = !a.so.resume && argc - optind > 1;
+	if (!a.so.resume && argc - optind == 1) {
+		struct stat sst;
+		char *tj = kf_path_join(argv[optind], "task.json");
+		suite = stat(argv[optind], &sst) == 0 &&
+			S_ISDIR(sst.st_mode) && !kf_file_exists(tj);
+		free(tj);
+	}
+	if ((a.level || a.suite) && !suite) {
+		rc = kf_cli_die("optimize: --%s applies to a directory of "
+				"KernelBench-format tasks",
+				a.level ? "level" : "suite");
+		goto out;
+	}
+	if (suite) {
+		rc = optimize_suite(&a, argv + optind, argc - optind);
 		goto out;
 	}
 	if (!a.so.resume && argc - optind != 1) {

@@ -36,11 +36,13 @@ struct kf_search_opts {
 	bool progress;	     /* redraw one progress line (for a terminal)
 				rather than print a line per evaluation */
 	FILE *log;	     /* progress and notes; NULL: stderr */
+	const char *suite;   /* a new run's suite (kforge optimize DIR), kept
+				in its config as "suite"; NULL: none */
 };
 #define KF_SEARCH_OPTS_INIT                                                    \
 	{                                                                      \
 		NULL, "tune", NULL, 20, 1, KF_EVAL_OPTS_INIT, 0, 0, 0, false,  \
-		    NULL                                                       \
+		    NULL, NULL                                                 \
 	}
 
 /*

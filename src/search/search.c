@@ -550,6 +550,8 @@ static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
 		cJSON_AddStringToObject(cfg, "seed", seed);
 		cJSON_AddNumberToObject(cfg, "parallel", o->parallel);
 		cJSON_AddItemToObject(cfg, "eval", kf_eval_opts_json(&o->eval));
+		if (o->suite)
+			cJSON_AddStringToObject(cfg, "suite", o->suite);
 	}
 	if (l->budget < 1 || l->budget > KF_SEARCH_BUDGET_MAX)
 		rc = kf_err_set(err, KF_EINVAL,
