@@ -53,6 +53,16 @@ static char *run_kforge(char **argv, int n, const char *const extra[3],
 }
 
 /* Runs `kforge eval TASK CAND --json --seed 1 --trials 5 [extra...]`. */
+/* The first output of a result's first trial. */
+static const cJSON *first_output(const cJSON *res)
+{
+	return cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(
+		cJSON_GetArrayItem(cJSON_GetObjectItem(res, "trials"), 0),
+		"outputs"),
+	    0);
+}
+
 static struct outcome eval(const char *task, const char *cand, const char *e0,
 			   const char *e1, const char *e2)
 {
@@ -331,11 +341,7 @@ static void test_kernelbench_near_zero_reference_passes(void)
 	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(d, "flag")));
 	CHECK_CONTAINS(kf_json_str(d, "why"),
 		       "output 'out' is within its tolerance of zero");
-	const cJSON *out0 = cJSON_GetArrayItem(
-	    cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
-		"outputs"),
-	    0);
+	const cJSON *out0 = first_output(o.json);
 	CHECK(kf_json_num(out0, "max_abs", 1) < 1e-5);
 	release(&o);
 	o = eval(MATMUL, RT "honest_float64.py", "--no-timing", NULL, NULL);
@@ -568,11 +574,7 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	    eval(KB "structured/23_Softmax.py", CAND "23_Softmax/exp_sum.py",
 		 "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
-	const cJSON *out0 = cJSON_GetArrayItem(
-	    cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
-		"outputs"),
-	    0);
+	const cJSON *out0 = first_output(o.json);
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise")));
 	release(&o);
 	o = eval(KB "structured/23_Softmax.py", CAND "23_Softmax/bf16_out.py",
@@ -629,11 +631,7 @@ static void test_kernelbench_summed_fp16_operands_are_held_at_measured_noise(
 	    eval(KB "level2/27_Linear_GELU_sum.py",
 		 RT "honest_gelu_sum_reordered.py", "--time-cap", "0.3", NULL);
 	expect(&o, "ok", NULL);
-	const cJSON *out0 = cJSON_GetArrayItem(
-	    cJSON_GetObjectItem(
-		cJSON_GetArrayItem(cJSON_GetObjectItem(o.json, "trials"), 0),
-		"outputs"),
-	    0);
+	const cJSON *out0 = first_output(o.json);
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise64")));
 	CHECK(kf_json_num(out0, "l1_noise64", 0) > 0);
 	release(&o);
