@@ -240,6 +240,11 @@ static void test_search_replay_directory(void)
 	CHECK_CONTAINS(o.out, " left\n    trial ");
 	CHECK_CONTAINS(o.out, "were not written (they still hold the poison "
 			      "value)\n");
+	/* The compiler's message names the candidate, not the cache file it
+	 * was evaluated from. */
+	CHECK_CONTAINS(o.out, "\n    candidate-");
+	CHECK_CONTAINS(o.out, ".c:8:17: error: expected");
+	CHECK(!strstr(o.out, "/candidates/"));
 	cJSON *rep = last_json(o.out);
 	const cJSON *bs = cJSON_GetObjectItem(rep, "by_status");
 	CHECK(kf_json_num(bs, "ok", 0) == 1);

@@ -179,8 +179,46 @@ static int write_source(struct loop *l, const char *sha, const char *source,
 	return rc;
 }
 
+/* s with every occurrence of from replaced by to (malloc'd). */
+static char *replaced(const char *s, const char *from, const char *to)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	size_t n = strlen(from);
+	const char *p;
+	while (n && (p = strstr(s, from))) {
+		kf_strbuf_add(&sb, s, (size_t)(p - s));
+		kf_strbuf_addstr(&sb, to);
+		s = p + n;
+	}
+	kf_strbuf_addstr(&sb, s);
+	return kf_strbuf_detach(&sb);
+}
+
+/* The result's texts name the candidate by label, not by the cache path
+ * it was evaluated from (a hash, meaningless to a reader or a model): its
+ * reason and its compile log. */
+static void relabel(cJSON *res, const char *path, const char *label)
+{
+	cJSON *cc = cJSON_GetObjectItemCaseSensitive(
+	    cJSON_GetObjectItemCaseSensitive(res, "compile"), "candidate");
+	cJSON *holders[] = {res, cc};
+	for (int i = 0; i < 2; i++) {
+		const char *keys[] = {"reason", "log"};
+		for (int k = 0; k < 2; k++) {
+			const char *v = kf_json_str(holders[i], keys[k]);
+			if (!v || !strstr(v, path))
+				continue;
+			char *r = replaced(v, path, label);
+			cJSON_ReplaceItemInObjectCaseSensitive(
+			    holders[i], keys[k], cJSON_CreateString(r));
+			free(r);
+		}
+	}
+}
+
 /* The evaluator: kf_eval in a child, its result back as one frame. */
-static void evaluator(struct loop *l, int fd, const char *path, pid_t parent)
+static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
+		      int64_t cand)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -190,12 +228,19 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent)
 	struct kf_err err = KF_ERR_INIT;
 	cJSON *res = NULL;
 	cJSON *msg;
+	const char *ext = strrchr(path, '.');
+	char *label = kf_xasprintf("candidate-%lld%s", (long long)cand,
+				   ext ? ext : "");
 	if (kf_eval(l->task_path, path, &l->eo, &res, &err)) {
 		msg = cJSON_CreateObject();
-		cJSON_AddStringToObject(msg, "engine_error", err.msg);
+		char *e = replaced(err.msg, path, label);
+		cJSON_AddStringToObject(msg, "engine_error", e);
+		free(e);
 	} else {
+		relabel(res, path, label);
 		msg = res;
 	}
+	free(label);
 	struct kf_err werr = KF_ERR_INIT;
 	int rc = kf_frame_write(fd, msg, &werr);
 	_exit(rc ? 1 : 0);
@@ -221,7 +266,7 @@ static int slot_start(struct loop *l, struct slot *s, struct kf_err *err)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		evaluator(l, fds[1], s->path, parent);
+		evaluator(l, fds[1], s->path, parent, s->cand);
 	}
 	close(fds[1]);
 	s->pid = pid;
