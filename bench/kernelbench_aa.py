@@ -157,6 +157,53 @@ def evaluate(a, task, cand):
         return {"status": "no_result", "check": "exit %d" % p.returncode,
                 "reason": err[-2000:] or "no JSON on stdout",
                 "wall_s": wall}
+    return record_of(d, wall)
+
+
+def evaluate_batch(a, pairs):
+    """Every (task, candidate) of pairs in one `kforge eval --batch
+    --jobs N` (the farm: the next pairs load while one is measured); one
+    record per pair, in order."""
+    with tempfile.NamedTemporaryFile("w", suffix=".batch",
+                                     delete=False) as f:
+        for t, c in pairs:
+            f.write("%s %s\n" % (t, c))
+        path = f.name
+    cmd = [a.kforge, "eval", "--batch", path, "--jobs",
+           str(a.batch_jobs), "--backend", a.backend, "--time-cap",
+           str(a.time_cap), "--energy-time", "0", "--json"]
+    if a.protocol:
+        cmd += ["--protocol", a.protocol]
+    if a.seed is not None:
+        cmd += ["--seed", str(a.seed)]
+    if a.python:
+        cmd += ["--python", a.python]
+    t0 = time.time()
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True,
+                           timeout=a.eval_timeout * max(1, len(pairs)))
+        out = json.loads(p.stdout)
+    except (subprocess.TimeoutExpired, ValueError) as e:
+        return [{"status": "no_result", "check": "batch",
+                 "reason": str(e)[-2000:], "wall_s": time.time() - t0}
+                for _ in pairs]
+    finally:
+        os.unlink(path)
+    wall = time.time() - t0
+    recs = []
+    for d in out:
+        if not isinstance(d, dict) or "status" not in d:
+            recs.append({"status": "no_result", "check": "batch",
+                         "reason": json.dumps(d)[-2000:], "wall_s": wall})
+        else:
+            recs.append(record_of(d, (d.get("farm") or {}).get("eval_s")
+                                  or 0.0))
+    return recs
+
+
+def record_of(d, wall):
+    """One evaluation's record (kforge eval --json) as this script keeps
+    it."""
     tm = d.get("timing") or {}
     # With --protocol kernelbench the kforge block is absent and timing is
     # KernelBench's: speedup a number, the ratio of means.
@@ -290,6 +337,10 @@ def main():
                     help="kforge eval --protocol (default: kforge's)")
     ap.add_argument("--seed", type=int, help="kforge eval --seed (default: "
                     "a random seed per evaluation)")
+    ap.add_argument("--batch-jobs", type=int, default=0, metavar="N",
+                    help="evaluate every pair in one kforge eval --batch "
+                    "--jobs N (the next pairs load while one is measured) "
+                    "instead of one kforge eval each")
     ap.add_argument("--hogs", type=int, default=0,
                     help="busy-loop processes running during the whole "
                     "run (default 0)")
@@ -335,6 +386,17 @@ def main():
     hogs = start_hogs(a.hogs)
     rows = []
     try:
+        if a.batch_jobs:
+            cands = [make_candidate(t, root, a.subclass) for t in tasks]
+            pairs = [(t, c) for t, c in zip(tasks, cands)
+                     for _ in range(a.reps)]
+            recs = evaluate_batch(a, pairs)
+            for k, t in enumerate(tasks):
+                reps = recs[k * a.reps:(k + 1) * a.reps]
+                for i, r in enumerate(reps):
+                    r["rep"] = i
+                rows.append(task_row(t, reps))
+            tasks = []
         for t in tasks:
             cand = make_candidate(t, root, a.subclass)
             reps = []
@@ -361,8 +423,9 @@ def main():
     allr = [r for w in rows for r in w["reps"]]
     with_kb = any(w["kb_speedup_median"] is not None for w in rows)
     print("A/A over %d KernelBench-format tasks, %d evaluations: --backend "
-          "%s --reps %d --time-cap %g%s%s, %d CPU hog(s); %s, %s, %d cores"
+          "%s --reps %d --time-cap %g%s%s%s, %d CPU hog(s); %s, %s, %d cores"
           % (len(rows), len(allr), a.backend, a.reps, a.time_cap,
+             " --batch-jobs %d" % a.batch_jobs if a.batch_jobs else "",
              " --protocol " + a.protocol if a.protocol else "",
              " --python " + a.python if a.python else "", a.hogs, started,
              socket.gethostname(), os.cpu_count() or 0))
