@@ -349,6 +349,10 @@ MUTANTS = [
      'st["l1_noise64"] = noise',
      'st["l1_noise64_off"] = noise',
      "the bridge reports no measured noise for outputs not near zero"),
+    ("bridge_no_mapped_inputs", BRIDGE,
+     'rep["mapped_inputs"] = mapped_slots(',
+     'rep["mapped_inputs"] = [] and mapped_slots(',
+     "outputs that map an input's pages again (mremap) are not seen"),
     ("judge_cpus_host_only", JUDGE,
      'if (cc && cr && !same_json(cc, cr)) {',
      'if (!cuda && cc && cr && !same_json(cc, cr)) {',
@@ -365,6 +369,7 @@ MUTANTS = [
 
 TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_",
              "kernelbench_small_outputs", "kernelbench_summed_fp16",
+             "kernelbench_output_mapping",
              "kernelbench_processes_are_seen"]
 REDTEAM_CMD = ["build/kforge", "redteam", "--backend", "host"]
 

@@ -822,6 +822,43 @@ def overlaps(a, b):
         b[0] < a[0] + a[1]
 
 
+def mapped_slots(pid, inode, regions, slots):
+    """Which slots of a memfd (inode; slots: [file offset, bytes] pairs)
+    the memory at regions ([address, bytes] pairs) of process pid maps,
+    read from /proc/PID/maps, outside the process: [(region index, slot
+    index)]. An output that maps an input's own pages a second time (an
+    mremap of the arena, a second mmap of its memfd) is at an address of
+    its own, so comparing addresses does not see it; the pages are the
+    same, and the "output" follows every new input without being
+    written."""
+    try:
+        with open("/proc/%d/maps" % pid) as f:
+            text = f.read()
+    except OSError:
+        return []
+    key = " %d " % inode
+    if key not in text:
+        return []
+    out = []
+    for line in text.splitlines():
+        if key not in line:
+            continue
+        part = line.split()
+        if len(part) < 5 or part[4] != str(inode):
+            continue
+        lo, hi = (int(x, 16) for x in part[0].split("-"))
+        base = int(part[2], 16)
+        for j, (a, n) in enumerate(regions):
+            s0, s1 = max(a, lo), min(a + n, hi)
+            if n <= 0 or s0 >= s1:
+                continue
+            mapped = [base + (s0 - lo), s1 - s0]
+            for k, slot in enumerate(slots):
+                if overlaps(mapped, slot) and (j, k) not in out:
+                    out.append((j, k))
+    return out
+
+
 def dense_cpu(t, dt=None):
     """t's values (as dt) in a dense row-major tensor in host memory: t
     itself where it is one already, else a copy."""
@@ -2286,6 +2323,10 @@ class Side:
                     self.read(lambda: read_memory(self.pid, g, buf))
                 self.payload = buf
                 rep["payload"] = n
+                # Outputs that map the arena's inputs, seen from here.
+                rep["mapped_inputs"] = mapped_slots(
+                    self.pid, getattr(self, "inode", -1), g,
+                    getattr(self, "in_slots", []))
                 return rep
         except (BrokenPipeError, ConnectionResetError):
             rep = None
@@ -2349,6 +2390,12 @@ class Side:
         os.ftruncate(self.fd, max(size, ALIGN))
         self.arena.map(size)
         tt = self.tt
+        # The arena's slots an output must not map (mapped_slots): the
+        # inputs', then the parameters'.
+        self.inode = os.fstat(self.fd).st_ino
+        self.in_slots = [[e["off"], nbytes(tt, tt.dtypes[e["dtype"]],
+                                           e["shape"])]
+                         for e in list(ins) + list(state)]
         self.a_in = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
                                      e["shape"]) for e in ins]
         self.a_state = [self.arena.view(e["off"], tt.dtypes[e["dtype"]],
@@ -2792,6 +2839,18 @@ class Judge:
                     else str(j),
                     "input": self.in_names[i] if i < len(self.in_names)
                     else str(i), "reference_too": ref_too})
+        # Seen from outside: an output region that maps an input's (or a
+        # parameter's) pages of the arena, at any address.
+        n_in = len(self.in_names)
+        for j, k in c.get("mapped_inputs") or []:
+            if j >= len(self.out_names):
+                continue  # the inputs' own regions (CUDA: after the call)
+            name = self.in_names[k] if k < n_in else \
+                "parameter %d" % (k - n_in)
+            item = {"output": self.out_names[j], "input": name,
+                    "reference_too": False}
+            if item not in alias:
+                alias.append(item)
         if alias:
             f["aliases"] = alias
         if c.get("shapes") is not None:

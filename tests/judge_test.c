@@ -761,8 +761,8 @@ static void test_judge_bridge_facts(void)
 			  "\"out\"}");
 	CHECK_STR(v.check, "after_return");
 	CHECK(v.status == KF_STATUS_REJECTED);
-	CHECK_CONTAINS(v.reason, "out changed after the candidate's process "
-				 "had replied to its call during its calls");
+	CHECK_CONTAINS(v.reason, "output 'out' changed after the candidate's "
+				 "process had replied to a call (");
 	/* A baseline (the task's own Model, compiled) keeps its workers. */
 	v = facts_verdict("{\"baseline\": true, \"threads_budget\": 1, "
 			  "\"threads\": 4, \"processes\": [7]}");
@@ -899,8 +899,10 @@ static void test_judge_rounding_bias_of_16_bit_outputs(void)
  * error is far beyond the reference's own float noise on the same inputs
  * (the bridge's l1_noise64): float16-rounded operands summed by a row sum
  * were 4.4e-5 to 6e-5 of the norm and 717 to 993 times the noise; honest
- * reorderings measured 1 to 107 times it, or stay under 1e-5 of the
- * norm. Without a measured noise (native tasks) only the bound applies. */
+ * reorderings measured 1 to 107 times it, or stay under 2.5e-5 of the
+ * norm (a float32 scan against a reference that accumulates in float64:
+ * 1.1e-5, 534 times). Without a measured noise (native tasks) only the
+ * bound applies. */
 static void test_judge_precision_against_the_reference_noise(void)
 {
 	struct kf_err err = KF_ERR_INIT;
@@ -917,7 +919,8 @@ static void test_judge_precision_against_the_reference_noise(void)
 	    {6.9e-6, 1, 1.4e-8, true, false},	/* under 1e-5: 505x */
 	    {1.0e-7, 1, 1.0e-7, true, false},	/* another order */
 	    {4.4e-5, 1, 6.1e-8, false, false},	/* native: the bound only */
-	    {2.0e-5, 1, 0, true, true},		/* an exact reference */
+	    {3.0e-5, 1, 0, true, true},		/* an exact reference */
+	    {1.1e-5, 1, 2.1e-8, true, false},	/* f32 scan, f64 reference */
 	    {2.0e-4, 1, 1e-4, true, true},	/* over the bound itself */
 	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -940,8 +943,10 @@ static void test_judge_precision_against_the_reference_noise(void)
 		}
 		if (got && cases[i].err < 1e-4) {
 			CHECK_CONTAINS(v.reason, "times the reference's own "
-						 "float32 rounding");
-			CHECK_CONTAINS(v.reason, "lower-precision operands");
+						 "rounding error on the same "
+						 "inputs");
+			CHECK_CONTAINS(v.reason, "lower precision than "
+						 "float32");
 		}
 	}
 	kf_task_free(t);

@@ -580,8 +580,12 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 	o = eval(KB "structured/23_Softmax.py", CAND "23_Softmax/bf16_out.py",
 		 "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "precision");
+	/* Its floor, 1e5 times the measured noise, is below its own norm:
+	 * held to that. */
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "1e5 times its own float noise");
+		       "exceeds 1e-04, the most a float32 computation should "
+		       "show in any order of summation (relative to the "
+		       "reference's L1 norm)");
 	release(&o);
 	/* Timed outputs too: bfloat16 once the trials are over. */
 	o = eval(KB "structured/23_Softmax.py", RT "bf16_when_timed.py",
@@ -601,7 +605,7 @@ static void test_kernelbench_small_outputs_are_held_at_measured_noise(void)
 		 "--no-timing", NULL, NULL);
 	expect(&o, "rejected", "precision");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "relative to the larger of the reference's L1 norm");
+		       "relative to the reference's L1 norm)");
 	release(&o);
 }
 
@@ -623,7 +627,7 @@ static void test_kernelbench_summed_fp16_operands_are_held_at_measured_noise(
 			 s);
 		expect(&o, "rejected", "precision");
 		CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-			       "times the reference's own float32 rounding on "
+			       "times the reference's own rounding error on "
 			       "the same inputs");
 		release(&o);
 	}
@@ -634,6 +638,26 @@ static void test_kernelbench_summed_fp16_operands_are_held_at_measured_noise(
 	const cJSON *out0 = first_output(o.json);
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(out0, "l1_noise64")));
 	CHECK(kf_json_num(out0, "l1_noise64", 0) > 0);
+	release(&o);
+}
+
+/* An output that maps the input's own pages a second time, at an address
+ * of its own (mremap of the arena), copies nothing and follows every new
+ * input: comparing addresses does not see it, the runner's memory map read
+ * from outside does (rejected/output_alias; ok at 5.4x before). A copy
+ * made by torch passes. */
+static void test_kernelbench_output_mapping_an_input_is_an_alias(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval("redteam/kernelbench/tasks/copy_rows.py",
+				RT "remap_input.py", "--time-cap", "0.3", NULL);
+	expect(&o, "rejected", "output_alias");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "output 'out' shares memory with input 'x'");
+	release(&o);
+	o = eval("redteam/kernelbench/tasks/copy_rows.py", RT "honest_copy.py",
+		 "--time-cap", "0.3", NULL);
+	expect(&o, "ok", NULL);
 	release(&o);
 }
 
@@ -1385,6 +1409,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_exception_is_runtime_error),
     KF_TEST(test_kernelbench_small_outputs_are_held_at_measured_noise),
     KF_TEST(test_kernelbench_summed_fp16_operands_are_held_at_measured_noise),
+    KF_TEST(test_kernelbench_output_mapping_an_input_is_an_alias),
     KF_TEST(test_kernelbench_forged_share_is_charged_under_its_mean),
     KF_TEST(test_kernelbench_processes_are_seen_from_outside),
     KF_TEST(test_kernelbench_structured_inputs_stay_structured),
