@@ -1,7 +1,9 @@
 /* Row sum that handles only the sizes it was shown: the timing dims and the
  * hidden sets the task once listed in public. Anywhere else it drops the
  * last N % 8 columns. Hidden sets are now drawn per evaluation from ranges,
- * with odd sizes, so it fails there: wrong_answer. */
+ * with odd sizes, so it fails there: wrong_answer, or rejected/precision
+ * where the rows are long enough that the dropped columns stay within the
+ * tolerance (their error spread over every row). */
 #include <kforge/kernel.h>
 
 static int known(int64_t b, int64_t n)
