@@ -169,12 +169,12 @@ static void levels_chart(cJSON *sec, const cJSON *b)
 		cJSON_AddBoolToObject(one, "showLine", true);
 		cJSON_AddNumberToObject(one, "pointRadius", 0);
 		cJSON_AddNumberToObject(one, "borderWidth", 1);
-		rp_point(one, -0.5, 1);
-		rp_point(one, max_level + 0.5, 1);
+		rp_point(one, 0, 1);
+		rp_point(one, max_level + 1, 1);
 	}
+	/* Whole levels as ticks: the axis runs from 0 to one past the last
+	 * level, in steps of 1. */
 	cJSON *x = rp_axis(cfg, "x", "level", "linear");
-	cJSON_AddNumberToObject(x, "min", -0.5);
-	cJSON_AddNumberToObject(x, "max", max_level + 0.5);
 	cJSON_AddNumberToObject(cJSON_AddObjectToObject(x, "ticks"), "stepSize",
 				1);
 	rp_axis(cfg, "y", "speedup over eager (x)", "logarithmic");
