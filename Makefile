@@ -35,7 +35,7 @@ endif
 # (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make python3-venv libcjson-dev libdlpack-dev libcurl4-openssl-dev \
 	   libsqlite3-dev libmicrohttpd-dev libwslay-dev nettle-dev python3-torch \
-	   bubblewrap rsync
+	   bubblewrap rsync libjs-chart.js chromium
 
 # The runners of KernelBench-format tasks run under bubblewrap; the build
 # ships Debian's copy beside kforge for machines without it (its libraries,
@@ -44,6 +44,18 @@ ifneq ($(wildcard /usr/bin/bwrap),)
 SHIP_BWRAP = $(BUILD)/bin/bwrap
 else
 $(info kforge: no bubblewrap (make deps): build/bin/bwrap is not shipped)
+endif
+
+# `kforge report` embeds Debian's Chart.js (libjs-chart.js, MIT) in each
+# report with its license notice; the build copies both beside kforge
+# (build/share/chart.js). Chromium renders the reports in the tests.
+CHARTJS = /usr/share/javascript/chart.js/chart.min.js
+CHARTJS_LICENSE = /usr/share/doc/libjs-chart.js/copyright
+ifneq ($(wildcard $(CHARTJS)),)
+SHIP_CHARTJS = $(BUILD)/share/chart.js/chart.min.js \
+	       $(BUILD)/share/chart.js/LICENSE
+else
+$(info kforge: no libjs-chart.js (make deps): kforge report cannot draw charts)
 endif
 
 # The cuda backend opens CUDA at run time; at build time it only borrows the
@@ -56,7 +68,7 @@ endif
 .PHONY: all test check deps clean format test-gpu
 all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
 	$(BUILD)/lib/libwslay.so.1 $(BUILD)/include/dlpack/dlpack.h \
-	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP)
+	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP) $(SHIP_CHARTJS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -117,6 +129,14 @@ $(BUILD)/include/dlpack/dlpack.h: /usr/include/dlpack/dlpack.h
 $(BUILD)/bin/bwrap: /usr/bin/bwrap
 	@mkdir -p $(dir $@)
 	cp $< $@
+
+$(BUILD)/share/chart.js/chart.min.js: $(CHARTJS)
+	@mkdir -p $(dir $@)
+	cp -L $< $@
+
+$(BUILD)/share/chart.js/LICENSE: $(CHARTJS_LICENSE)
+	@mkdir -p $(dir $@)
+	cp -L $< $@
 
 # The PyTorch bridge for KernelBench-format tasks, found beside kforge.
 $(BUILD)/runner/kforge_bridge.py: runner/kforge_bridge.py

@@ -26,6 +26,11 @@ extern const char kf_compile_usage[];
 int kf_cmd_export(int argc, char **argv);
 extern const char kf_export_usage[];
 
+/* `kforge report`: a run or a bench as an HTML page or CSV
+ * (tools/kforge_report.c). */
+int kf_cmd_report(int argc, char **argv);
+extern const char kf_report_usage[];
+
 /* `kforge eval` with several candidates, --batch, --jobs or --gpus: the
  * farm (tools/kforge_evalmany.c); cmd_eval hands argv over when
  * kf_evalmany_wanted says argv asks for it. */

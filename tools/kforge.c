@@ -1869,6 +1869,7 @@ static const struct command commands[] = {
     {"runs", cmd_runs, runs_usage},
     {"show", cmd_show, show_usage},
     {"export", kf_cmd_export, kf_export_usage},
+    {"report", kf_cmd_report, kf_report_usage},
     {"serve", cmd_serve, serve_usage_text},
     {"bench", cmd_bench, bench_usage},
 };

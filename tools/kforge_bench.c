@@ -732,6 +732,53 @@ static double kb_speedup_of(const cJSON *res)
 	return cJSON_IsNumber(sp) ? sp->valuedouble : NAN;
 }
 
+/* What kforge report draws of a row's result: the timing summaries (of
+ * kforge's protocol, or KernelBench's alone), the roofline, the wall and
+ * compile seconds. */
+static void row_details(const cJSON *r, double compile_s, cJSON *row)
+{
+	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
+	if (cJSON_IsObject(tm)) {
+		cJSON *t = cJSON_AddObjectToObject(row, "timing");
+		static const char *const keys[] = {"protocol", "reference",
+						   "candidate", "pairs"};
+		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+			const cJSON *x = cJSON_GetObjectItem(tm, keys[k]);
+			if (x)
+				cJSON_AddItemToObject(t, keys[k],
+						      cJSON_Duplicate(x, 1));
+		}
+	}
+	const cJSON *rl = cJSON_GetObjectItem(r, "roofline");
+	if (cJSON_IsObject(rl))
+		cJSON_AddItemToObject(row, "roofline", cJSON_Duplicate(rl, 1));
+	if (cJSON_IsNumber(cJSON_GetObjectItem(r, "seconds")))
+		cJSON_AddNumberToObject(row, "seconds",
+					kf_json_num(r, "seconds", 0));
+	if (isfinite(compile_s))
+		cJSON_AddNumberToObject(row, "compile_s", compile_s);
+}
+
+/* The environment of the bench: that of the first result whose worker
+ * described its device, with its compiler and seed. */
+static void bench_environment(const struct item *v, int n, cJSON *sum)
+{
+	for (int i = 0; i < n; i++) {
+		const cJSON *e = cJSON_GetObjectItem(v[i].res, "environment");
+		if (!cJSON_IsObject(cJSON_GetObjectItem(e, "device")))
+			continue;
+		cJSON_AddItemToObject(sum, "environment",
+				      cJSON_Duplicate(e, 1));
+		const char *tc = kf_json_str(v[i].res, "toolchain");
+		const char *seed = kf_json_str(v[i].res, "seed");
+		if (tc)
+			cJSON_AddStringToObject(sum, "toolchain", tc);
+		if (seed)
+			cJSON_AddStringToObject(sum, "seed", seed);
+		return;
+	}
+}
+
 /* The per-task table (or its rows in sum's "tasks"): the speedup over
  * eager with its interval, and KernelBench's beside it with --protocol
  * both. */
@@ -780,6 +827,7 @@ static void report_rows(const struct bench *b, const struct item *v, int n,
 						kbs);
 		if (v[i].error)
 			cJSON_AddStringToObject(row, "error", v[i].error);
+		row_details(r, cs, row);
 		char cols[MAX_BASELINES * 16];
 		row_baselines(b, &v[i], row, cols, sizeof(cols));
 		cJSON_AddItemToArray(rows, row);
@@ -831,6 +879,7 @@ static int report(const struct bench *b, const struct item *v, int n)
 	cJSON *bs = cJSON_AddObjectToObject(sum, "baselines");
 	for (int k = 0; k < b->n_base; k++)
 		metrics_json(&m[k], cJSON_AddObjectToObject(bs, b->base[k]));
+	bench_environment(v, n, sum);
 	cJSON *er = eval_results(v, n);
 	char *text = cJSON_Print(er);
 	struct kf_err err = KF_ERR_INIT;
