@@ -17,6 +17,16 @@ LDLIBS = -lsqlite3 -lcurl -lcjson -lm -ldl -lpthread
 # messages, nettle hashes the handshake's key. Only the binaries that serve
 # or test it link them (kforge and the worker reach no code of that file).
 WS_LIBS = -lwslay -lnettle
+# The farm on Redis Streams (src/farm/redis.c): hiredis, linked by kforge
+# and the tests only. Without its header the farm's Redis functions say
+# so at run time (make deps installs it, and redis-server for the tests).
+ifneq ($(wildcard /usr/include/hiredis/hiredis.h),)
+REDIS_LIBS = -lhiredis
+SHIP_HIREDIS = $(BUILD)/lib/libhiredis.so.0.14
+$(BUILD)/src/farm/redis.o: CFLAGS += -DKF_HAVE_HIREDIS
+else
+$(info kforge: no hiredis (make deps): the Redis farm is left out)
+endif
 
 SRC := $(sort $(wildcard src/*/*.c))
 OBJ := $(SRC:%.c=$(BUILD)/%.o)
@@ -35,7 +45,7 @@ endif
 # (docs/kernelbench.md); about two minutes to install.
 DEB_PKGS = gcc make python3-venv libcjson-dev libdlpack-dev libcurl4-openssl-dev \
 	   libsqlite3-dev libmicrohttpd-dev libwslay-dev nettle-dev python3-torch \
-	   bubblewrap rsync libjs-chart.js chromium
+	   bubblewrap rsync libjs-chart.js chromium redis-server libhiredis-dev
 
 # The runners of KernelBench-format tasks run under bubblewrap; the build
 # ships Debian's copy beside kforge for machines without it (its libraries,
@@ -68,7 +78,7 @@ endif
 .PHONY: all test check deps clean format test-gpu
 all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
 	$(BUILD)/lib/libwslay.so.1 $(BUILD)/include/dlpack/dlpack.h \
-	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP) $(SHIP_CHARTJS)
+	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP) $(SHIP_CHARTJS) $(SHIP_HIREDIS)
 
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
@@ -84,7 +94,7 @@ CLI_SRC := tools/kforge.c $(sort $(wildcard tools/kforge_*.c))
 CLI_OBJ := $(CLI_SRC:%.c=$(BUILD)/%.o)
 
 $(BUILD)/kforge: $(CLI_OBJ) $(BUILD)/libkforge.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(REDIS_LIBS) $(LDLIBS)
 
 $(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
@@ -95,7 +105,7 @@ $(BUILD)/kforge-serve: $(BUILD)/tools/kforge-serve.o $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(WS_LIBS) $(LDLIBS)
 
 $(BUILD)/kforge-tests: $(TEST_OBJ) $(BUILD)/libkforge.a
-	$(CC) $(LDFLAGS) -o $@ $^ $(WS_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ $(WS_LIBS) $(REDIS_LIBS) $(LDLIBS)
 
 # The GPU machine lacks cJSON: ship Debian's copy beside the binaries.
 $(BUILD)/lib/libcjson.so.1:
@@ -118,6 +128,13 @@ $(BUILD)/lib/libwslay.so.1:
 	@mkdir -p $(dir $@)
 	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
 		[ -e $$d/libwslay.so.1 ] && echo $$d/libwslay.so.1 && break; \
+		done) $@
+
+# Nor hiredis (the Redis farm's client).
+$(BUILD)/lib/libhiredis.so.0.14:
+	@mkdir -p $(dir $@)
+	cp -L $$(for d in /usr/lib/x86_64-linux-gnu /usr/lib64 /usr/lib; do \
+		[ -e $$d/libhiredis.so.0.14 ] && echo $$d/libhiredis.so.0.14 && break; \
 		done) $@
 
 # The GPU machine lacks DLPack's header too: candidates compiled there

@@ -31,19 +31,20 @@ extern const struct kf_test kf_tests_server[];
 extern const struct kf_test kf_tests_server_openenv[];
 extern const struct kf_test kf_tests_gpu[];
 extern const struct kf_test kf_tests_farm[];
+extern const struct kf_test kf_tests_farm_redis[];
 extern const struct kf_test kf_tests_kernelbench[];
 extern const struct kf_test kf_tests_worker[];
 extern const struct kf_test kf_tests_export[];
 extern const struct kf_test kf_tests_report[];
 
 static const struct kf_test *const all_tables[] = {
-    kf_tests_base,	  kf_tests_task,   kf_tests_compile,
-    kf_tests_backend,	  kf_tests_eval,   kf_tests_judge,
-    kf_tests_cli,	  kf_tests_llm,	   kf_tests_prompt,
-    kf_tests_reward,	  kf_tests_store,  kf_tests_search,
-    kf_tests_server,	  kf_tests_gpu,	   kf_tests_farm,
-    kf_tests_kernelbench, kf_tests_worker, kf_tests_server_openenv,
-    kf_tests_export,	  kf_tests_report,
+    kf_tests_base,	  kf_tests_task,       kf_tests_compile,
+    kf_tests_backend,	  kf_tests_eval,       kf_tests_judge,
+    kf_tests_cli,	  kf_tests_llm,	       kf_tests_prompt,
+    kf_tests_reward,	  kf_tests_store,      kf_tests_search,
+    kf_tests_server,	  kf_tests_gpu,	       kf_tests_farm,
+    kf_tests_kernelbench, kf_tests_worker,     kf_tests_server_openenv,
+    kf_tests_export,	  kf_tests_report,     kf_tests_farm_redis,
 };
 
 static char tmpdir[256];

@@ -37,6 +37,15 @@ extern const char kf_report_usage[];
 int kf_cmd_evalmany(int argc, char **argv);
 int kf_evalmany_wanted(int argc, char **argv);
 
+/* `kforge farm worker|status`: the farm on Redis Streams
+ * (tools/kforge_farm.c). */
+int kf_cmd_farm(int argc, char **argv);
+extern const char kf_farm_usage[];
+/* Checks a --redis URL (NULL: missing): 0, or the error's code with err
+ * saying why, naming --redis (tools/kforge_farm.c). */
+struct kf_err;
+int kf_farm_redis_url(const char *url, struct kf_err *err);
+
 /* Parses the value of --energy-time (seconds, 0 to KF_ENERGY_MAX_S; 0
  * skips energy) into *out; on a bad value prints why, naming the flag, and
  * returns 2 (tools/kforge_evalmany.c). */

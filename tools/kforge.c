@@ -330,6 +330,9 @@ static const char eval_usage[] =
     "                       (default: all visible; host: evaluations at\n"
     "                       once, default 1); one line per candidate;\n"
     "                       --batch FILE: \"TASK CANDIDATE\" lines\n"
+    "  --redis URL          with several candidates or --batch: evaluate\n"
+    "                       on the farm's workers (kforge farm worker,\n"
+    "                       docs/scale.md); --deadline S to wait (3600)\n"
     "\n"
     "Exit status: 0 ok, 1 another verdict, 2 bad usage or engine error.\n";
 
@@ -1872,6 +1875,7 @@ static const struct command commands[] = {
     {"report", kf_cmd_report, kf_report_usage},
     {"serve", cmd_serve, serve_usage_text},
     {"bench", cmd_bench, bench_usage},
+    {"farm", kf_cmd_farm, kf_farm_usage},
 };
 
 static void usage(FILE *f)

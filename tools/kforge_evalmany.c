@@ -15,12 +15,14 @@
 #include <kforge/base.h>
 #include <kforge/eval.h>
 #include <kforge/farm.h>
+#include <kforge/farm_redis.h>
 
 #include "commands.h"
 
 static const char evalmany_usage[] =
     "usage: kforge eval TASK CANDIDATE... [--jobs N] [--gpus N] [options]\n"
     "       kforge eval --batch FILE [--jobs N] [--gpus N] [options]\n"
+    "       kforge eval --batch FILE --redis URL [--deadline S] [options]\n"
     "\n"
     "Evaluates every CANDIDATE against TASK: N threads compile ahead\n"
     "(--jobs, default: the cores) while each GPU measures one candidate\n"
@@ -31,6 +33,13 @@ static const char evalmany_usage[] =
     "on stderr when it is a terminal. The options of a single eval apply\n"
     "to each (see kforge eval --help). --batch FILE: a mixed batch,\n"
     "one \"TASK CANDIDATE\" pair a line (# starts a comment).\n"
+    "--redis URL: the evaluations run on the farm's workers (kforge farm\n"
+    "worker, docs/scale.md) instead of here: each candidate's source\n"
+    "travels in its job, tasks are paths in the kforge tree every node\n"
+    "has; the output is the local one's, and a summary line on stderr\n"
+    "(answered, duplicates dropped, taken over, seconds). --deadline S:\n"
+    "how long to wait for the results (default 3600); a job not answered\n"
+    "by then is withdrawn and its line an error.\n"
     "\n"
     "Exit status: 0 all ok, 1 another verdict, 2 bad usage or an error.\n";
 
@@ -50,6 +59,8 @@ enum {
 	O_BATCH,
 	O_PYTHON,
 	O_ENERGY_TIME,
+	O_REDIS,
+	O_DEADLINE,
 	O_HELP,
 };
 
@@ -69,6 +80,8 @@ static const struct option longopts[] = {
     {"batch", required_argument, NULL, O_BATCH},
     {"python", required_argument, NULL, O_PYTHON},
     {"energy-time", required_argument, NULL, O_ENERGY_TIME},
+    {"redis", required_argument, NULL, O_REDIS},
+    {"deadline", required_argument, NULL, O_DEADLINE},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -87,7 +100,7 @@ int kf_evalmany_wanted(int argc, char **argv)
 			continue;
 		}
 		if (!strncmp(a, "--jobs", 6) || !strncmp(a, "--gpus", 6) ||
-		    !strncmp(a, "--batch", 7))
+		    !strncmp(a, "--batch", 7) || !strncmp(a, "--redis", 7))
 			return 1;
 		const struct option *o = longopts;
 		size_t k = strcspn(a + 2, "=");
@@ -179,7 +192,8 @@ int kf_cmd_evalmany(int argc, char **argv)
 {
 	struct kf_farm_opts fo = KF_FARM_OPTS_INIT;
 	bool json = false;
-	const char *batch = NULL;
+	const char *batch = NULL, *redis = NULL;
+	double deadline = 3600;
 	long v = 0;
 	int ch;
 	optind = 1;
@@ -250,6 +264,13 @@ int kf_cmd_evalmany(int argc, char **argv)
 			if (kf_parse_energy_time(optarg, &fo.eval.energy_s))
 				return 2;
 			break;
+		case O_REDIS:
+			redis = optarg;
+			break;
+		case O_DEADLINE:
+			if (positive("--deadline", optarg, &deadline))
+				return 2;
+			break;
 		case O_HELP:
 			fputs(evalmany_usage, stdout);
 			return 0;
@@ -257,6 +278,16 @@ int kf_cmd_evalmany(int argc, char **argv)
 			return bad("%s: unknown option '%s' (see --help)",
 				   argv[0], argv[optind - 1]);
 		}
+	}
+	if (redis) {
+		struct kf_err e = KF_ERR_INIT;
+		if (kf_farm_redis_url(redis, &e))
+			return bad("%s%s", e.msg, "");
+		if (fo.jobs || fo.slots)
+			return bad("%s: does not apply with --redis (each "
+				   "worker's --gpus says how many it runs "
+				   "at once)%s",
+				   fo.jobs ? "--jobs" : "--gpus", "");
 	}
 	const char *task = NULL;
 	int n = 0;
@@ -312,10 +343,15 @@ int kf_cmd_evalmany(int argc, char **argv)
 	fo.progress = progress;
 	fo.progress_arg = &b;
 	struct kf_err err = KF_ERR_INIT;
-	if (kf_farm_run(task, items, n, &fo, &err)) {
+	struct kf_rfarm_stats rs = {0};
+	if (redis ? kf_rfarm_submit(redis, task, items, n, &fo.eval, deadline,
+				    progress, &b, &rs, &err)
+		  : kf_farm_run(task, items, n, &fo, &err)) {
 		free(items);
 		free(text);
-		return bad("%s%s", err.msg, "");
+		return bad("%s%s",
+			   redis && err.code == KF_EIO ? "--redis " : "",
+			   err.msg);
 	}
 	if (b.on)
 		fputs("\r\033[K", stderr);
@@ -338,7 +374,10 @@ int kf_cmd_evalmany(int argc, char **argv)
 		if (st != KF_STATUS_OK && rc == 0)
 			rc = 1;
 		if (arr) {
-			cJSON *fm = cJSON_AddObjectToObject(it->result, "farm");
+			cJSON *fm = cJSON_GetObjectItem(it->result, "farm");
+			if (!cJSON_IsObject(fm))
+				fm =
+				    cJSON_AddObjectToObject(it->result, "farm");
 			cJSON_AddNumberToObject(fm, "device", it->device);
 			cJSON_AddNumberToObject(fm, "compile_s", it->compile_s);
 			cJSON_AddNumberToObject(fm, "wait_s", it->wait_s);
@@ -365,6 +404,15 @@ int kf_cmd_evalmany(int argc, char **argv)
 		puts(s);
 		free(s);
 		cJSON_Delete(arr);
+	}
+	if (redis) {
+		fflush(stdout);
+		fprintf(stderr,
+			"kforge: farm: %d jobs, %d answered, %d duplicates "
+			"dropped, %d taken over, %d abandoned, %d "
+			"reconnects, %.1f s\n",
+			rs.jobs, rs.answered, rs.duplicates, rs.reclaimed,
+			rs.abandoned, rs.reconnects, rs.seconds);
 	}
 	free(items);
 	free(text);
