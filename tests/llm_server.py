@@ -6,8 +6,17 @@ exits by itself after a timeout. Standard library only.
 
     llm_server.py SCRIPT.json --log REQUESTS.jsonl [--timeout SECONDS]
 
-SCRIPT is {"steps": [STEP, ...]}; request k gets step k, and a request past
-the last step gets HTTP 410. A STEP is an object with any of:
+SCRIPT is {"steps": [STEP, ...], "rules": [RULE, ...]}. A request that a
+rule matches gets that rule's reply, as often as it comes: a RULE is a STEP
+with "when", a list of strings that the request's messages must all contain,
+and "unless", a list of strings none of which they may contain; the first
+rule that matches answers. Other requests take the steps in order: request k
+gets step k, and a request past the last step gets HTTP 410. Rules make a
+model whose reply depends on the prompt alone, so that a policy's choices
+decide what it is answered. The script's own "delay_ms" delays every
+request before it takes a step or rule, and a request whose client has gone
+by then takes none (a test that kills its client loses no step). A STEP is
+an object with any of:
     status        HTTP status (default 200)
     delay_ms      wait this long before answering
     headers       extra response headers, {"Retry-After": "1"}
@@ -28,14 +37,34 @@ import argparse
 import http.server
 import json
 import os
+import select
+import socket
 import sys
 import threading
 import time
 
 
+def prompt_text(request):
+    if not isinstance(request, dict):
+        return ""
+    msgs = request.get("messages")
+    if not isinstance(msgs, list):
+        return ""
+    return "\n".join(m.get("content", "") for m in msgs
+                     if isinstance(m, dict)
+                     and isinstance(m.get("content"), str))
+
+
+def rule_matches(rule, text):
+    return (all(w in text for w in rule.get("when", []))
+            and not any(u in text for u in rule.get("unless", [])))
+
+
 class Script:
-    def __init__(self, steps, log_path):
+    def __init__(self, steps, log_path, rules=(), delay_ms=0):
         self.steps = steps
+        self.delay_ms = delay_ms
+        self.rules = list(rules)
         self.next = 0
         self.lock = threading.Lock()
         self.log = open(log_path, "a", encoding="utf-8")
@@ -44,6 +73,10 @@ class Script:
         with self.lock:
             self.log.write(json.dumps(record) + "\n")
             self.log.flush()
+            text = prompt_text(record.get("body"))
+            for rule in self.rules:
+                if rule_matches(rule, text):
+                    return rule
             k = self.next
             self.next += 1
             return self.steps[k] if k < len(self.steps) else None
@@ -82,6 +115,14 @@ def completion(step, request):
     return json.dumps(reply).encode("utf-8")
 
 
+def client_gone(conn):
+    try:
+        r, _, _ = select.select([conn], [], [], 0)
+        return bool(r) and conn.recv(1, socket.MSG_PEEK) == b""
+    except OSError:
+        return True
+
+
 def make_handler(script):
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -102,6 +143,11 @@ def make_handler(script):
                 "headers": {k.lower(): v for k, v in self.headers.items()},
                 "body": body,
             }
+            if script.delay_ms:
+                time.sleep(script.delay_ms / 1000.0)
+                if client_gone(self.connection):
+                    self.close_connection = True
+                    return
             step = script.take(record)
             if step is None:
                 step = {"status": 410,
@@ -140,8 +186,9 @@ def main():
     ap.add_argument("--timeout", type=float, default=30.0)
     args = ap.parse_args()
     with open(args.script, encoding="utf-8") as f:
-        steps = json.load(f)["steps"]
-    script = Script(steps, args.log)
+        spec = json.load(f)
+    script = Script(spec.get("steps", []), args.log, spec.get("rules", []),
+                    spec.get("delay_ms", 0))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0),
                                              make_handler(script))
     server.daemon_threads = True

@@ -916,6 +916,13 @@ enum {
 	OO_TOP,
 	OO_LEVEL,
 	OO_SUITE,
+	OO_WIDEN_C,
+	OO_WIDEN_ALPHA,
+	OO_EXPLORE,
+	OO_FAIL_REWARD,
+	OO_ISLANDS,
+	OO_BINS,
+	OO_MIGRATE_EVERY,
 	OO_HELP,
 };
 
@@ -950,6 +957,13 @@ static const struct option search_longopts[] = {
     {"top", required_argument, NULL, OO_TOP},
     {"level", required_argument, NULL, OO_LEVEL},
     {"suite", required_argument, NULL, OO_SUITE},
+    {"widen-c", required_argument, NULL, OO_WIDEN_C},
+    {"widen-alpha", required_argument, NULL, OO_WIDEN_ALPHA},
+    {"explore", required_argument, NULL, OO_EXPLORE},
+    {"fail-reward", required_argument, NULL, OO_FAIL_REWARD},
+    {"islands", required_argument, NULL, OO_ISLANDS},
+    {"bins", required_argument, NULL, OO_BINS},
+    {"migrate-every", required_argument, NULL, OO_MIGRATE_EVERY},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1177,6 +1191,28 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 				return kf_cli_die("--suite: an empty name");
 			a->suite = optarg;
 			break;
+		case OO_WIDEN_C:
+		case OO_WIDEN_ALPHA:
+		case OO_EXPLORE:
+		case OO_FAIL_REWARD:
+		case OO_ISLANDS:
+		case OO_BINS:
+		case OO_MIGRATE_EVERY: {
+			/* The policy checks the range, naming the flag. */
+			char *end;
+			x = strtod(optarg, &end);
+			if (!*optarg || *end || !isfinite(x))
+				return kf_cli_die("--%s: '%s' is not a number",
+						  name, optarg);
+			char key[32];
+			snprintf(key, sizeof(key), "%s", name);
+			for (char *k = key; *k; k++)
+				if (*k == '-')
+					*k = '_';
+			cJSON_DeleteItemFromObject(a->popts, key);
+			cJSON_AddNumberToObject(a->popts, key, x);
+			break;
+		}
 		case OO_HELP:
 			a->help = true;
 			break;
@@ -1184,6 +1220,29 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 	}
 	return 0;
 }
+/* The options that belong to one policy: given for another, an error. */
+static int check_policy_options(const struct search_args *a)
+{
+	static const struct {
+		const char *key, *flag, *policies;
+	} own[] = {
+	    {"widen_c", "--widen-c", "mcts"},
+	    {"widen_alpha", "--widen-alpha", "mcts"},
+	    {"explore", "--explore", "mcts"},
+	    {"fail_reward", "--fail-reward", "mcts"},
+	    {"islands", "--islands", "islands"},
+	    {"bins", "--bins", "islands"},
+	    {"migrate_every", "--migrate-every", "islands"},
+	};
+	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
+		if (cJSON_GetObjectItem(a->popts, own[i].key) &&
+		    strcmp(a->so.policy, own[i].policies))
+			return kf_cli_die("%s: applies to --policy %s, not %s",
+					  own[i].flag, own[i].policies,
+					  a->so.policy);
+	return 0;
+}
+
 
 /* A run id argument: a positive integer. */
 static int parse_run(const char *cmd, const char *s, int64_t *run)
@@ -1198,10 +1257,12 @@ static int parse_run(const char *cmd, const char *s, int64_t *run)
 }
 
 static const char optimize_usage[] =
-    "usage: kforge optimize TASK [--policy tune|replay|llm] [--budget N]\n"
+    "usage: kforge optimize TASK [--policy tune|replay|llm|mcts|islands]\n"
+    "                       [--budget N]\n"
     "                       [--parallel K] [options]\n"
     "       kforge optimize --resume RUN [--db FILE] [--parallel K]\n"
-    "       kforge optimize DIR|TASK.py... --policy replay|llm [--level N]\n"
+    "       kforge optimize DIR|TASK.py... --policy replay|llm|mcts|islands\n"
+    "                       [--level N]\n"
     "                       [--suite NAME] [options]\n"
     "\n"
     "Searches for the fastest verified kernel for TASK within a budget of\n"
@@ -1222,7 +1283,10 @@ static const char optimize_usage[] =
     "\n"
     "  --policy P           tune (default): the built-in tuner over the\n"
     "                       KF_PARAM declarations of one source; replay:\n"
-    "                       recorded candidates; llm: a model\n"
+    "                       recorded candidates; llm: a model, shown\n"
+    "                       earlier candidates; mcts: a model over a\n"
+    "                       tree of lineages; islands: a model over\n"
+    "                       islands of MAP-Elites archives\n"
     "  --from PATH          tune: the source to tune (default\n"
     "                       TASK/candidates/tunable.c, .cu on cuda);\n"
     "                       replay: a directory, a .jsonl file or a file\n"
@@ -1249,6 +1313,18 @@ static const char optimize_usage[] =
     "  --template NAME      the template (default contrastive)\n"
     "  --tune-each N        evaluations for each reply that declares\n"
     "                       KF_PARAM (default 6)\n"
+    "MCTS policy (the client's and template options as for llm):\n"
+    "  --widen-c C          progressive widening: a node of N visits has\n"
+    "                       at most ceil(C * N^A) children (default 1)\n"
+    "  --widen-alpha A      0 to 1 (default 0.5)\n"
+    "  --explore K          UCT's exploration weight (default 1)\n"
+    "  --fail-reward R      the reward of a failure, and the floor of the\n"
+    "                       log speedup (default -2, -100 to 0)\n"
+    "Islands policy (the client's and template options as for llm):\n"
+    "  --islands N          islands, 1 to 64 (default 4)\n"
+    "  --bins B             cells per descriptor, 1 to 16 (default 4)\n"
+    "  --migrate-every K    results between migrations (default 10;\n"
+    "                       0: never)\n"
     "Evaluation, as in kforge eval:\n"
     "  --backend host|cuda  --time-cap S (default 2)  --trials N\n"
     "  --eval-seed N  --call-timeout-ms MS  --mem-limit-mb MB  --no-cache\n"
@@ -1577,8 +1653,11 @@ static int cmd_optimize(int argc, char **argv)
 			      "llm-config llm examples templates template "
 			      "tune-each backend time-cap trials eval-seed "
 			      "call-timeout-ms mem-limit-mb no-cache level suite "
-			      "help");
+			      "widen-c widen-alpha explore fail-reward islands "
+			      "bins migrate-every help");
 	if (rc)
+		goto out;
+	if (!a.so.resume && (rc = check_policy_options(&a)))
 		goto out;
 	if (a.help) {
 		fputs(optimize_usage, stdout);

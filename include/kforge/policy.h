@@ -80,11 +80,15 @@ struct kf_observation {
 	int64_t candidate;  /* its store id */
 	const char *sha256; /* of source */
 	const char *source;
-	const char *origin;  /* may be NULL */
-	const cJSON *params; /* may be NULL */
-	const cJSON *result; /* the result JSON (docs/results.md) */
-	const char *status;  /* "ok", "wrong_answer", ... */
-	double speedup;	     /* median speedup; 0 when not timed */
+	const char *origin;	/* may be NULL */
+	const cJSON *params;	/* may be NULL */
+	const cJSON *result;	/* the result JSON (docs/results.md) */
+	const char *status;	/* "ok", "wrong_answer", ... */
+	double speedup;		/* median speedup; 0 when not timed */
+	const int64_t *parents; /* the store ids it was made from, as its
+				   proposal named them (the first is the
+				   one it refines); may be NULL */
+	int n_parents;
 };
 
 /* What a policy is opened with; borrowed for the policy's lifetime. */
@@ -95,7 +99,13 @@ struct kf_policy_env {
 	const cJSON *options;	    /* the policy's options object (see
 				       docs/optimize.md); never NULL */
 	int budget;		    /* evaluations of the run */
-	uint64_t seed;		    /* for the policy's random choices */
+	uint64_t seed;		    /* for the policy's random choices: the
+				       run's seed mixed with the evaluations
+				       done before this session */
+	uint64_t run_seed;	    /* the run's seed, the same in every
+				       session: for choices that a resumed
+				       run must make as the first session
+				       would have */
 	struct kf_store *store;	    /* where the llm policy records its
 				       calls */
 	int64_t run;
@@ -125,9 +135,11 @@ struct kf_policy_ops {
 	void (*close)(void *state);
 };
 
-/* The built-in policies: "replay", "tune", "llm"; NULL when unknown. */
+/* The built-in policies: "replay", "tune", "llm", "mcts", "islands"; NULL
+ * when unknown. */
 const struct kf_policy_ops *kf_policy_find(const char *name);
-/* Names of the built-in policies, "replay|tune|llm"; static storage. */
+/* Names of the built-in policies, "islands|llm|mcts|replay|tune"; static
+ * storage. */
 const char *kf_policy_names(void);
 
 struct kf_policy;

@@ -13,9 +13,8 @@ struct kf_policy {
 };
 
 static const struct kf_policy_ops *const builtin[] = {
-    &kf_policy_replay_ops,
-    &kf_policy_tune_ops,
-    &kf_policy_llm_ops,
+    &kf_policy_replay_ops, &kf_policy_tune_ops,	   &kf_policy_llm_ops,
+    &kf_policy_mcts_ops,   &kf_policy_islands_ops,
 };
 
 const struct kf_policy_ops *kf_policy_find(const char *name)
@@ -28,7 +27,7 @@ const struct kf_policy_ops *kf_policy_find(const char *name)
 
 const char *kf_policy_names(void)
 {
-	return "llm|replay|tune";
+	return "islands|llm|mcts|replay|tune";
 }
 
 void kf_policy_proposal_release(struct kf_proposal *p)

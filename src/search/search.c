@@ -32,6 +32,8 @@ struct rec {
 	double speedup;
 	cJSON *params;
 	cJSON *result;
+	int64_t parents[KF_POLICY_PARENTS_MAX];
+	int n_parents;
 };
 
 /* One evaluation in flight. */
@@ -46,6 +48,8 @@ struct slot {
 	char *path;
 	int attempts;
 	bool pending; /* a candidate stored by an earlier session */
+	int64_t parents[KF_POLICY_PARENTS_MAX];
+	int n_parents;
 };
 
 struct loop {
@@ -116,7 +120,7 @@ static uint64_t draw_seed(void)
 
 static void rec_add(struct loop *l, int64_t id, const char *sha,
 		    const char *source, const char *origin, const cJSON *params,
-		    cJSON *result)
+		    const int64_t *parents, int n_parents, cJSON *result)
 {
 	l->recs =
 	    kf_xrealloc(l->recs, sizeof(*l->recs) * (size_t)(l->n_recs + 1));
@@ -134,6 +138,22 @@ static void rec_add(struct loop *l, int64_t id, const char *sha,
 	r->speedup = cJSON_IsNumber(sp) ? sp->valuedouble : 0;
 	r->params = params ? cJSON_Duplicate(params, 1) : NULL;
 	r->result = result;
+	r->n_parents = 0;
+	for (int i = 0; i < n_parents && i < KF_POLICY_PARENTS_MAX; i++)
+		r->parents[r->n_parents++] = parents[i];
+}
+
+/* The ids of a stored candidate's "parents" array. */
+static int parents_from(const cJSON *c, int64_t *out)
+{
+	int n = 0;
+	const cJSON *p;
+	cJSON_ArrayForEach(p, cJSON_GetObjectItem(c, "parents"))
+	{
+		if (n < KF_POLICY_PARENTS_MAX && cJSON_IsNumber(p))
+			out[n++] = (int64_t)p->valuedouble;
+	}
+	return n;
 }
 
 static void observe(struct loop *l, const struct rec *r)
@@ -147,6 +167,8 @@ static void observe(struct loop *l, const struct rec *r)
 	    .result = r->result,
 	    .status = r->status,
 	    .speedup = r->speedup,
+	    .parents = r->parents,
+	    .n_parents = r->n_parents,
 	};
 	kf_policy_observe(l->pol, &obs);
 }
@@ -229,9 +251,13 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 	cJSON *res = NULL;
 	cJSON *msg;
 	const char *ext = strrchr(path, '.');
-	char *label = kf_xasprintf("candidate-%lld%s", (long long)cand,
-				   ext ? ext : "");
-	if (kf_eval(l->task_path, path, &l->eo, &res, &err)) {
+	char *label =
+	    kf_xasprintf("candidate-%lld%s", (long long)cand, ext ? ext : "");
+	const char *table = getenv("KFORGE_SCORES");
+	int rc = table && *table
+		     ? kf_search_score(table, path, &res, &err)
+		     : kf_eval(l->task_path, path, &l->eo, &res, &err);
+	if (rc) {
 		msg = cJSON_CreateObject();
 		char *e = replaced(err.msg, path, label);
 		cJSON_AddStringToObject(msg, "engine_error", e);
@@ -242,7 +268,7 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 	}
 	free(label);
 	struct kf_err werr = KF_ERR_INIT;
-	int rc = kf_frame_write(fd, msg, &werr);
+	rc = kf_frame_write(fd, msg, &werr);
 	_exit(rc ? 1 : 0);
 }
 
@@ -347,6 +373,8 @@ static int start_proposal(struct loop *l, struct kf_proposal *p,
 	s->source = p->source;
 	s->origin = p->origin;
 	s->params = p->params;
+	memcpy(s->parents, p->parents, sizeof(s->parents));
+	s->n_parents = p->n_parents;
 	p->source = p->origin = NULL;
 	p->params = NULL;
 	rc = slot_start(l, s, err);
@@ -371,6 +399,7 @@ static int start_queued(struct loop *l, struct kf_err *err)
 	s->source = kf_xstrdup(kf_json_str(c, "source"));
 	s->origin = origin ? kf_xstrdup(origin) : NULL;
 	s->params = cJSON_IsObject(params) ? cJSON_Duplicate(params, 1) : NULL;
+	s->n_parents = parents_from(c, s->parents);
 	s->pending = true;
 	int rc = slot_start(l, s, err);
 	if (rc)
@@ -473,7 +502,7 @@ static int wait_one(struct loop *l, struct kf_err *err)
 		l->evaluated++;
 		l->session++;
 		rec_add(l, s->cand, s->sha, s->source, s->origin, s->params,
-			res);
+			s->parents, s->n_parents, res);
 		struct rec *rec = &l->recs[l->n_recs - 1];
 		kf_progress_result(&l->prog, l->evaluated, s->cand, rec->status,
 				   rec->speedup, res, rec->params);
@@ -509,10 +538,13 @@ static int load_history(struct loop *l, struct kf_err *err)
 						kf_json_str(e, "status"));
 		}
 		const cJSON *params = cJSON_GetObjectItem(c, "params");
+		int64_t parents[KF_POLICY_PARENTS_MAX];
+		int np = parents_from(c, parents);
 		rec_add(l, (int64_t)kf_json_num(c, "id", 0),
 			kf_json_str(c, "sha256"), kf_json_str(c, "source"),
 			kf_json_str(c, "origin"),
-			cJSON_IsObject(params) ? params : NULL, res);
+			cJSON_IsObject(params) ? params : NULL, parents, np,
+			res);
 		l->evaluated++;
 		kf_progress_history(&l->prog, l->recs[l->n_recs - 1].id,
 				    l->recs[l->n_recs - 1].status,
@@ -736,8 +768,8 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 	env.options = cJSON_IsObject(popts) ? popts : empty;
 	env.budget = l.budget;
 	/* Each session draws its own random choices. */
-	env.seed = (seed ? strtoull(seed, NULL, 10) : 1) +
-		   0x9e3779b97f4a7c15ull * (uint64_t)l.evaluated;
+	env.run_seed = seed ? strtoull(seed, NULL, 10) : 1;
+	env.seed = env.run_seed + 0x9e3779b97f4a7c15ull * (uint64_t)l.evaluated;
 	env.store = store;
 	env.run = l.run;
 	env.note = note_cb;

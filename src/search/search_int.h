@@ -49,6 +49,17 @@ void kf_progress_tick(struct kf_progress *p);
 void kf_progress_end(struct kf_progress *p);
 void kf_progress_release(struct kf_progress *p);
 
+/*
+ * The result of the candidate at path from the table KFORGE_SCORES names,
+ * in place of an evaluation: JSON lines, the first whose "contains" is a
+ * substring of the source, or whose "code" (or "source") is the same code
+ * (kf_prompt_same_code), gives its "result", an export line's
+ * "evaluation.result", or one made of "status" (default ok), "speedup" and
+ * "fraction" (roofline). KF_ENOENT when no line matches.
+ */
+int kf_search_score(const char *table, const char *path, cJSON **out,
+		    struct kf_err *err);
+
 /* Index of a status name in the progress counts. */
 int kf_progress_status_index(const char *status);
 /* Name of a progress count index. */
