@@ -226,6 +226,10 @@ static void test_mcts_expands_by_uct_within_the_widening_limit(void)
 	struct outcome o = KFORGE(MCTS_ARGS(srv.url, db), "--json");
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, "policy mcts");
+	/* A scored run says so: nothing in it is verified. */
+	CHECK_CONTAINS(o.out, ": candidates are scored from that table, not "
+			      "evaluated; no result of this session is "
+			      "verified");
 	/* What the notes say of the widening limit. */
 	CHECK_CONTAINS(o.out,
 		       "mcts: expanding the root (visits 0, children 0 of 1)");

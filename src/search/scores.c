@@ -93,6 +93,10 @@ int kf_search_score(const char *table, const char *path, cJSON **out,
 			snprintf(where, sizeof(where), "%.280s:%d", table,
 				 lineno);
 			*out = line_result(line, where);
+			/* Every scored result says so, a recorded one too:
+			 * nothing verified it in this run. */
+			cJSON_DeleteItemFromObject(*out, "scored");
+			cJSON_AddStringToObject(*out, "scored", where);
 		}
 		cJSON_Delete(line);
 		if (*out)

@@ -804,6 +804,17 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 	props = kf_xcalloc((size_t)l.parallel, sizeof(*props));
 	kf_progress_start(&l.prog, l.run, l.task_id, l.backend, l.policy_name,
 			  l.parallel, o->resume != 0, l.evaluated);
+	const char *scores = getenv("KFORGE_SCORES");
+	if (scores && *scores) {
+		/* Said at every start: its results are a table's, not
+		 * verified (each result carries "scored"). */
+		char *line = kf_xasprintf(
+		    "KFORGE_SCORES=%s: candidates are scored from that table, "
+		    "not evaluated; no result of this session is verified",
+		    scores);
+		kf_progress_note(&l.prog, line);
+		free(line);
+	}
 	for (int i = 0; i < l.n_recs; i++)
 		observe(&l, &l.recs[i]);
 
