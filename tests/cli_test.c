@@ -36,13 +36,9 @@ static struct outcome kforge(const char *a0, const char *a1, const char *a2,
 	for (int i = 0; i < 5 && args[i]; i++)
 		argv[n++] = (char *)args[i];
 	argv[n] = NULL;
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, run_timeout_ms, 1 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	CHECK(WIFEXITED(status));
-	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb)};
+	int ec = 0;
+	char *out = kf_test_run(argv, run_timeout_ms, 1 << 20, &ec);
+	struct outcome o = {ec, out};
 	free(exe);
 	return o;
 }

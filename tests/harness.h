@@ -80,6 +80,11 @@ struct kf_test {
 	} while (0)
 
 /* Where the built binaries are ($KFORGE_BUILD, default "build"). */
+/* Runs argv (argv[0] a path) to its end within timeout_ms, its stdout and
+ * stderr together kept up to cap bytes, and returns them (malloc'd) with
+ * its exit code in *code; a process that cannot be run, or that a signal
+ * ends, fails the test (its output is still returned). */
+char *kf_test_run(char *const argv[], int timeout_ms, size_t cap, int *code);
 const char *kf_test_build_dir(void);
 /* A fresh empty directory for this case (removed by the runner). */
 const char *kf_test_tmpdir(void);

@@ -42,14 +42,7 @@ static char *run_kforge(char **argv, int n, const char *const extra[3],
 	for (int i = 0; i < 3 && extra[i]; i++)
 		argv[n++] = (char *)extra[i];
 	argv[n] = NULL;
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, timeout_ms, 4 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	CHECK(WIFEXITED(status));
-	*code = WEXITSTATUS(status);
-	return kf_strbuf_detach(&sb);
+	return kf_test_run(argv, timeout_ms, 4 << 20, code);
 }
 
 /* Runs `kforge eval TASK CAND --json --seed 1 --trials 5 [extra...]`. */

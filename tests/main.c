@@ -51,6 +51,19 @@ static const struct kf_test *const all_tables[] = {
 
 static char tmpdir[256];
 
+char *kf_test_run(char *const argv[], int timeout_ms, size_t cap, int *code)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	int status = 0;
+	int rc = kf_proc_run(argv, timeout_ms, cap, &sb, &status, &err);
+	CHECK_MSG(rc == 0, "%s: %s", argv[0], err.msg);
+	CHECK_MSG(WIFEXITED(status), "%s ended by signal %d", argv[0],
+		  WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+	*code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+	return kf_strbuf_detach(&sb);
+}
+
 const char *kf_test_build_dir(void)
 {
 	const char *b = getenv("KFORGE_BUILD");

@@ -41,14 +41,10 @@ static char **argv_of(const char *const *args)
 static struct outcome kforge_v(const char *const *args)
 {
 	char **argv = argv_of(args);
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, 240000, 4 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	CHECK(WIFEXITED(status));
+	int ec = 0;
+	char *out = kf_test_run(argv, 240000, 4 << 20, &ec);
 	free(argv[0]);
-	return (struct outcome){WEXITSTATUS(status), kf_strbuf_detach(&sb)};
+	return (struct outcome){ec, out};
 }
 
 #define KFORGE(...) kforge_v((const char *const[]){__VA_ARGS__, NULL})

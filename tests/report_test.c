@@ -28,13 +28,9 @@ struct outcome {
 
 static struct outcome run_argv(char *const *argv, int timeout_ms)
 {
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, timeout_ms, 64 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s: %s", argv[0], err.msg);
-	CHECK(WIFEXITED(status));
-	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb)};
+	int ec = 0;
+	char *out = kf_test_run(argv, timeout_ms, 64 << 20, &ec);
+	struct outcome o = {ec, out};
 	return o;
 }
 

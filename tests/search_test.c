@@ -40,13 +40,9 @@ static struct outcome kforge_v(const char *const *args)
 		argv[n] = (char *)args[n - 1];
 	}
 	argv[n] = NULL;
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	struct kf_err err = KF_ERR_INIT;
-	int status = 0;
-	int rc = kf_proc_run(argv, 240000, 4 << 20, &sb, &status, &err);
-	CHECK_MSG(rc == 0, "%s", err.msg);
-	CHECK(WIFEXITED(status));
-	struct outcome o = {WEXITSTATUS(status), kf_strbuf_detach(&sb)};
+	int ec = 0;
+	char *out = kf_test_run(argv, 240000, 4 << 20, &ec);
+	struct outcome o = {ec, out};
 	free(exe);
 	return o;
 }
