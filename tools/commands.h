@@ -30,6 +30,11 @@ extern const char kf_export_usage[];
  * (tools/kforge_report.c). */
 int kf_cmd_report(int argc, char **argv);
 extern const char kf_report_usage[];
+/* Writes kforge report's HTML page of a bench's summary (what kforge bench
+ * --json prints) to path: 0, or 2 with the reason printed
+ * (tools/kforge_report.c). */
+struct cJSON;
+int kf_report_bench_page(const struct cJSON *bench, const char *path);
 
 /* `kforge eval` with several candidates, --batch, --jobs or --gpus: the
  * farm (tools/kforge_evalmany.c); cmd_eval hands argv over when

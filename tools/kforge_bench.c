@@ -46,6 +46,8 @@ const char bench_usage[] =
     "  --out FILE           KernelBench's eval_results.json (default\n"
     "                       ./eval_results.json)\n"
     "  --json               print the summary as JSON\n"
+    "  --report FILE        also write kforge report's page of the bench\n"
+    "                       (FILE.html; docs/report.md)\n"
     "  --baseline B[,B...]  also report the speedups over baseline B\n"
     "                       (repeatable): compile (torch.compile),\n"
     "                       compile_ro (mode=\"reduce-overhead\") or\n"
@@ -235,6 +237,7 @@ static cJSON *eval_results(const struct item *v, int n)
 struct bench {
 	struct kf_eval_opts eo;
 	const char *cands, *out_path;
+	const char *report; /* --report: the HTML page, or NULL */
 	int level;
 	bool json;
 	const char *base[MAX_BASELINES]; /* [0] is "eager" */
@@ -254,6 +257,7 @@ enum {
 	B_TIME_CAP,
 	B_NO_TIMING,
 	B_BASELINE,
+	B_REPORT,
 	B_HELP
 };
 
@@ -270,6 +274,7 @@ static const struct option bench_opts[] = {
     {"time-cap", required_argument, NULL, B_TIME_CAP},
     {"no-timing", no_argument, NULL, B_NO_TIMING},
     {"baseline", required_argument, NULL, B_BASELINE},
+    {"report", required_argument, NULL, B_REPORT},
     {"help", no_argument, NULL, B_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -336,6 +341,9 @@ static int parse_args(int argc, char **argv, struct bench *b)
 			break;
 		case B_OUT:
 			b->out_path = optarg;
+			break;
+		case B_REPORT:
+			b->report = optarg;
 			break;
 		case B_JSON:
 			b->json = true;
@@ -887,6 +895,9 @@ static int report(const struct bench *b, const struct item *v, int n)
 		rc = fail("--out: %s", err.msg);
 	free(text);
 	cJSON_Delete(er);
+	/* The page of the bench, from the same summary. */
+	if (b->report && kf_report_bench_page(sum, b->report) && !rc)
+		rc = 2;
 	if (b->json) {
 		char *s = cJSON_Print(sum);
 		puts(s);

@@ -236,6 +236,17 @@ static int report_bench(const char *path, bool csv, int top, const char *output)
 	return rc;
 }
 
+int kf_report_bench_page(const cJSON *bench, const char *path)
+{
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_report_bench_check(bench, "the bench", &err))
+		return kf_cli_die("--report: %s", err.msg);
+	cJSON *model = kf_report_bench_model(bench, path, 5);
+	int rc = html_out(model, path);
+	cJSON_Delete(model);
+	return rc;
+}
+
 int kf_cmd_report(int argc, char **argv)
 {
 	const char *output = NULL, *format = "html", *db = NULL, *store = NULL;
