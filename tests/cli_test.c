@@ -298,7 +298,36 @@ static void test_cli_redteam_host_corpus_all_as_expected(void)
 	free(o.out);
 }
 
+/* kforge --help: every command with a one-line purpose, and the docs it
+ * names exist. */
+static void test_cli_help_gives_each_command_a_purpose(void)
+{
+	struct outcome o = kforge("--help", NULL, NULL, NULL, NULL);
+	CHECK(o.code == 0);
+	const char *cmds[] = {"eval",	"compile", "suite", "tasks",
+			      "redteam", "doctor",  "optimize", "runs",
+			      "show",	"export",  "report", "serve",
+			      "bench",	"farm"};
+	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
+		char want[32];
+		snprintf(want, sizeof(want), "\n  %-9s ", cmds[i]);
+		const char *at = strstr(o.out, want);
+		CHECK_MSG(at, "no line for %s in %s", cmds[i], o.out);
+		if (at) /* a purpose of some words after the name */
+			CHECK(strcspn(at + strlen(want), "\n") > 10);
+	}
+	for (const char *p = o.out; (p = strstr(p, "docs/")); p++) {
+		size_t n = strspn(p, "abcdefghijklmnopqrstuvwxyz/._");
+		char *path = kf_xasprintf("%.*s", (int)n, p);
+		CHECK_MSG(kf_file_exists(path), "%s is named but missing", path);
+		free(path);
+	}
+	CHECK_CONTAINS(o.out, "README.md starts with the main job");
+	free(o.out);
+}
+
 KF_TESTS(cli) = {
+    KF_TEST(test_cli_help_gives_each_command_a_purpose),
     KF_TEST(test_cli_redteam_compares_verdicts),
     KF_TEST(test_cli_ok_candidate_exits_zero),
     KF_TEST(test_cli_json_result_parses),

@@ -28,6 +28,7 @@ struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *usage;
+	const char *purpose; /* one line for kforge --help, with its doc */
 };
 
 /* The edit distance (insertions, deletions, substitutions) of a and b,
@@ -1941,31 +1942,42 @@ out:
 }
 
 static const struct command commands[] = {
-    {"eval", cmd_eval, eval_usage},
-    {"compile", kf_cmd_compile, kf_compile_usage},
-    {"suite", cmd_suite, suite_usage},
-    {"tasks", cmd_tasks, tasks_usage},
-    {"redteam", cmd_redteam, redteam_usage},
-    {"doctor", cmd_doctor, doctor_usage},
-    {"optimize", cmd_optimize, optimize_usage},
-    {"runs", cmd_runs, runs_usage},
-    {"show", cmd_show, show_usage},
-    {"export", kf_cmd_export, kf_export_usage},
-    {"report", kf_cmd_report, kf_report_usage},
-    {"serve", cmd_serve, serve_usage_text},
-    {"bench", cmd_bench, bench_usage},
-    {"farm", kf_cmd_farm, kf_farm_usage},
+    {"eval", cmd_eval, eval_usage,
+     "check and time a candidate against a task (docs/results.md)"},
+    {"compile", kf_cmd_compile, kf_compile_usage,
+     "build sources through the compile cache, with times and imports"},
+    {"suite", cmd_suite, suite_usage,
+     "every built-in task's naive and fast candidates (docs/tasks.md)"},
+    {"tasks", cmd_tasks, tasks_usage, "list the built-in tasks (docs/tasks.md)"},
+    {"redteam", cmd_redteam, redteam_usage,
+     "run the attack corpus against the verifier (docs/redteam.md)"},
+    {"doctor", cmd_doctor, doctor_usage,
+     "what this machine can run: backends, sandbox, torch"},
+    {"optimize", cmd_optimize, optimize_usage,
+     "search for a faster verified kernel (docs/optimize.md)"},
+    {"runs", cmd_runs, runs_usage, "list the store's search runs"},
+    {"show", cmd_show, show_usage, "a run's report and its candidates"},
+    {"export", kf_cmd_export, kf_export_usage,
+     "training datasets from the store (docs/export.md)"},
+    {"report", kf_cmd_report, kf_report_usage,
+     "a run or a bench as an HTML page or CSV (docs/report.md)"},
+    {"serve", cmd_serve, serve_usage_text,
+     "the reward service for RL trainers (docs/api.md, docs/rl.md)"},
+    {"bench", cmd_bench, bench_usage,
+     "KernelBench's metrics over many tasks (docs/kernelbench.md)"},
+    {"farm", kf_cmd_farm, kf_farm_usage,
+     "evaluation workers on Redis Streams (docs/scale.md)"},
 };
 
 static void usage(FILE *f)
 {
 	fprintf(f, "usage: kforge COMMAND [options]   (kforge COMMAND --help)\n"
 		   "\ncommands:\n");
-	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
-		const char *u = commands[i].usage;
-		const char *line = strchr(u, '\n');
-		fprintf(f, "  %.*s\n", (int)(line - u) - 7, u + 7);
-	}
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].purpose);
+	fprintf(f, "\nREADME.md starts with the main job and the tests; docs/ "
+		   "has one page per\ncommand or topic (docs/design.md: how "
+		   "kforge is built).\n");
 }
 
 int main(int argc, char **argv)
