@@ -117,7 +117,10 @@ static char *inputs_key(const char *const *files)
 	struct kf_sha256 h;
 	kf_sha256_init(&h);
 	char schema[32];
-	snprintf(schema, sizeof(schema), "schema %d\n", KF_STORE_SCHEMA);
+	/* The store's schema and what the results hold (2: timing.samples):
+	 * fixtures made by an older kforge are made again. */
+	snprintf(schema, sizeof(schema), "schema %d results 2\n",
+		 KF_STORE_SCHEMA);
 	kf_sha256_update(&h, schema, strlen(schema));
 	for (int i = 0; files[i]; i++) {
 		char *t = read_text(files[i]);
@@ -550,6 +553,20 @@ static void test_report_run_html_holds_the_store_data(void)
 	CHECK(near(
 	    num_at(med, 1),
 	    kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "median", 0)));
+	/* Each call's time, from the result's samples. */
+	snprintf(id, sizeof(id), "candidate-%g-samples",
+		 kf_json_num(best_c, "id", 0));
+	const cJSON *sc = chart(m, id);
+	CHECK_MSG(sc, "no chart %s", id);
+	const cJSON *smp = cJSON_GetObjectItem(tm, "samples");
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(smp, "candidate_ms")) > 0);
+	CHECK(cJSON_GetArraySize(dataset(sc, "candidate")) ==
+	      cJSON_GetArraySize(cJSON_GetObjectItem(smp, "candidate_ms")));
+	CHECK(cJSON_GetArraySize(dataset(sc, "reference")) ==
+	      cJSON_GetArraySize(cJSON_GetObjectItem(smp, "reference_ms")));
+	CHECK(near(kf_json_num(cJSON_GetArrayItem(dataset(sc, "candidate"), 0),
+			       "y", -1),
+		   num_at(cJSON_GetObjectItem(smp, "candidate_ms"), 0)));
 	snprintf(id, sizeof(id), "candidate-%g-roofline",
 		 kf_json_num(best_c, "id", 0));
 	const cJSON *rc = chart(m, id);

@@ -348,6 +348,32 @@ static void keep_samples(const struct kf_session_core *s, const double *c,
 	free(line);
 }
 
+/* At most this many per-call times of each side are kept in the result
+ * (timing.samples), evenly thinned: enough for the report's chart of
+ * them, a bounded record. */
+#define KF_SAMPLES_KEPT 256
+
+/* timing.samples: the per-call times (ms, the charge included) the
+ * summaries were made of, both sides, the pair index of each. */
+static void add_samples(cJSON *tm, const double *c, const double *r, int n)
+{
+	if (!tm || n <= 0)
+		return;
+	cJSON *o = cJSON_CreateObject();
+	int step = (n + KF_SAMPLES_KEPT - 1) / KF_SAMPLES_KEPT;
+	cJSON *pair = cJSON_AddArrayToObject(o, "pair");
+	cJSON *rm = cJSON_AddArrayToObject(o, "reference_ms");
+	cJSON *cm = cJSON_AddArrayToObject(o, "candidate_ms");
+	for (int i = 0; i < n; i += step) {
+		cJSON_AddItemToArray(pair, cJSON_CreateNumber(i));
+		cJSON_AddItemToArray(rm, cJSON_CreateNumber(r[i] / 1e6));
+		cJSON_AddItemToArray(cm, cJSON_CreateNumber(c[i] / 1e6));
+	}
+	cJSON_AddNumberToObject(o, "n", n);
+	cJSON_DeleteItemFromObject(tm, "samples");
+	cJSON_AddItemToObject(tm, "samples", o);
+}
+
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
 			    int n, bool host, bool mean, bool trusted,
@@ -360,6 +386,7 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 	for (int i = 0; i < n && !trusted; i++)
 		c[i] += each[i];
 	free(each);
+	add_samples(tm, c, r, n);
 	if (trusted)
 		return false;
 	if (v.status == KF_STATUS_OK)

@@ -275,11 +275,42 @@ static void timing_chart(cJSON *sec, const char *prefix, const cJSON *timing)
 	rp_axis(cfg, "x", "side", NULL);
 	rp_axis(cfg, "y", "ms per call", "logarithmic");
 	const char *p = kf_json_str(timing, "protocol");
+	const cJSON *smp = cJSON_GetObjectItem(timing, "samples");
 	char *note = kf_xasprintf(
-	    "%s protocol, %s calls per side. The result keeps each side's "
-	    "summary (median, its 95%% interval, min, max), not the "
-	    "samples: per-call samples are " RP_NOT_RECORDED ".",
-	    p ? p : "kforge", rp_num(s[1].n) ? rp_num(s[1].n) : "?");
+	    "%s protocol, %s calls per side: each side's range, the 95%% "
+	    "interval of its median and the median.%s",
+	    p ? p : "kforge", rp_num(s[1].n) ? rp_num(s[1].n) : "?",
+	    smp ? "" : " Per-call samples: " RP_NOT_RECORDED ".");
+	rp_chart_note(cfg, sec, note);
+	free(note);
+	if (!smp)
+		return;
+	/* The per-call times themselves, in the order of the pairs. */
+	id = kf_xasprintf("%s-samples", prefix);
+	cfg = rp_chart(sec, id, "Time of each call, both sides (ms)", "scatter");
+	free(id);
+	const cJSON *pair = cJSON_GetObjectItem(smp, "pair");
+	const char *keys[2] = {"reference_ms", "candidate_ms"};
+	for (int i = 0; i < 2; i++) {
+		cJSON *ds = rp_dataset(cfg, side[i], NULL);
+		const cJSON *ys = cJSON_GetObjectItem(smp, keys[i]);
+		for (int k = 0; k < cJSON_GetArraySize(ys); k++) {
+			const cJSON *x = cJSON_GetArrayItem(pair, k);
+			rp_point(ds, cJSON_IsNumber(x) ? x->valuedouble : k,
+				 cJSON_GetArrayItem(ys, k)->valuedouble);
+		}
+		cJSON_AddNumberToObject(ds, "pointRadius", 2);
+	}
+	rp_axis(cfg, "x", "timed pair", NULL);
+	rp_axis(cfg, "y", "ms per call", "logarithmic");
+	note = kf_xasprintf(
+	    "Each call's time as the judge took it (the candidate's with any "
+	    "charge for time outside its report): %d of the %s pairs shown, "
+	    "evenly spaced.",
+	    cJSON_GetArraySize(pair),
+	    rp_num(kf_json_num(smp, "n", NAN)) ? rp_num(kf_json_num(smp, "n",
+								    NAN))
+					       : "?");
 	rp_chart_note(cfg, sec, note);
 	free(note);
 }
