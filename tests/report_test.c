@@ -119,7 +119,7 @@ static char *inputs_key(const char *const *files)
 	char schema[32];
 	/* The store's schema and what the results hold (2: timing.samples):
 	 * fixtures made by an older kforge are made again. */
-	snprintf(schema, sizeof(schema), "schema %d results 2\n",
+	snprintf(schema, sizeof(schema), "schema %d results 3\n",
 		 KF_STORE_SCHEMA);
 	kf_sha256_update(&h, schema, strlen(schema));
 	for (int i = 0; files[i]; i++) {
@@ -813,9 +813,11 @@ static void test_report_bench_html_and_csv_match_the_summary(void)
 		total += num_at(counts, k);
 	CHECK(total == cJSON_GetArraySize(rows));
 	CHECK_CONTAINS(html, "no candidate");
-	/* Per candidate: the fastest one's timing. */
+	/* Per candidate: the fastest one's timing, and each of its calls. */
 	const cJSON *tc = chart(m, "candidate-1-timing");
 	CHECK(tc != NULL);
+	CHECK(cJSON_GetArraySize(dataset(chart(m, "candidate-1-samples"),
+					 "candidate")) > 0);
 	/* CSV. */
 	struct outcome o = KFORGE("report", path, "--format", "csv");
 	CHECK_MSG(o.code == 0, "%s", o.out);

@@ -741,15 +741,16 @@ static double kb_speedup_of(const cJSON *res)
 }
 
 /* What kforge report draws of a row's result: the timing summaries (of
- * kforge's protocol, or KernelBench's alone), the roofline, the wall and
- * compile seconds. */
+ * kforge's protocol, or KernelBench's alone) and per-call samples, the
+ * roofline, the wall and compile seconds. */
 static void row_details(const cJSON *r, double compile_s, cJSON *row)
 {
 	const cJSON *tm = cJSON_GetObjectItem(r, "timing");
 	if (cJSON_IsObject(tm)) {
 		cJSON *t = cJSON_AddObjectToObject(row, "timing");
 		static const char *const keys[] = {"protocol", "reference",
-						   "candidate", "pairs"};
+						   "candidate", "pairs",
+						   "samples"};
 		for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
 			const cJSON *x = cJSON_GetObjectItem(tm, keys[k]);
 			if (x)
