@@ -241,7 +241,7 @@ int kf_report_bench_page(const cJSON *bench, const char *path)
 	struct kf_err err = KF_ERR_INIT;
 	if (kf_report_bench_check(bench, "the bench", &err))
 		return kf_cli_die("--report: %s", err.msg);
-	cJSON *model = kf_report_bench_model(bench, path, 5);
+	cJSON *model = kf_report_bench_model(bench, "this bench's summary", 5);
 	int rc = html_out(model, path);
 	cJSON_Delete(model);
 	return rc;
