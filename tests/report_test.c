@@ -682,7 +682,7 @@ static void test_report_run_csv_matches_the_store(void)
 {
 	char *db = store();
 	for (int run = 1; run <= 2; run++) {
-		char r[8];
+		char r[16];
 		snprintf(r, sizeof(r), "%d", run);
 		struct outcome o =
 		    KFORGE("report", r, "--db", db, "--format", "csv");
