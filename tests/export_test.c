@@ -738,7 +738,8 @@ static void test_export_errors_name_the_flag(void)
 	free(o.out);
 	o = KFORGE("--help");
 	CHECK(o.code == 0);
-	CHECK_CONTAINS(o.out, "  kforge export --format sft|dpo|rft");
+	CHECK_CONTAINS(o.out, "  export    training datasets from the store "
+			      "(docs/export.md)");
 	free(o.out);
 	/* The run's own JSONL is still there. */
 	o = KFORGE("export", "1", "--format", "jsonl", "--db", db);
