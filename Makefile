@@ -161,7 +161,7 @@ $(BUILD)/runner/kforge_bridge.py: runner/kforge_bridge.py
 	cp $< $@
 
 test: all $(BUILD)/kforge-tests
-	KFORGE_BUILD=$(BUILD) $(BUILD)/kforge-tests $(TESTS)
+	$(TEST_ENV) KFORGE_BUILD=$(BUILD) $(BUILD)/kforge-tests $(TESTS)
 
 test-gpu: all $(BUILD)/kforge-tests
 	KFORGE_BUILD=$(BUILD) KFORGE_REQUIRE_GPU=1 $(BUILD)/kforge-tests gpu
@@ -171,9 +171,11 @@ test-gpu: all $(BUILD)/kforge-tests
 # the same worker code over many candidates, for most of the run's time.
 # So do the cases whose time is torch building extensions (the custom-code
 # probe's, the compiled baseline's: 2.5 minutes), whose C paths other
-# cases run.
+# cases run. The report's fixtures (a tuner's run, a bench: 2 minutes under
+# the sanitizers) are read from make test's build (KFORGE_TEST_DATA).
 check:
-	$(MAKE) BUILD=build/san OPT=-O1 TESTS="$(or $(TESTS),-corpus \
+	$(MAKE) BUILD=build/san OPT=-O1 TEST_ENV="KFORGE_TEST_DATA=$(CURDIR)/build/test-data" \
+		TESTS="$(or $(TESTS),-corpus \
 		-require_custom_kernel -baseline_unavailable -baseline_is_cached)" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
