@@ -132,15 +132,21 @@ def unaccounted(tm):
     return (u.get("candidate"), u.get("reference"), stat, u.get("limit"))
 
 
-def evaluate(a, task, cand):
-    cmd = [a.kforge, "eval", task, cand, "--backend", a.backend,
-           "--time-cap", str(a.time_cap), "--energy-time", "0", "--json"]
+def eval_flags(a):
+    """The options of kforge eval that every evaluation here gets."""
+    f = ["--backend", a.backend, "--time-cap", str(a.time_cap),
+         "--energy-time", "0", "--json"]
     if a.protocol:
-        cmd += ["--protocol", a.protocol]
+        f += ["--protocol", a.protocol]
     if a.seed is not None:
-        cmd += ["--seed", str(a.seed)]
+        f += ["--seed", str(a.seed)]
     if a.python:
-        cmd += ["--python", a.python]
+        f += ["--python", a.python]
+    return f
+
+
+def evaluate(a, task, cand):
+    cmd = [a.kforge, "eval", task, cand] + eval_flags(a)
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,
@@ -170,14 +176,7 @@ def evaluate_batch(a, pairs):
             f.write("%s %s\n" % (t, c))
         path = f.name
     cmd = [a.kforge, "eval", "--batch", path, "--jobs",
-           str(a.batch_jobs), "--backend", a.backend, "--time-cap",
-           str(a.time_cap), "--energy-time", "0", "--json"]
-    if a.protocol:
-        cmd += ["--protocol", a.protocol]
-    if a.seed is not None:
-        cmd += ["--seed", str(a.seed)]
-    if a.python:
-        cmd += ["--python", a.python]
+           str(a.batch_jobs)] + eval_flags(a)
     t0 = time.time()
     try:
         p = subprocess.run(cmd, capture_output=True, text=True,

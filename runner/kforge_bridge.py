@@ -2323,10 +2323,13 @@ class Side:
                     self.read(lambda: read_memory(self.pid, g, buf))
                 self.payload = buf
                 rep["payload"] = n
-                # Outputs that map the arena's inputs, seen from here.
+                # Outputs that map the arena's inputs, seen from here: the
+                # candidate's (reading a process's map costs about 2 ms;
+                # the reference is the task's own code).
                 rep["mapped_inputs"] = mapped_slots(
                     self.pid, getattr(self, "inode", -1), g,
-                    getattr(self, "in_slots", []))
+                    getattr(self, "in_slots", [])) \
+                    if self.name == "candidate" else []
                 return rep
         except (BrokenPipeError, ConnectionResetError):
             rep = None

@@ -53,33 +53,6 @@ static struct outcome kforge_v(const char *const *args)
 
 #define KFORGE(...) kforge_v((const char *const[]){__VA_ARGS__, NULL})
 
-static char *read_text(const char *path)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *t = NULL;
-	CHECK_MSG(kf_file_read(path, 64 << 20, &t, NULL, &err) == 0, "%s",
-		  err.msg);
-	return t;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(kf_file_write_atomic(path, text, strlen(text), &err) == 0,
-		  "%s", err.msg);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *t = NULL;
-	size_t n = 0;
-	CHECK_MSG(kf_file_read(from, 64 << 20, &t, &n, &err) == 0, "%s",
-		  err.msg);
-	CHECK_MSG(kf_file_write_atomic(to, t, n, &err) == 0, "%s", err.msg);
-	free(t);
-}
-
 /* What the store is made from: the schema and the replayed sources, as a
  * SHA-256; a store made from other inputs is made again. */
 static void inputs_key(char hex[65])
@@ -94,7 +67,7 @@ static void inputs_key(char hex[65])
 		for (int k = 0; k < 3; k++) {
 			char *p = kf_xasprintf("tasks/%s/candidates/%s",
 					       tasks[i], names[k]);
-			char *t = read_text(p);
+			char *t = kf_test_read_text(p);
 			kf_sha256_update(&h, t, strlen(t) + 1);
 			free(t);
 			free(p);
@@ -131,7 +104,7 @@ static char *store(void)
 	char want[65];
 	inputs_key(want);
 	char *have = kf_file_exists(keyfile) && kf_file_exists(db)
-			 ? read_text(keyfile)
+			 ? kf_test_read_text(keyfile)
 			 : kf_xstrdup("");
 	if (strcmp(have, want)) {
 		/* The cache must be absolute: the sandbox binds it. */
@@ -156,7 +129,7 @@ static char *store(void)
 				    kf_xasprintf("tasks/%s/candidates/%s",
 						 tasks[i], names[k]);
 				char *to = kf_path_join(cands, names[k]);
-				copy_file(from, to);
+				kf_test_copy_file(from, to);
 				free(from);
 				free(to);
 			}
@@ -167,7 +140,7 @@ static char *store(void)
 		}
 		/* gelu's fast.c again, reformatted and commented. */
 		char *src =
-		    read_text("tasks/activation/gelu/candidates/fast.c");
+		    kf_test_read_text("tasks/activation/gelu/candidates/fast.c");
 		struct kf_strbuf sb = KF_STRBUF_INIT;
 		kf_strbuf_addstr(&sb, "/* the same kernel, reformatted */\n");
 		for (const char *p = src; *p; p++)
@@ -176,7 +149,7 @@ static char *store(void)
 		char *dup = kf_xasprintf("%s/cands/dup", dir);
 		CHECK(kf_mkdir_p(dup, &err) == 0);
 		char *to = kf_path_join(dup, "fast_again.c");
-		write_text(to, kf_strbuf_str(&sb));
+		kf_test_write_text(to, kf_strbuf_str(&sb));
 		replay("tasks/activation/gelu", dup, fresh);
 		/* One file: the WAL checkpointed into it. */
 		struct outcome o = KFORGE("runs", "--db", fresh);
@@ -199,7 +172,7 @@ static char *store(void)
 		free(fresh);
 		free(side[0]);
 		free(side[1]);
-		write_text(keyfile, want);
+		kf_test_write_text(keyfile, want);
 	}
 	free(have);
 	free(keyfile);
@@ -207,11 +180,11 @@ static char *store(void)
 	close(fd);
 	/* Each case reads its own copy: opening a store may write to it. */
 	char *copy = kf_path_join(kf_test_tmpdir(), "k.db");
-	copy_file(db, copy);
+	kf_test_copy_file(db, copy);
 	char *wal = kf_xasprintf("%s-wal", db);
 	if (kf_file_exists(wal)) {
 		char *cw = kf_xasprintf("%s-wal", copy);
-		copy_file(wal, cw);
+		kf_test_copy_file(wal, cw);
 		free(cw);
 	}
 	free(wal);
@@ -260,7 +233,7 @@ static cJSON *export_lines(const char *const *args, char **log)
 	argv[n] = NULL;
 	struct outcome o = kforge_v(argv);
 	CHECK_MSG(o.code == 0, "%s", o.out);
-	char *text = read_text(out);
+	char *text = kf_test_read_text(out);
 	cJSON *lines = lines_of(text);
 	free(text);
 	free(out);
@@ -332,7 +305,7 @@ static char *code_of(const cJSON *msgs)
 static char *shipped(const char *task_id, const char *name)
 {
 	char *p = kf_xasprintf("tasks/%s/candidates/%s", task_id, name);
-	char *t = read_text(p);
+	char *t = kf_test_read_text(p);
 	free(p);
 	return t;
 }
@@ -637,7 +610,7 @@ static void test_export_split_keeps_tasks_apart(void)
 		CHECK_CONTAINS(o.out, "train ");
 		CHECK_CONTAINS(o.out, "1 task to");
 		CHECK(!kf_file_exists(out));
-		char *a = read_text(train), *b = read_text(test);
+		char *a = kf_test_read_text(train), *b = kf_test_read_text(test);
 		cJSON *la = lines_of(a), *lb = lines_of(b);
 		CHECK(cJSON_GetArraySize(la) > 0 && cJSON_GetArraySize(lb) > 0);
 		bool in_train[N_TASKS] = {false}, in_test[N_TASKS] = {false};
@@ -659,7 +632,7 @@ static void test_export_split_keeps_tasks_apart(void)
 			   "--split", "test=0.34", "--seed", "7", "-o", out);
 		CHECK(o.code == 0);
 		free(o.out);
-		char *a2 = read_text(train), *b2 = read_text(test);
+		char *a2 = kf_test_read_text(train), *b2 = kf_test_read_text(test);
 		CHECK_STR(a, a2);
 		CHECK_STR(b, b2);
 		free(a), free(b), free(a2), free(b2);
@@ -676,7 +649,7 @@ static void test_export_errors_name_the_flag(void)
 	char *db = store();
 	char *out = kf_path_join(kf_test_tmpdir(), "e.jsonl");
 	char *missing = kf_path_join(kf_test_tmpdir(), "none.db");
-	write_text(out, "old\n");
+	kf_test_write_text(out, "old\n");
 	struct {
 		const char *args[14];
 		const char *want;
@@ -727,7 +700,7 @@ static void test_export_errors_name_the_flag(void)
 		CHECK_MSG(!strchr(o.out, '\n') || !strchr(o.out, '\n')[1],
 			  "case %zu: more than one line: %s", i, o.out);
 		free(o.out);
-		char *t = read_text(out);
+		char *t = kf_test_read_text(out);
 		CHECK_STR(t, "old\n");
 		free(t);
 	}
@@ -884,7 +857,7 @@ static void test_export_spans_match_hand_marked_kernels(void)
 							 : "__global__"));
 		char *path = kf_path_join(kf_test_tmpdir(), "spans.json");
 		char *text = kf_json_print(doc);
-		write_text(path, text);
+		kf_test_write_text(path, text);
 		free(text);
 		char *cmd = kf_xasprintf(
 		    "python3 -c 'import json,sys; "

@@ -217,17 +217,9 @@ static char *cli(const char *args, int *code)
 {
 	char *cmd =
 	    kf_xasprintf("%s/kforge %s 2>/dev/null", kf_test_build_dir(), args);
-	FILE *p = popen(cmd, "r");
-	CHECK(p != NULL);
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	char buf[4096];
-	size_t n;
-	while ((n = fread(buf, 1, sizeof(buf), p)) > 0)
-		kf_strbuf_add(&sb, buf, n);
-	int st = pclose(p);
-	*code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	char *out = kf_test_shell(cmd, code);
 	free(cmd);
-	return kf_strbuf_detach(&sb);
+	return out;
 }
 
 static void test_farm_cli_evaluates_many_candidates(void)

@@ -85,6 +85,16 @@ struct kf_test {
  * its exit code in *code; a process that cannot be run, or that a signal
  * ends, fails the test (its output is still returned). */
 char *kf_test_run(char *const argv[], int timeout_ms, size_t cap, int *code);
+/* A file's text (malloc'd, up to 64 MiB), failing the test where it cannot
+ * be read. */
+char *kf_test_read_text(const char *path);
+/* Writes text to path (atomically), failing the test where it cannot. */
+void kf_test_write_text(const char *path, const char *text);
+/* Copies a file's bytes to another path, failing the test where it cannot. */
+void kf_test_copy_file(const char *from, const char *to);
+/* Runs a shell command line; its stdout (malloc'd), *code its exit status
+ * (-1 where a signal ended it). */
+char *kf_test_shell(const char *cmd, int *code);
 const char *kf_test_build_dir(void);
 /* A fresh empty directory for this case (removed by the runner). */
 const char *kf_test_tmpdir(void);

@@ -64,6 +64,47 @@ char *kf_test_run(char *const argv[], int timeout_ms, size_t cap, int *code)
 	return kf_strbuf_detach(&sb);
 }
 
+char *kf_test_read_text(const char *path)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *t = NULL;
+	CHECK_MSG(kf_file_read(path, 64 << 20, &t, NULL, &err) == 0, "%s",
+		  err.msg);
+	return t;
+}
+
+void kf_test_write_text(const char *path, const char *text)
+{
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_file_write_atomic(path, text, strlen(text), &err) == 0,
+		  "%s", err.msg);
+}
+
+void kf_test_copy_file(const char *from, const char *to)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *t = NULL;
+	size_t n = 0;
+	CHECK_MSG(kf_file_read(from, 64 << 20, &t, &n, &err) == 0, "%s",
+		  err.msg);
+	CHECK_MSG(kf_file_write_atomic(to, t, n, &err) == 0, "%s", err.msg);
+	free(t);
+}
+
+char *kf_test_shell(const char *cmd, int *code)
+{
+	FILE *p = popen(cmd, "r");
+	CHECK(p != NULL);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char buf[4096];
+	size_t n;
+	while (p && (n = fread(buf, 1, sizeof(buf), p)) > 0)
+		kf_strbuf_add(&sb, buf, n);
+	int st = p ? pclose(p) : -1;
+	*code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	return kf_strbuf_detach(&sb);
+}
+
 const char *kf_test_build_dir(void)
 {
 	const char *b = getenv("KFORGE_BUILD");

@@ -56,33 +56,6 @@ static struct outcome kforge_v(const char *const *args)
 
 #define KFORGE(...) kforge_v((const char *const[]){__VA_ARGS__, NULL})
 
-static char *read_text(const char *path)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *t = NULL;
-	CHECK_MSG(kf_file_read(path, 64 << 20, &t, NULL, &err) == 0, "%s",
-		  err.msg);
-	return t;
-}
-
-static void write_text(const char *path, const char *text)
-{
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(kf_file_write_atomic(path, text, strlen(text), &err) == 0,
-		  "%s", err.msg);
-}
-
-static void copy_file(const char *from, const char *to)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *t = NULL;
-	size_t n = 0;
-	CHECK_MSG(kf_file_read(from, 64 << 20, &t, &n, &err) == 0, "%s",
-		  err.msg);
-	CHECK_MSG(kf_file_write_atomic(to, t, n, &err) == 0, "%s", err.msg);
-	free(t);
-}
-
 /* <build>/test-data/report, made once and shared by the cases (a lock
  * keeps two test runs from making its files at once); the fixtures are
  * made again when what they are made from changes. */
@@ -128,7 +101,7 @@ static char *inputs_key(const char *const *files)
 		 KF_STORE_SCHEMA);
 	kf_sha256_update(&h, schema, strlen(schema));
 	for (int i = 0; files[i]; i++) {
-		char *t = read_text(files[i]);
+		char *t = kf_test_read_text(files[i]);
 		kf_sha256_update(&h, t, strlen(t) + 1);
 		free(t);
 	}
@@ -143,7 +116,7 @@ static bool fresh(const char *dir, const char *name, const char *key)
 	char *k = kf_xasprintf("%s.key", p);
 	bool ok = kf_file_exists(p) && kf_file_exists(k);
 	if (ok) {
-		char *have = read_text(k);
+		char *have = kf_test_read_text(k);
 		ok = !strcmp(have, key);
 		free(have);
 	}
@@ -155,7 +128,7 @@ static bool fresh(const char *dir, const char *name, const char *key)
 static void mark_fresh(const char *dir, const char *name, const char *key)
 {
 	char *k = kf_xasprintf("%s/%s.key", dir, name);
-	write_text(k, key);
+	kf_test_write_text(k, key);
 	free(k);
 }
 
@@ -196,7 +169,7 @@ static char *store(void)
 			char *from =
 			    kf_xasprintf(ROW_SUM "/candidates/%s", names[k]);
 			char *to = kf_path_join(cands, names[k]);
-			copy_file(from, to);
+			kf_test_copy_file(from, to);
 			free(from);
 			free(to);
 		}
@@ -220,7 +193,7 @@ static char *store(void)
 	}
 	unlock(fd);
 	char *copy = kf_path_join(kf_test_tmpdir(), "r.db");
-	copy_file(db, copy);
+	kf_test_copy_file(db, copy);
 	free(db);
 	free(key);
 	free(dir);
@@ -258,16 +231,16 @@ static char *bench_json(void)
 		for (int k = 0; k < 2; k++) {
 			char *from = kf_xasprintf(KB "modelnew/%s", names[k]);
 			char *to = kf_path_join(cands, names[k]);
-			copy_file(from, to);
+			kf_test_copy_file(from, to);
 			free(from);
 			free(to);
 		}
-		char *model = read_text(KB "level2/7_Cumsum.py");
+		char *model = kf_test_read_text(KB "level2/7_Cumsum.py");
 		char *same = kf_xasprintf("%s\n\nclass ModelNew(Model):\n"
 					  "    pass\n",
 					  model);
 		char *to = kf_path_join(cands, "7_Cumsum.py");
-		write_text(to, same);
+		kf_test_write_text(to, same);
 		char *er = kf_path_join(dir, "eval_results.json");
 		struct outcome o = KFORGE(
 		    "bench", KB "level1/1_ReLU.py",
@@ -278,7 +251,7 @@ static char *bench_json(void)
 		CHECK_MSG(o.code == 0, "bench: %s", o.out);
 		const char *j = o.out[0] == '{' ? o.out : strstr(o.out, "\n{");
 		CHECK_MSG(j, "%s", o.out);
-		write_text(path, j);
+		kf_test_write_text(path, j);
 		mark_fresh(dir, "bench.json", key);
 		free(o.out);
 		free(er);
@@ -452,7 +425,7 @@ static char *page(const char *name, const char *a0, const char *a1,
 			      : KFORGE("report", a0, "-o", out);
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, out);
-	char *html = read_text(out);
+	char *html = kf_test_read_text(out);
 	free(o.out);
 	free(out);
 	return html;
@@ -749,7 +722,7 @@ static void test_report_run_csv_matches_the_store(void)
 static void test_report_bench_html_and_csv_match_the_summary(void)
 {
 	char *path = bench_json();
-	char *text = read_text(path);
+	char *text = kf_test_read_text(path);
 	cJSON *b = cJSON_Parse(text);
 	CHECK(b != NULL);
 	char *html = page("bench.html", path, NULL, NULL);
@@ -759,7 +732,7 @@ static void test_report_bench_html_and_csv_match_the_summary(void)
 	/* kforge bench --report wrote the same page's model at its end. */
 	char *direct = kf_xasprintf("%.*s/bench-direct.html",
 				    (int)(strrchr(path, '/') - path), path);
-	char *dhtml = read_text(direct);
+	char *dhtml = kf_test_read_text(direct);
 	check_self_contained(dhtml);
 	cJSON *dm = model_of(dhtml);
 	CHECK_STR(kf_json_str(dm, "kind"), "bench");
@@ -894,19 +867,19 @@ static void test_report_errors_name_the_input(void)
 	CHECK_CONTAINS(o.out, "missing.json: no such file");
 	free(o.out);
 	char *bad = kf_path_join(dir, "bad.json");
-	write_text(bad, "{\"tasks\": [");
+	kf_test_write_text(bad, "{\"tasks\": [");
 	o = KFORGE("report", bad);
 	CHECK(o.code == 2);
 	CHECK_CONTAINS(o.out, "bad.json: not valid JSON");
 	free(o.out);
 	char *er = kf_path_join(dir, "eval_results.json");
-	write_text(er, "{\"1\": [{\"sample_id\": 0, \"compiled\": true}]}");
+	kf_test_write_text(er, "{\"1\": [{\"sample_id\": 0, \"compiled\": true}]}");
 	o = KFORGE("report", er);
 	CHECK(o.code == 2);
 	CHECK_CONTAINS(o.out, "eval_results.json: this is KernelBench's");
 	free(o.out);
 	char *other = kf_path_join(dir, "other.json");
-	write_text(other, "{\"n\": 3}");
+	kf_test_write_text(other, "{\"n\": 3}");
 	o = KFORGE("report", other);
 	CHECK(o.code == 2);
 	CHECK_CONTAINS(o.out, "other.json: no \"tasks\" array");
@@ -930,7 +903,7 @@ static void test_report_without_chartjs_says_make_deps(void)
 	char *db = store();
 	char *src = kf_path_join(kf_test_build_dir(), "kforge");
 	char *exe = kf_path_join(kf_test_tmpdir(), "kforge");
-	copy_file(src, exe);
+	kf_test_copy_file(src, exe);
 	CHECK(chmod(exe, 0755) == 0);
 	char *out = kf_path_join(kf_test_tmpdir(), "r.html");
 	const char *a[] = {"report", "1", "--db", db, "-o", out, NULL};

@@ -83,15 +83,6 @@ static void write_file(const char *dir, const char *name, const char *text)
 	free(p);
 }
 
-static char *read_text(const char *path)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *t = NULL;
-	CHECK_MSG(kf_file_read(path, 1 << 20, &t, NULL, &err) == 0, "%s",
-		  err.msg);
-	return t;
-}
-
 static void test_search_params_parse_and_apply(void)
 {
 	const char *src = "#include <kforge/kernel.h>\n"
@@ -217,7 +208,7 @@ static void test_search_replay_directory(void)
 	const char *names[] = {"same.c", "partial.c", "syntax.c"};
 	for (size_t i = 0; i < 3; i++) {
 		char *p = kf_path_join(ROWSUM "/candidates", names[i]);
-		char *t = read_text(p);
+		char *t = kf_test_read_text(p);
 		write_file(dir, names[i], t);
 		free(t);
 		free(p);
@@ -300,7 +291,7 @@ static void test_search_suite_over_kernelbench_directory(void)
 	     "tests/data/kernelbench/modelnew/3_Sum_reduction.py"},
 	};
 	for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-		char *t = read_text(files[i].src);
+		char *t = kf_test_read_text(files[i].src);
 		write_file(files[i].dir, files[i].name, t);
 		free(t);
 	}
@@ -385,7 +376,7 @@ static void test_search_replay_kernelbench_directory(void)
 	const char *names[] = {"correct.py", "wrong.py", "syntax.py"};
 	for (size_t i = 0; i < 3; i++) {
 		char *t =
-		    read_text(names[i][0] == 'c'   ? KB_CANDS "correct.py"
+		    kf_test_read_text(names[i][0] == 'c'   ? KB_CANDS "correct.py"
 			      : names[i][0] == 'w' ? KB_CANDS "wrong.py"
 						   : KB_CANDS "syntax.py");
 		write_file(dir, names[i], t);
@@ -417,8 +408,8 @@ static void test_search_replay_kernelbench_directory(void)
 static void test_search_replay_cuda_l1_jsonl(void)
 {
 	kf_test_need_torch();
-	char *good = read_text(KB_CANDS "correct.py");
-	char *wrong = read_text(KB_CANDS "wrong.py");
+	char *good = kf_test_read_text(KB_CANDS "correct.py");
+	char *wrong = kf_test_read_text(KB_CANDS "wrong.py");
 	cJSON *a = cJSON_CreateObject();
 	cJSON_AddNumberToObject(a, "level_id", 1);
 	cJSON_AddNumberToObject(a, "task_id", 1);
@@ -468,7 +459,7 @@ static void test_search_replay_cuda_l1_jsonl(void)
 static void test_search_replay_jsonl_reports_bad_lines(void)
 {
 	char *p = kf_path_join(ROWSUM "/candidates", "same.c");
-	char *same = read_text(p);
+	char *same = kf_test_read_text(p);
 	free(p);
 	cJSON *line = cJSON_CreateObject();
 	cJSON_AddStringToObject(line, "code", same);
@@ -742,8 +733,8 @@ static char *scripted_server(const char *const *replies, int n,
 static void test_search_llm_policy_kernelbench(void)
 {
 	kf_test_need_torch();
-	char *good = read_text(KB_CANDS "correct.py");
-	char *wrong = read_text(KB_CANDS "wrong.py");
+	char *good = kf_test_read_text(KB_CANDS "correct.py");
+	char *wrong = kf_test_read_text(KB_CANDS "wrong.py");
 	char *r1 = kf_xasprintf("Analysis: ...\n```python\n%s```\n", good);
 	char *r3 = kf_xasprintf("Again:\n```python\n%s```\n", wrong);
 	const char *replies[] = {
@@ -763,7 +754,7 @@ static void test_search_llm_policy_kernelbench(void)
 	CHECK(kf_json_num(bs, "wrong_answer", 0) == 1);
 	cJSON_Delete(rep);
 	free(o.out);
-	char *log = read_text(srv.log);
+	char *log = kf_test_read_text(srv.log);
 	CHECK_CONTAINS(log, "class `ModelNew`");
 	CHECK_CONTAINS(log, "def get_inputs");
 	CHECK_CONTAINS(log, "```python");
@@ -783,9 +774,9 @@ static void test_search_llm_policy_with_scripted_server(void)
 	/* Reply 1: a plain kernel. Reply 2: a tunable one (tuned over two
 	 * evaluations). Reply 3: no code at all. */
 	char *p = kf_path_join(ROWSUM "/candidates", "same.c");
-	char *same = read_text(p);
+	char *same = kf_test_read_text(p);
 	free(p);
-	char *tun = read_text(TUNABLE);
+	char *tun = kf_test_read_text(TUNABLE);
 	char *r1 = kf_xasprintf(
 	    "Analysis: ...\n```c\n/* scripted reply one */\n%s```\n", same);
 	char *r2 = kf_xasprintf("Try lanes.\n```c\n%s```\n", tun);
@@ -834,7 +825,7 @@ static void test_search_llm_policy_with_scripted_server(void)
 	kf_store_close(st);
 
 	/* The second prompt showed the first candidate and its result. */
-	char *log = read_text(srv.log);
+	char *log = kf_test_read_text(srv.log);
 	char *second = strchr(log, '\n');
 	CHECK(second != NULL);
 	CHECK_CONTAINS(log, "fixtures/rowsum");

@@ -62,6 +62,13 @@ int kf_parse_energy_time(const char *s, double *out);
 const char *kf_cli_suggest(const char *word, const char *const *names,
 			   size_t n);
 
+/* The long option of opts closest to the unknown argument arg ("--name" or
+ * "--name=value"), among those allowed names (NULL: all), or NULL
+ * (tools/kforge.c). */
+struct option;
+const char *kf_cli_suggest_option(const char *arg, const struct option *opts,
+				  const char *allowed);
+
 /* Prints "kforge: " and the message on stderr; returns 2, the exit code of
  * bad usage (tools/kforge.c). */
 int kf_cli_die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -76,9 +76,7 @@ const char *kf_cli_suggest(const char *word, const char *const *names,
 	return best && bd > 0 && bd <= (len < 6 ? 1 : 2) ? best : NULL;
 }
 
-/* The long option of opts closest to the unknown argument arg ("--name" or
- * "--name=value"), among those allowed names (NULL: all), or NULL. */
-static const char *suggest_option(const char *arg, const struct option *opts,
+const char *kf_cli_suggest_option(const char *arg, const struct option *opts,
 				  const char *allowed)
 {
 	char word[64];
@@ -98,7 +96,7 @@ static const char *suggest_option(const char *arg, const struct option *opts,
 static const char *did_you_mean(const char *arg, const struct option *opts,
 				const char *allowed, char *buf, size_t size)
 {
-	const char *s = suggest_option(arg, opts, allowed);
+	const char *s = kf_cli_suggest_option(arg, opts, allowed);
 	if (!s)
 		return "";
 	snprintf(buf, size, "; did you mean --%s?", s);

@@ -216,16 +216,8 @@ int kf_cmd_farm(int argc, char **argv)
 			return 0;
 		default: {
 			const char *a = argv[optind - 1];
-			const char *names[16];
-			size_t n = 0;
-			for (const struct option *op = farm_longopts;
-			     op->name && n < 16; op++)
-				names[n++] = op->name;
-			char word[64];
-			snprintf(word, sizeof(word), "%s",
-				 strncmp(a, "--", 2) ? a : a + 2);
-			word[strcspn(word, "=")] = '\0';
-			const char *near = kf_cli_suggest(word, names, n);
+			const char *near =
+			    kf_cli_suggest_option(a, farm_longopts, NULL);
 			if (near)
 				return kf_cli_die("farm %s: unknown option "
 						  "'%s'; did you mean --%s? "

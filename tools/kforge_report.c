@@ -81,15 +81,7 @@ static int write_out(const char *path, const char *text)
 
 static int unknown_option(const char *arg)
 {
-	const char *names[sizeof(opts) / sizeof(opts[0])];
-	size_t n = 0;
-	char word[64];
-	for (const struct option *o = opts; o->name; o++)
-		names[n++] = o->name;
-	snprintf(word, sizeof(word), "%s", arg + strspn(arg, "-"));
-	word[strcspn(word, "=")] = 0;
-	const char *near =
-	    !strncmp(arg, "--", 2) ? kf_cli_suggest(word, names, n) : NULL;
+	const char *near = kf_cli_suggest_option(arg, opts, NULL);
 	if (near)
 		return kf_cli_die("report: unknown option '%s' or missing "
 				  "value; did you mean --%s? (see --help)",
