@@ -2187,6 +2187,7 @@ class Side:
         self.tt = None
         self.inbox = bytearray(0)
         self.pending = None  # a deferred read's sample (ask, finish_read)
+        self.maps_for = None  # a deferred read's regions (check_maps)
         self.payload = None
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
@@ -2301,7 +2302,7 @@ class Side:
         writes its outputs after replying (a thread, or the device on a
         stream nobody joined) must leave every sampled piece as the whole
         read finds it, without knowing which pieces are sampled."""
-        self.pending = None
+        self.pending = self.maps_for = None
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
@@ -2323,13 +2324,10 @@ class Side:
                     self.read(lambda: read_memory(self.pid, g, buf))
                 self.payload = buf
                 rep["payload"] = n
-                # Outputs that map the arena's inputs, seen from here: the
-                # candidate's (reading a process's map costs about 2 ms;
-                # the reference is the task's own code).
-                rep["mapped_inputs"] = mapped_slots(
-                    self.pid, getattr(self, "inode", -1), g,
-                    getattr(self, "in_slots", [])) \
-                    if self.name == "candidate" else []
+                if deferred:
+                    self.maps_for = g
+                else:
+                    self.check_maps(rep, g)
                 return rep
         except (BrokenPipeError, ConnectionResetError):
             rep = None
@@ -2364,10 +2362,31 @@ class Side:
         self.proc.wait()
         raise RunnerBroke(self.name, str(why))
 
+    def check_maps(self, rep, g):
+        """rep["mapped_inputs"]: the outputs (regions g) that map the
+        arena's inputs, seen from here, on the candidate's side (the
+        reference is the task's own code). Reading a process's map takes
+        about 2 ms (a CUDA process maps thousands of ranges), so a call's
+        map is read after its view has ended (finish_read, before
+        anything else): a map read by one side only inside the view
+        would be time the other side never pays."""
+        rep["mapped_inputs"] = mapped_slots(
+            self.pid, getattr(self, "inode", -1), g,
+            getattr(self, "in_slots", [])) \
+            if self.name == "candidate" else []
+
     def finish_read(self, rep):
-        """The whole read after a deferred ask: rep["late_write"] names
-        the first output (its index among the regions) where a sampled
-        piece differs from what the whole read found there."""
+        """After a deferred ask, once the caller's view has ended: the
+        memory map (check_maps), then the whole read of sampled outputs:
+        rep["late_write"] names the first output (its index among the
+        regions) where a sampled piece differs from what the whole read
+        found there. An output mapping an input when the reply came and
+        unmapped since would have to be rewritten with the input's
+        values between the reply and the map's read here: inside the
+        view, or nearly, for outputs of any size worth the trouble."""
+        g, self.maps_for = self.maps_for, None
+        if g is not None and "payload" in rep:
+            self.check_maps(rep, g)
         if self.pending is None:
             return
         g, buf, pieces, got = self.pending
@@ -3283,6 +3302,9 @@ class Judge:
                            "signal %d" % -st if st < 0 else "exit %d" % st,
                            ": " + said if said else "")})
             return 1
+        # Said first, so that the messages name the candidate's process
+        # rather than the bridge (session.c).
+        self.send({"ev": "died", "side": "candidate"})
         self.shutdown()
         if st < 0:
             signal.signal(-st, signal.SIG_DFL)

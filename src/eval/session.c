@@ -287,6 +287,17 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 		rc = kf_frame_read(s->proc.from_child,
 				   kf_now_ns() + (uint64_t)(timeout_ms * 1e6),
 				   &reply, &err);
+	/* A child that stands for the candidate's process (the bridge, whose
+	 * candidate runner ended) says so before it ends the same way: the
+	 * messages then name the candidate's process, not the child. */
+	struct kf_child as = *s->child;
+	const char *ev = rc ? NULL : kf_json_str(reply, "ev");
+	if (ev && !strcmp(ev, "died")) {
+		as.name = "candidate's process";
+		cJSON_Delete(reply);
+		reply = NULL;
+		rc = KF_ECHILD;
+	}
 	if (!rc)
 		return reply;
 	int status = 0;
@@ -299,11 +310,12 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
 		kf_session_verdict(s, &v);
 		return NULL;
 	}
-	kf_proc_wait(&s->proc, 5000, &status, &s->maxrss_kib);
+	kf_proc_wait(&s->proc, as.quit_wait_ms > 5000 ? as.quit_wait_ms : 5000,
+		     &status, &s->maxrss_kib);
 	s->reaped = true;
 	s->exit_status = status;
 	struct verdict v = {0};
-	kf_judge_child_end(s->child, status, rc, err.msg, phase,
+	kf_judge_child_end(&as, status, rc, err.msg, phase,
 			   s->proc.cpu_used_s, s->proc.cpu_soft_s, &v);
 	kf_session_verdict(s, &v);
 	return NULL;
