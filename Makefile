@@ -171,8 +171,9 @@ test-gpu: all $(BUILD)/kforge-tests
 # the same worker code over many candidates, for most of the run's time.
 # So do the cases whose time is torch building extensions (the custom-code
 # probe's, the compiled baseline's: 2.5 minutes), whose C paths other
-# cases run. The report's fixtures (a tuner's run, a bench: 2 minutes under
-# the sanitizers) are read from make test's build (KFORGE_TEST_DATA).
+# cases run. The report's and export's fixtures (a tuner's run, a bench, a
+# store of evaluations: 2 and 1.8 minutes under the sanitizers) are read
+# from make test's build (KFORGE_TEST_DATA, tests' kf_test_data_dir).
 check:
 	$(MAKE) BUILD=build/san OPT=-O1 TEST_ENV="KFORGE_TEST_DATA=$(CURDIR)/build/test-data" \
 		TESTS="$(or $(TESTS),-corpus \

@@ -86,7 +86,8 @@ static void replay(const char *task, const char *dir, const char *db)
 }
 
 /*
- * The shared store: <build>/test-data/export/k.db, made by the first case
+ * The shared store: k.db in kf_test_data_dir("export") (make check reads
+ * make test's), made by the first case
  * that needs it (about a minute) and made again when its inputs change (the
  * key file beside it); a lock keeps two test runs from making it at once.
  * Returns the path of the case's own copy; caller frees.
@@ -94,8 +95,7 @@ static void replay(const char *task, const char *dir, const char *db)
 static char *store(void)
 {
 	struct kf_err err = KF_ERR_INIT;
-	char *dir = kf_path_join(kf_test_build_dir(), "test-data/export");
-	CHECK(kf_mkdir_p(dir, &err) == 0);
+	char *dir = kf_test_data_dir("export");
 	char *db = kf_path_join(dir, "k.db");
 	char *lock = kf_path_join(dir, "lock");
 	int fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);

@@ -96,6 +96,11 @@ void kf_test_copy_file(const char *from, const char *to);
  * (-1 where a signal ended it). */
 char *kf_test_shell(const char *cmd, int *code);
 const char *kf_test_build_dir(void);
+/* Where fixtures named name (made once, kept between runs, keyed by what
+ * they are made from) live: $KFORGE_TEST_DATA/name where that is set (make
+ * check reads make test's: the stores and benches are data, made once),
+ * else <build>/test-data/name. Made if missing (malloc'd). */
+char *kf_test_data_dir(const char *name);
 /* A fresh empty directory for this case (removed by the runner). */
 const char *kf_test_tmpdir(void);
 /* Skips the case unless a python3 on PATH has torch. */

@@ -111,6 +111,19 @@ const char *kf_test_build_dir(void)
 	return b && *b ? b : "build";
 }
 
+char *kf_test_data_dir(const char *name)
+{
+	struct kf_err err = KF_ERR_INIT;
+	const char *shared = getenv("KFORGE_TEST_DATA");
+	char *base = shared && *shared
+			 ? kf_xstrdup(shared)
+			 : kf_path_join(kf_test_build_dir(), "test-data");
+	char *dir = kf_path_join(base, name);
+	free(base);
+	CHECK(kf_mkdir_p(dir, &err) == 0);
+	return dir;
+}
+
 const char *kf_test_tmpdir(void)
 {
 	return tmpdir;

@@ -61,14 +61,7 @@ static struct outcome kforge_v(const char *const *args)
  * made again when what they are made from changes. */
 static char *data_dir(int *lock_fd)
 {
-	struct kf_err err = KF_ERR_INIT;
-	/* KFORGE_TEST_DATA: fixtures another build made (make check reads
-	 * make test's: the runs and the bench are data, made once). */
-	const char *shared = getenv("KFORGE_TEST_DATA");
-	char *dir = shared && *shared
-			? kf_path_join(shared, "report")
-			: kf_path_join(kf_test_build_dir(), "test-data/report");
-	CHECK(kf_mkdir_p(dir, &err) == 0);
+	char *dir = kf_test_data_dir("report");
 	char *lock = kf_path_join(dir, "lock");
 	*lock_fd = open(lock, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
 	CHECK(*lock_fd >= 0 && flock(*lock_fd, LOCK_EX) == 0);
