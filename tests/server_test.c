@@ -533,7 +533,10 @@ static void test_server_openrlhf_deadline(void)
 		  "%s", r.body);
 	CHECK(cJSON_GetArrayItem(cJSON_GetObjectItem(r.json, "rewards"), 3)
 		  ->valuedouble == 0);
-	CHECK_MSG(took >= 1.9 && took < 10, "answered after %.2f s", took);
+	/* Not before its deadline; not after the queued evaluation either
+	 * (it would have had a reward, not infra_error): what is asserted
+	 * does not depend on how busy the machine is. */
+	CHECK_MSG(took >= 1.9, "answered after %.2f s", took);
 	reply_free(&r);
 	http(s.port, "GET", "/v1/stats", NULL, &r);
 	CHECK_MSG(kf_json_num(r.json, "deadline_misses", 0) >= 1, "%s", r.body);
@@ -982,7 +985,9 @@ static void test_server_slow_client(void)
 	double took = (double)(kf_now_ns() - t0) / 1e9;
 	CHECK_MSG(r.status == 408, "%d", r.status);
 	CHECK_STR(err_code(&r), "request_timeout");
-	CHECK_MSG(took < 5, "answered after %.1f s", took);
+	/* Before the socket's own 10 s timeout (read_reply would fail), and
+	 * not at once (the server waits its 1 s). */
+	CHECK_MSG(took >= 0.5, "answered after %.1f s", took);
 	reply_free(&r);
 
 	/* A body that trickles in for longer than the timeout: 408. */
@@ -1069,7 +1074,9 @@ static void test_server_deadline(void)
 	post(s.port, "/v1/score", b, &r);
 	double took = (double)(kf_now_ns() - t0) / 1e9;
 	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
-	CHECK_MSG(took < 5, "took %.1f s", took);
+	/* The items' infra_error "deadline" below says the deadline, not the
+	 * evaluations' end, answered; the time only bounds it from below. */
+	CHECK_MSG(took >= 0.45, "took %.1f s", took);
 	const cJSON *it;
 	cJSON_ArrayForEach(it, cJSON_GetObjectItem(r.json, "items"))
 	{
@@ -1256,7 +1263,9 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 	kill(s.pid, SIGTERM);
 	int st = 0;
 	bool exited = false;
-	while (!exited && kf_now_ns() - t0 < 15000000000ull) {
+	/* The call may run 120 s: an exit within 40 s of SIGTERM is one that
+	 * stopped it, however busy the machine is. */
+	while (!exited && kf_now_ns() - t0 < 40000000000ull) {
 		exited = waitpid(s.pid, &st, WNOHANG) == s.pid;
 		if (!exited)
 			kf_test_sleep_ms(50);
@@ -1291,8 +1300,8 @@ static void test_server_sigterm_kills_spinning_evaluation(void)
 			    start == seen[i].start)
 				kill(seen[i].pid, SIGKILL);
 		}
-	CHECK_MSG(exited, "kforge-serve did not exit within 15 s of SIGTERM");
-	CHECK_MSG(took < 10, "kforge-serve took %.1f s to exit", took);
+	CHECK_MSG(exited, "kforge-serve did not exit within %.0f s of SIGTERM",
+		  took);
 	CHECK_MSG(WIFEXITED(st) && WEXITSTATUS(st) == 0,
 		  "kforge-serve ended with status %d", st);
 	CHECK_MSG(!left, "%d of the evaluation's %d processes still run", left,
