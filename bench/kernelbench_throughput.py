@@ -59,6 +59,10 @@ def pairs(backend, repeat):
     return out * repeat
 
 
+PHASES = ("load", "wait", "pin", "trials", "timing", "end")
+SLOT = ("pin", "trials", "timing", "end")
+
+
 def costs(r):
     total = r.get("seconds") or 0
     timed = sum((r.get(k) or {}).get("seconds") or 0
@@ -88,10 +92,11 @@ def main():
         ps = [(t, c) for t, c in ps
               if not any(c.endswith(s + ".py") for s in HOST_SKIP)]
     cache = tempfile.mkdtemp(prefix="kforge-kb-throughput-")
-    rows = []
+    rows, phase_rows = [], []
     for mode in ("cold", "warm"):
         wall, res = run_batch(a, ps, a.jobs, 1, cache)
         st, tot, tim, bld, fix = {}, [], [], [], []
+        ph = {k: [] for k in PHASES}
         for (t, c), r in zip(ps, res):
             if not r:
                 st["no result"] = st.get("no result", 0) + 1
@@ -103,6 +108,9 @@ def main():
             x = costs(r)
             tot.append(x[0]); tim.append(x[1]); bld.append(x[2])
             fix.append(x[3])
+            for k in PHASES:
+                if isinstance((r.get("phases") or {}).get(k), (int, float)):
+                    ph[k].append(r["phases"][k])
             if a.items:
                 print(f"  {mode} {os.path.relpath(c, KB):52s} {k:28s} "
                       f"total {x[0]:6.2f} timing {x[1]:5.2f} build "
@@ -113,6 +121,8 @@ def main():
         rows.append((mode, len(res), wall, len(res) * 60.0 / wall,
                      med(tot), med(tim), med(bld), max(bld or [0]),
                      med(fix), st))
+        phase_rows.append((mode, [med(ph[k]) for k in PHASES],
+                           [sum(ph[k]) for k in PHASES]))
     shutil.rmtree(cache, ignore_errors=True)
     print(f"KernelBench-format throughput, {len(ps)} evaluations, "
           f"--backend {a.backend} --jobs {a.jobs} --gpus 1 --time-cap "
@@ -126,6 +136,17 @@ def main():
         print(f"{m:5s} {n:3d} {w:7.1f} {rate:8.1f} {t:8.2f} {ti:6.2f} "
               f"{b:6.2f} {bm:9.2f} {fx:6.2f}  "
               + ", ".join(f"{k} {v}" for k, v in sorted(st.items())))
+    # Where the time went (the records' phases): the slot holds pin,
+    # trials, timing and end of one evaluation at a time; the loading
+    # threads hold load (and wait, loaded, for the slot).
+    print("phases, s: median per evaluation (sum over the pass)")
+    print(f"{'cache':5s} " + " ".join(f"{k:>15s}" for k in PHASES)
+          + f" {'slot sum':>9s}")
+    for m, md, sm in phase_rows:
+        slot = sum(v for k, v in zip(PHASES, sm) if k in SLOT)
+        print(f"{m:5s} " + " ".join(f"{x:6.2f} ({y:6.1f})"
+                                    for x, y in zip(md, sm))
+              + f" {slot:9.1f}")
     return 0
 
 

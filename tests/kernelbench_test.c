@@ -1120,6 +1120,23 @@ static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
 			CHECK(fm && kf_json_num(fm, "compile_s", -1) == 0);
 		else
 			CHECK(fm && kf_json_num(fm, "compile_s", -1) > 0);
+		/* Where its time went: loaded, then its trials (and the
+		 * timing of those that passed); the wait for the slot is
+		 * not in its seconds. */
+		const cJSON *ph = cJSON_GetObjectItem(r, "phases");
+		double load = kf_json_num(ph, "load", -1);
+		double trials = kf_json_num(ph, "trials", -1);
+		double timing = kf_json_num(ph, "timing", -1);
+		double wait = kf_json_num(ph, "wait", -1);
+		CHECK_MSG(load > 0 && wait >= 0, "item %d phases", i);
+		if (!strcmp(want[i], "ok"))
+			CHECK_MSG(trials > 0 && timing > 0 &&
+				      kf_json_num(r, "seconds", 0) >=
+					  load + trials + timing - 0.01,
+				  "item %d: phases load %.2f trials %.2f "
+				  "timing %.2f, seconds %.2f",
+				  i, load, trials, timing,
+				  kf_json_num(r, "seconds", 0));
 	}
 	/* The failed build is the evaluation's own verdict, with its log. */
 	const cJSON *last = cJSON_GetArrayItem(all, 3);

@@ -756,6 +756,7 @@ struct kf_eval_pending {
 	cJSON *device;
 	struct kf_compile_result cr;
 	uint64_t start, opened; /* kf_now_ns() at the open's start, end */
+	uint64_t began;		/* the open's start, kept (start moves) */
 	const char *proto;
 };
 
@@ -791,6 +792,29 @@ static bool pin(struct bsession *s, int core)
 	return true;
 }
 
+/* The record's phases: where an evaluation's wall time went, for the
+ * throughput of batches (docs/results.md, "phases"). t: kf_now_ns() when
+ * the slot took it, once pinned, after the trials, after the timing and
+ * once the bridge had ended; 0 for a phase not reached. */
+static void add_phases(cJSON *r, const struct kf_eval_pending *p,
+		       const uint64_t t[5])
+{
+	if (!r)
+		return;
+	cJSON *ph = cJSON_AddObjectToObject(r, "phases");
+	const char *names[] = {"pin", "trials", "timing"};
+	cJSON_AddNumberToObject(ph, "load", (double)(p->opened - p->began) * 1e-9);
+	cJSON_AddNumberToObject(ph, "wait", (double)(t[0] - p->opened) * 1e-9);
+	uint64_t last = t[0];
+	for (int i = 0; i < 3; i++) {
+		double v = t[i + 1] ? (double)(t[i + 1] - last) * 1e-9 : 0;
+		cJSON_AddNumberToObject(ph, names[i], v);
+		if (t[i + 1])
+			last = t[i + 1];
+	}
+	cJSON_AddNumberToObject(ph, "end", (double)(t[4] - last) * 1e-9);
+}
+
 int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
 			const struct kf_eval_opts *o,
 			struct kf_eval_pending **out, struct kf_err *err)
@@ -803,7 +827,7 @@ int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
 	kf_session_core_init(&s->core, &bridge, o);
 	s->cand_path = candidate_path;
 	p->cr = (struct kf_compile_result)KF_COMPILE_RESULT_INIT;
-	p->start = kf_now_ns();
+	p->start = p->began = kf_now_ns();
 	p->proto = o->protocol ? o->protocol : "kforge";
 	s->kb_checks = !strcmp(p->proto, "kernelbench");
 	bool kernel = false;
@@ -857,13 +881,17 @@ int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 	struct trial_plan *plans = NULL;
 	/* The record's seconds are the evaluation's own: not the time it
 	 * waited, loaded, for its slot. */
-	p->start += kf_now_ns() - p->opened;
+	uint64_t t[5] = {kf_now_ns(), 0, 0, 0, 0}; /* slot, pinned, tried,
+						      timed, ended */
+	p->start += t[0] - p->opened;
 	if (s->core.done || !pin(s, core))
 		goto done;
+	t[1] = kf_now_ns();
 	int n = s->kb_checks ? KB_TRIALS : o->trials;
 	frames = cJSON_CreateArray();
 	plans = kf_xcalloc((size_t)n, sizeof(*plans));
 	run_trials(s, n, frames, plans);
+	t[2] = kf_now_ns();
 	if (s->core.done)
 		goto done;
 	kf_judge_degenerate(s->core.task, plans, frames, s->core.res);
@@ -874,8 +902,11 @@ int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 			time_kernelbench(
 			    s, s->kb_checks ? "timing" : "timing_kernelbench");
 	}
+	t[3] = kf_now_ns();
 done:
 	*result = kf_session_end(&s->core, p->device, p->start);
+	t[4] = kf_now_ns();
+	add_phases(*result, p, t);
 	cJSON_Delete(frames);
 	free(plans);
 	pending_free(p);
