@@ -1197,7 +1197,7 @@ int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
 				else
 					item_error(&items[i], KF_ETIMEDOUT,
 						   "%s: not submitted within "
-						   "the deadline (%g s): %s",
+						   "the deadline (%.3g s): %s",
 						   label, deadline_s, err->msg);
 			}
 			st->answered = 0;
@@ -1316,7 +1316,7 @@ int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
 		else
 			item_error(&items[i], KF_ETIMEDOUT,
 				   "%s: no result from the farm within the "
-				   "deadline (%g s): the job was withdrawn from "
+				   "deadline (%.3g s): the job was withdrawn from "
 				   "%s",
 				   label, deadline_s, key);
 	}
