@@ -177,6 +177,12 @@ static void run_job_farm(struct kf_server *s, struct job *j)
 	struct kf_err err = KF_ERR_INIT;
 	char *path = NULL;
 	uint64_t t0 = kf_now_ns();
+	if (t0 >= j->deadline_ns) {
+		j->error = kf_xasprintf("%s: the request's deadline passed "
+					"before the evaluation was submitted",
+					j->label ? j->label : "the request");
+		return;
+	}
 	if (write_source(s, j, &path, &err)) {
 		j->error =
 		    kf_xasprintf("cannot write the candidate: %s", err.msg);
