@@ -1185,8 +1185,9 @@ int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
 			return KF_EIO;
 		}
 		if (reconnect(&sb, deadline, err, &said)) {
-			/* Never reached: every item is an error of its
-			 * own, the call itself ran. */
+			/* Redis did not answer before the deadline (or
+			 * the call was cancelled): every item is an error
+			 * of its own; the call itself ran. */
 			for (int i = 0; i < n; i++) {
 				items[i].device = -1;
 				if (cancelled(&sb))
