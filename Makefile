@@ -17,8 +17,8 @@ LDLIBS = -lsqlite3 -lcurl -lcjson -lm -ldl -lpthread
 # messages, nettle hashes the handshake's key. Only the binaries that serve
 # or test it link them (kforge and the worker reach no code of that file).
 WS_LIBS = -lwslay -lnettle
-# The farm on Redis Streams (src/farm/redis.c): hiredis, linked by kforge
-# and the tests only. Without its header the farm's Redis functions say
+# The farm on Redis Streams (src/farm/redis.c): hiredis, linked by kforge,
+# kforge-serve (--redis) and the tests, not by the worker. Without its header the farm's Redis functions say
 # so at run time (make deps installs it, and redis-server for the tests).
 ifneq ($(wildcard /usr/include/hiredis/hiredis.h),)
 REDIS_LIBS = -lhiredis
@@ -102,7 +102,7 @@ $(BUILD)/kforge-worker: $(BUILD)/tools/kforge-worker.o $(BUILD)/libkforge.a
 # The reward service's HTTP server (`kforge serve` runs it): the only
 # binary linked with libmicrohttpd, which the GPU machine lacks.
 $(BUILD)/kforge-serve: $(BUILD)/tools/kforge-serve.o $(BUILD)/libkforge.a
-	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(WS_LIBS) $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $^ -lmicrohttpd $(WS_LIBS) $(REDIS_LIBS) $(LDLIBS)
 
 $(BUILD)/kforge-tests: $(TEST_OBJ) $(BUILD)/libkforge.a
 	$(CC) $(LDFLAGS) -o $@ $^ $(WS_LIBS) $(REDIS_LIBS) $(LDLIBS)

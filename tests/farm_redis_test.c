@@ -1,8 +1,10 @@
 /* farm_redis_test.c: the farm on Redis Streams (farm_redis.h): URLs, the
  * CLI's errors, and a batch of 200 evaluations on three workers through a
  * worker killed mid-evaluation, a worker joining late and a restart of
- * Redis, with every job answered exactly once. The test starts its own
- * redis-server on a loopback port in its directory, AOF on. */
+ * Redis, with every job answered exactly once; the reward service on the
+ * farm (kforge serve --redis) through the same faults, over HTTP, and its
+ * /metrics. The tests start their own redis-server on a loopback port in
+ * their directory, AOF on. */
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -11,8 +13,11 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <math.h>
 
 #include <kforge/farm_redis.h>
 
@@ -571,10 +576,494 @@ static void test_farm_redis_caps_attempts(void)
 	stop(r.pid, SIGTERM);
 }
 
+/* ---- the reward service on the farm (kforge serve --redis) ---- */
+
+/* One HTTP exchange with the server on port: the status and the body
+ * (malloc'd). */
+static int http_req(int port, const char *method, const char *path,
+		    const char *body, char **out)
+{
+	int fd = kf_test_dial(port);
+	size_t n = body ? strlen(body) : 0;
+	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n"
+				  "Content-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n",
+				  method, path, n);
+	struct kf_strbuf msg = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&msg, head);
+	if (n)
+		kf_strbuf_add(&msg, body, n);
+	free(head);
+	const char *p = kf_strbuf_str(&msg);
+	size_t left = msg.len;
+	while (left) {
+		ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+	kf_strbuf_release(&msg);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char buf[16384];
+	ssize_t r;
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+		kf_strbuf_add(&sb, buf, (size_t)r);
+	close(fd);
+	const char *all = kf_strbuf_str(&sb);
+	int status = 0;
+	if (sscanf(all, "HTTP/1.%*d %d", &status) != 1)
+		status = 0;
+	const char *sep = strstr(all, "\r\n\r\n");
+	*out = kf_xstrdup(sep ? sep + 4 : "");
+	kf_strbuf_release(&sb);
+	return status;
+}
+
+/* The value of the sample `name` (labels included, as printed) in a
+ * Prometheus text exposition; NAN where absent. */
+static double prom(const char *text, const char *name)
+{
+	size_t n = strlen(name);
+	for (const char *p = text; p && *p;) {
+		if (!strncmp(p, name, n) && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+	return NAN;
+}
+
+static char *metrics(int port)
+{
+	char *body = NULL;
+	int st = http_req(port, "GET", "/metrics", NULL, &body);
+	CHECK_MSG(st == 200, "GET /metrics: %d %s", st, body);
+	return body;
+}
+
+/* A kernel for tests/fixtures/scale (y = 2x), tagged so that each is a
+ * source of its own: right, wrong (3x) or not C. */
+static char *scale_src(int i, const char *kind)
+{
+	if (!strcmp(kind, "syntax"))
+		return kf_xasprintf("/* %d */ int kf_entry(oops", i);
+	return kf_xasprintf(
+	    "#include <kforge/kernel.h>\n/* request %d */\n"
+	    "int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "
+	    "n_out, void *stream)\n"
+	    "{ (void)n_in; (void)n_out; (void)stream;\n"
+	    "  const float *x = in[0].data; float *y = out[0].data;\n"
+	    "  for (int64_t i = 0; i < kf_numel(&in[0]); i++) y[i] = %s;\n"
+	    "  return 0; }\n",
+	    i, strcmp(kind, "wrong") ? "x[i] + x[i]" : "3 * x[i]");
+}
+
+static const char *scale_kind(int i)
+{
+	return i % 9 == 4 ? "wrong" : i % 15 == 7 ? "syntax" : "right";
+}
+
+static const char *scale_want(const char *kind)
+{
+	return !strcmp(kind, "right")	? "ok"
+	       : !strcmp(kind, "wrong") ? "wrong_answer"
+					: "compile_error";
+}
+
+enum { SERVE_N = 200, SERVE_CLIENTS = 6 };
+
+struct serve_run {
+	int port;
+	pthread_mutex_t lock;
+	int next;			 /* the next request to send */
+	int status[SERVE_N];		 /* its HTTP status */
+	char *body[SERVE_N];		 /* its answer */
+	int answers[SERVE_N];		 /* answers it got */
+	int answered;
+};
+
+static void *serve_client(void *arg)
+{
+	struct serve_run *r = arg;
+	for (;;) {
+		pthread_mutex_lock(&r->lock);
+		int i = r->next < SERVE_N ? r->next++ : -1;
+		pthread_mutex_unlock(&r->lock);
+		if (i < 0)
+			return NULL;
+		char *src = scale_src(i, scale_kind(i));
+		cJSON *b = cJSON_CreateObject();
+		cJSON *items = cJSON_AddArrayToObject(b, "items");
+		cJSON *it = cJSON_CreateObject();
+		char id[32];
+		snprintf(id, sizeof(id), "r%d", i);
+		cJSON_AddStringToObject(it, "id", id);
+		cJSON_AddStringToObject(it, "problem_id", "scale");
+		cJSON_AddStringToObject(it, "code", src);
+		cJSON_AddItemToArray(items, it);
+		char *text = cJSON_PrintUnformatted(b);
+		char *out = NULL;
+		int st = http_req(r->port, "POST", "/v1/score", text, &out);
+		pthread_mutex_lock(&r->lock);
+		r->status[i] = st;
+		r->body[i] = out;
+		r->answers[i]++;
+		r->answered++;
+		pthread_mutex_unlock(&r->lock);
+		free(text);
+		cJSON_Delete(b);
+		free(src);
+	}
+}
+
+static void redis_dir(struct redis_proc *r)
+{
+	r->port = free_port();
+	snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);
+	snprintf(r->dir, sizeof(r->dir), "%s/redis", kf_test_tmpdir());
+	CHECK(mkdir(r->dir, 0755) == 0);
+}
+
+static void test_farm_redis_serve_survives_kills_and_a_restart(void)
+{
+	need_redis();
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	CHECK(setenv("KFORGE_CACHE", cache, 1) == 0);
+	free(cache);
+	struct redis_proc r = {0};
+	redis_dir(&r);
+	redis_start(&r);
+	pid_t w[4] = {0};
+	w[0] = worker_start(&r, "w1");
+	w[1] = worker_start(&r, "w2");
+	w[2] = worker_start(&r, "w3");
+	struct kf_test_serve s;
+	const char *extra[] = {"--redis", r.url, "--deadline", "600", NULL};
+	kf_test_serve_start(&s, true, extra);
+
+	struct serve_run run;
+	memset(&run, 0, sizeof(run));
+	run.port = s.port;
+	pthread_mutex_init(&run.lock, NULL);
+	uint64_t t0 = kf_now_ns();
+	pthread_t th[SERVE_CLIENTS];
+	for (int i = 0; i < SERVE_CLIENTS; i++)
+		CHECK(pthread_create(&th[i], NULL, serve_client, &run) == 0);
+	int phase = 0;
+	double at[3] = {0};
+	for (;;) {
+		pthread_mutex_lock(&run.lock);
+		int answered = run.answered;
+		pthread_mutex_unlock(&run.lock);
+		if (answered == SERVE_N)
+			break;
+		CHECK_MSG((kf_now_ns() - t0) < 600ull * 1000000000ull,
+			  "%d of %d requests answered in 600 s", answered,
+			  SERVE_N);
+		double now = (kf_now_ns() - t0) * 1e-9;
+		double d = done(&r);
+		if (phase == 0 && d >= 20 && freeze_holding(&r, w[0], "w1")) {
+			/* w1 killed in the middle of an evaluation. */
+			kill(w[0], SIGKILL);
+			waitpid(w[0], NULL, 0);
+			w[0] = 0;
+			at[phase++] = now;
+		} else if (phase == 1 && d >= 50) {
+			w[3] = worker_start(&r, "w4"); /* joins late */
+			at[phase++] = now;
+		} else if (phase == 2 && d >= 100) {
+			/* Redis killed and started again on its AOF. */
+			stop(r.pid, SIGKILL);
+			redis_start(&r);
+			at[phase++] = now;
+		}
+		kf_test_sleep_ms(20);
+	}
+	for (int i = 0; i < SERVE_CLIENTS; i++)
+		pthread_join(th[i], NULL);
+	double seconds = (kf_now_ns() - t0) * 1e-9;
+	CHECK_MSG(phase == 3, "the requests ended before the faults (phase %d)",
+		  phase);
+	/* Each request answered once, 200, with its own item's verdict. */
+	int ok = 0, wrong = 0, syntax = 0;
+	for (int i = 0; i < SERVE_N; i++) {
+		CHECK_MSG(run.answers[i] == 1, "request %d: %d answers", i,
+			  run.answers[i]);
+		CHECK_MSG(run.status[i] == 200, "request %d: HTTP %d: %s", i,
+			  run.status[i], run.body[i]);
+		cJSON *j = cJSON_Parse(run.body[i]);
+		const cJSON *items = cJSON_GetObjectItem(j, "items");
+		CHECK_MSG(cJSON_GetArraySize(items) == 1, "request %d: %s", i,
+			  run.body[i]);
+		const cJSON *it = cJSON_GetArrayItem(items, 0);
+		char id[32];
+		snprintf(id, sizeof(id), "r%d", i);
+		CHECK_STR(kf_json_str(it, "id"), id);
+		const char *kind = scale_kind(i);
+		CHECK_MSG(!strcmp(kf_json_str(it, "status"), scale_want(kind)),
+			  "request %d (%s): %s: %s", i, kind,
+			  kf_json_str(it, "status"), kf_json_str(it, "reason"));
+		ok += !strcmp(kind, "right");
+		wrong += !strcmp(kind, "wrong");
+		syntax += !strcmp(kind, "syntax");
+		cJSON_Delete(j);
+	}
+	/* The server's own count: one farm job per request, each verdict
+	 * counted once, none infra_error; the killed worker's job answered
+	 * after its take-over; the restart reconnected to. */
+	char *m = metrics(s.port);
+	CHECK_MSG(prom(m, "kforge_serve_farm_jobs_total") == SERVE_N, "%s", m);
+	CHECK(prom(m, "kforge_items_total") == SERVE_N);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"ok\"}") == ok);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"wrong_answer\"}") ==
+	      wrong);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"compile_error\"}") ==
+	      syntax);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"infra_error\"}") == 0);
+	double retried = prom(m, "kforge_serve_farm_retried_total");
+	double dups = prom(m, "kforge_serve_farm_duplicates_total");
+	double reconnects = prom(m, "kforge_serve_farm_reconnects_total");
+	CHECK_MSG(retried >= 1, "w1's job was not taken over: %s", m);
+	CHECK_MSG(reconnects >= 1, "no reconnect after the restart: %s", m);
+	CHECK(prom(m, "kforge_farm_up") == 1);
+	CHECK(prom(m, "kforge_farm_queue_depth{backend=\"host\"}") == 0);
+	CHECK(prom(m, "kforge_farm_pending{backend=\"host\"}") == 0);
+	CHECK(prom(m, "kforge_farm_workers{backend=\"host\"}") == 3);
+	CHECK(prom(m, "kforge_farm_retried_total") >= retried);
+	CHECK(prom(m, "kforge_scoring_request_seconds_count") == SERVE_N);
+	free(m);
+	/* kforge farm status: what an operator reads. */
+	char *cmd = kf_xasprintf("%s/kforge farm status --redis %s",
+				 kf_test_build_dir(), r.url);
+	int code = 0;
+	char *st = kf_test_shell(cmd, &code);
+	CHECK_MSG(code == 0, "%s", st);
+	CHECK_CONTAINS(st, "queue host      0 waiting,    0 pending");
+	CHECK_CONTAINS(st, "workers    3 alive");
+	CHECK_CONTAINS(st, "retried (taken over from a lost worker)");
+	/* w4, a host node: backend host, one slot, no GPU. */
+	char *w4 = strstr(st, "\n  w4 ");
+	CHECK_MSG(w4, "%s", st);
+	char wname[32], whost[128], wback[16];
+	int slots = -1, gpus = -1;
+	CHECK(sscanf(w4, " %31s %127s %15s %d %d", wname, whost, wback, &slots,
+		     &gpus) == 5);
+	CHECK_STR(wback, "host");
+	CHECK(slots == 1 && gpus == 0);
+	free(st);
+	free(cmd);
+	printf("    serve --redis: %d requests over HTTP (%d clients) on 3 "
+	       "host workers (w1 SIGKILLed mid-evaluation at %.1f s; w4 "
+	       "joined at %.1f s; redis-server SIGKILLed and restarted at "
+	       "%.1f s): %d answered once each (%d ok, %d wrong_answer, %d "
+	       "compile_error), %.0f retried after the kill, %.0f duplicates "
+	       "dropped, %.0f reconnects, %.1f s\n",
+	       SERVE_N, SERVE_CLIENTS, at[0], at[1], at[2], SERVE_N, ok, wrong,
+	       syntax, retried, dups, reconnects, seconds);
+	kf_test_serve_stop(&s);
+	for (int i = 0; i < 4; i++)
+		stop(w[i], SIGTERM);
+	stop(r.pid, SIGTERM);
+	for (int i = 0; i < SERVE_N; i++)
+		free(run.body[i]);
+	pthread_mutex_destroy(&run.lock);
+}
+
+struct pending_req {
+	int port;
+	int status;
+	char *body;
+};
+
+static void *send_three(void *arg)
+{
+	struct pending_req *q = arg;
+	cJSON *b = cJSON_CreateObject();
+	cJSON_AddNumberToObject(b, "deadline_s", 4);
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	for (int i = 0; i < 3; i++) {
+		char *src = scale_src(i, "right");
+		cJSON *it = cJSON_CreateObject();
+		char id[8];
+		snprintf(id, sizeof(id), "%c", 'a' + i);
+		cJSON_AddStringToObject(it, "id", id);
+		cJSON_AddStringToObject(it, "problem_id", "scale");
+		cJSON_AddStringToObject(it, "code", src);
+		cJSON_AddItemToArray(items, it);
+		free(src);
+	}
+	char *text = cJSON_PrintUnformatted(b);
+	q->status = http_req(q->port, "POST", "/v1/score", text, &q->body);
+	free(text);
+	cJSON_Delete(b);
+	return NULL;
+}
+
+static void test_farm_redis_serve_metrics(void)
+{
+	need_redis();
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	CHECK(setenv("KFORGE_CACHE", cache, 1) == 0);
+	free(cache);
+	/* Without --redis: the server's own figures, no farm. */
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
+	char *m = metrics(s.port);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"ok\"}") == 0);
+	CHECK(prom(m, "kforge_scoring_request_seconds_count") == 0);
+	CHECK(prom(m, "kforge_queue_depth") == 0);
+	CHECK_MSG(!strstr(m, "kforge_farm_") && !strstr(m, "kforge_serve_farm"),
+		  "%s", m);
+	free(m);
+	kf_test_serve_stop(&s);
+
+	/* A farm with no worker: the request's three jobs wait in its
+	 * queue, which /metrics shows. */
+	struct redis_proc r = {0};
+	redis_dir(&r);
+	redis_start(&r);
+	const char *extra[] = {"--redis", r.url, NULL};
+	kf_test_serve_start(&s, false, extra);
+	m = metrics(s.port);
+	CHECK_MSG(prom(m, "kforge_farm_up") == 1, "%s", m);
+	CHECK(prom(m, "kforge_farm_workers{backend=\"host\"}") == 0);
+	CHECK(prom(m, "kforge_farm_queue_depth{backend=\"host\"}") == 0);
+	CHECK(prom(m, "kforge_serve_farm_jobs_total") == 0);
+	free(m);
+	struct pending_req q = {s.port, 0, NULL};
+	pthread_t th;
+	CHECK(pthread_create(&th, NULL, send_three, &q) == 0);
+	double depth = 0;
+	for (int i = 0; i < 100 && depth < 3; i++) {
+		kf_test_sleep_ms(30);
+		m = metrics(s.port);
+		depth = prom(m, "kforge_farm_queue_depth{backend=\"host\"}");
+		if (depth == 3) {
+			CHECK(prom(m, "kforge_farm_pending{backend=\"host\"}") ==
+			      0);
+			CHECK(prom(m, "kforge_farm_workers{backend=\"host\"}") ==
+			      0);
+			CHECK(prom(m, "kforge_queue_depth") == 0);
+			CHECK(prom(m, "kforge_busy_workers") == 3);
+		}
+		free(m);
+	}
+	CHECK_MSG(depth == 3, "the farm's queue depth is %g, not 3", depth);
+	/* Nobody takes them: at the request's deadline each item is an
+	 * infra_error that names the request and the item, and the jobs
+	 * are withdrawn. */
+	pthread_join(th, NULL);
+	CHECK_MSG(q.status == 200, "%d %s", q.status, q.body);
+	cJSON *j = cJSON_Parse(q.body);
+	const cJSON *it;
+	int n = 0;
+	cJSON_ArrayForEach(it, cJSON_GetObjectItem(j, "items"))
+	{
+		CHECK_STR(kf_json_str(it, "status"), "infra_error");
+		const char *why = kf_json_str(it, "reason");
+		char want[64];
+		snprintf(want, sizeof(want), "(/v1/score), item '%s'",
+			 kf_json_str(it, "id"));
+		CHECK_CONTAINS(why, "request 1 ");
+		CHECK_CONTAINS(why, want);
+		CHECK_CONTAINS(why, "no result from the farm within the "
+				    "deadline");
+		CHECK_CONTAINS(why, "withdrawn from kforge:jobs:host");
+		n++;
+	}
+	CHECK(n == 3);
+	cJSON_Delete(j);
+	free(q.body);
+	m = metrics(s.port);
+	CHECK(prom(m, "kforge_farm_queue_depth{backend=\"host\"}") == 0);
+	CHECK(prom(m, "kforge_serve_farm_jobs_total") == 3);
+	CHECK(prom(m, "kforge_evaluations_total{status=\"infra_error\"}") == 3);
+	CHECK(prom(m, "kforge_scoring_request_seconds_count") == 1);
+	free(m);
+	/* A worker joins: one host worker, no GPU, a fresh heartbeat. */
+	pid_t w = worker_start(&r, "m1");
+	char host[128] = "";
+	gethostname(host, sizeof(host) - 1);
+	char *gpus = kf_xasprintf("kforge_farm_worker_gpus{worker=\"m1\","
+				  "host=\"%s\",backend=\"host\"}",
+				  host);
+	char *age = kf_xasprintf("kforge_farm_worker_heartbeat_age_seconds{"
+				 "worker=\"m1\",host=\"%s\",backend=\"host\"}",
+				 host);
+	double workers = 0;
+	for (int i = 0; i < 200 && workers < 1; i++) {
+		kf_test_sleep_ms(30);
+		m = metrics(s.port);
+		workers = prom(m, "kforge_farm_workers{backend=\"host\"}");
+		if (workers == 1) {
+			CHECK_MSG(prom(m, gpus) == 0, "%s", m);
+			CHECK(prom(m, age) >= 0 && prom(m, age) < 10);
+		}
+		free(m);
+	}
+	CHECK(workers == 1);
+	free(gpus);
+	free(age);
+	/* Redis gone: the farm is down, its gauges absent, the server's
+	 * own figures still there. */
+	stop(w, SIGTERM);
+	stop(r.pid, SIGTERM);
+	m = metrics(s.port);
+	CHECK_MSG(prom(m, "kforge_farm_up") == 0, "%s", m);
+	CHECK(isnan(prom(m, "kforge_farm_queue_depth{backend=\"host\"}")));
+	CHECK(prom(m, "kforge_serve_farm_jobs_total") == 3);
+	free(m);
+	kf_test_serve_stop(&s);
+}
+
+static void test_farm_redis_serve_bad_url(void)
+{
+	char serve[512];
+	snprintf(serve, sizeof(serve), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(serve))
+		SKIP("%s is not built (no libmicrohttpd here)", serve);
+	int code;
+	char *e = cli_err("serve --port 0 --redis localhost:6379", &code);
+	CHECK_MSG(code == 2, "exit %d: %s", code, e);
+	CHECK_CONTAINS(e, "--redis: 'localhost:6379' is not a Redis URL");
+	free(e);
+	if (!kf_redis_available())
+		SKIP("kforge was built without hiredis (make deps, then make)");
+	int port = free_port();
+	char *args = kf_xasprintf("serve --port 0 --db %s/s.db --redis "
+				  "redis://127.0.0.1:%d",
+				  kf_test_tmpdir(), port);
+	e = cli_err(args, &code);
+	CHECK_MSG(code == 2, "exit %d: %s", code, e);
+	char *want = kf_xasprintf("--redis: redis://127.0.0.1:%d: cannot "
+				  "connect",
+				  port);
+	CHECK_CONTAINS(e, want);
+	free(want);
+	free(e);
+	free(args);
+	args = kf_xasprintf("optimize %s --policy replay --from "
+			    "%s/candidates/same.c --db %s/o.db --redis "
+			    "redis://127.0.0.1:%d",
+			    ROWSUM, ROWSUM, kf_test_tmpdir(), port);
+	e = cli_err(args, &code);
+	CHECK_MSG(code != 0, "exit %d: %s", code, e);
+	CHECK_CONTAINS(e, "--redis: redis://127.0.0.1");
+	CHECK_CONTAINS(e, "cannot connect");
+	free(e);
+	free(args);
+}
+
 KF_TESTS(farm_redis) = {
     KF_TEST(test_farm_redis_url_parse),
     KF_TEST(test_farm_redis_cli_bad_input),
     KF_TEST(test_farm_redis_survives_kills_and_a_restart),
     KF_TEST(test_farm_redis_caps_attempts),
+    KF_TEST(test_farm_redis_serve_bad_url),
+    KF_TEST(test_farm_redis_serve_metrics),
+    KF_TEST(test_farm_redis_serve_survives_kills_and_a_restart),
     KF_TESTS_END,
 };

@@ -440,6 +440,7 @@ enum {
 	O_CALL_TIMEOUT,
 	O_MEM_LIMIT,
 	O_REQUIRE_CUSTOM,
+	O_REDIS,
 	O_HELP,
 };
 
@@ -473,6 +474,7 @@ static const struct option longopts[] = {
     {"call-timeout-ms", required_argument, NULL, O_CALL_TIMEOUT},
     {"mem-limit-mb", required_argument, NULL, O_MEM_LIMIT},
     {"require-custom-kernel", no_argument, NULL, O_REQUIRE_CUSTOM},
+    {"redis", required_argument, NULL, O_REDIS},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -516,6 +518,7 @@ int main(int argc, char **argv)
 	struct kf_server_opts so = KF_SERVER_OPTS_INIT;
 	double port = 8471, client_timeout = 30, max_conn = 4096, v = 0;
 	const char *host = "127.0.0.1", *port_file = NULL;
+	bool workers_set = false;
 	int c;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
@@ -545,6 +548,7 @@ int main(int argc, char **argv)
 			rc = opt_name_num(c, optarg, 1, KF_SERVER_WORKERS_MAX,
 					  &v);
 			so.workers = (int)v;
+			workers_set = true;
 			break;
 		case O_QUEUE:
 			rc =
@@ -627,6 +631,9 @@ int main(int argc, char **argv)
 			rc = opt_name_num(c, optarg, 16, 1 << 24, &v);
 			so.eo.mem_limit_bytes = (uint64_t)v << 20;
 			break;
+		case O_REDIS:
+			so.redis = optarg;
+			break;
 		case O_HELP:
 			fputs(serve_usage_text, stdout);
 			return 0;
@@ -643,6 +650,8 @@ int main(int argc, char **argv)
 			argv[optind]);
 		return 2;
 	}
+	if (so.redis && !workers_set)
+		so.workers = KF_SERVER_FARM_WORKERS;
 	struct sockaddr_in addr;
 	memset(&addr, 0, sizeof(addr));
 	addr.sin_family = AF_INET;
@@ -703,8 +712,10 @@ int main(int argc, char **argv)
 	}
 	fprintf(stderr,
 		"kforge serve: listening on http://%s:%d/v1/ (%d "
-		"workers, queue %d)\n",
-		host, bound, so.workers, so.queue_cap);
+		"%s, queue %d)\n",
+		host, bound, so.workers,
+		so.redis ? "evaluations at once on the Redis farm" : "workers",
+		so.queue_cap);
 	int sig = 0;
 	sigwait(&sigs, &sig);
 	fprintf(stderr, "kforge serve: %s: stopping\n",

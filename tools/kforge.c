@@ -922,6 +922,7 @@ enum {
 	OO_ISLANDS,
 	OO_BINS,
 	OO_MIGRATE_EVERY,
+	OO_REDIS,
 	OO_HELP,
 };
 
@@ -963,6 +964,7 @@ static const struct option search_longopts[] = {
     {"islands", required_argument, NULL, OO_ISLANDS},
     {"bins", required_argument, NULL, OO_BINS},
     {"migrate-every", required_argument, NULL, OO_MIGRATE_EVERY},
+    {"redis", required_argument, NULL, OO_REDIS},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1017,7 +1019,8 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		cJSON *llm = cJSON_GetObjectItem(a->popts, "llm");
 		if (ch != OO_PARALLEL && ch != OO_TIME_LIMIT && ch != OO_DB &&
 		    ch != OO_RESUME && ch != OO_JSON && ch != OO_HELP &&
-		    ch != OO_SOURCE && ch != OO_CANDIDATE && ch != OO_TOP)
+		    ch != OO_SOURCE && ch != OO_CANDIDATE && ch != OO_TOP &&
+		    ch != OO_REDIS)
 			a->run_opt = name;
 		switch (ch) {
 		case OO_POLICY:
@@ -1168,6 +1171,13 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 		case OO_NO_CACHE:
 			a->so.eval.no_cache = true;
 			break;
+		case OO_REDIS: {
+			struct kf_err e = KF_ERR_INIT;
+			if (kf_farm_redis_url(optarg, &e))
+				return kf_cli_die("%s", e.msg);
+			a->so.redis = optarg;
+			break;
+		}
 		case OO_SOURCE:
 			a->source = true;
 			break;
@@ -1327,6 +1337,11 @@ static const char optimize_usage[] =
     "Evaluation, as in kforge eval:\n"
     "  --backend host|cuda  --time-cap S (default 2)  --trials N\n"
     "  --eval-seed N  --call-timeout-ms MS  --mem-limit-mb MB  --no-cache\n"
+    "  --redis URL          evaluate on the Redis farm at URL (kforge farm\n"
+    "                       worker on each node, docs/scale.md): each\n"
+    "                       evaluation is a farm job, --parallel K of them\n"
+    "                       at once; the store stays here. Checked at start;\n"
+    "                       also with --resume\n"
     "\n"
     "Exit status: 0 the run ended with a candidate that passed, 1 it ended\n"
     "without one, 2 bad usage or an error (the run can be resumed).\n";
@@ -1653,7 +1668,7 @@ static int cmd_optimize(int argc, char **argv)
 			      "tune-each backend time-cap trials eval-seed "
 			      "call-timeout-ms mem-limit-mb no-cache level suite "
 			      "widen-c widen-alpha explore fail-reward islands "
-			      "bins migrate-every help");
+			      "bins migrate-every redis help");
 	if (rc)
 		goto out;
 	if (!a.so.resume && (rc = check_policy_options(&a)))
@@ -1731,8 +1746,8 @@ static int cmd_optimize(int argc, char **argv)
 		}
 	} else if (a.run_opt) {
 		rc = kf_cli_die("optimize: --%s: a resumed run keeps its own settings "
-			 "(only --parallel, --time-limit, --json and --db "
-			 "apply)",
+			 "(only --parallel, --time-limit, --json, --db and "
+			 "--redis apply)",
 			 a.run_opt);
 		goto out;
 	}

@@ -344,8 +344,12 @@ int kf_cmd_evalmany(int argc, char **argv)
 	fo.progress_arg = &b;
 	struct kf_err err = KF_ERR_INIT;
 	struct kf_rfarm_stats rs = {0};
-	if (redis ? kf_rfarm_submit(redis, task, items, n, &fo.eval, deadline,
-				    progress, &b, &rs, &err)
+	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
+	ro.url = redis;
+	ro.deadline_s = deadline;
+	ro.progress = progress;
+	ro.progress_arg = &b;
+	if (redis ? kf_rfarm_submit(&ro, task, items, n, &fo.eval, &rs, &err)
 		  : kf_farm_run(task, items, n, &fo, &err)) {
 		free(items);
 		free(text);

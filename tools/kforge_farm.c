@@ -21,7 +21,8 @@ const char kf_farm_usage[] =
     "usage: kforge farm worker|status --redis URL [options]\n"
     "\n"
     "The farm across machines: jobs on Redis Streams (docs/scale.md).\n"
-    "Submit with kforge eval --batch FILE --redis URL.\n"
+    "Submit with kforge eval --batch FILE --redis URL, kforge serve\n"
+    "--redis URL or kforge optimize TASK --redis URL.\n"
     "\n"
     "kforge farm worker --redis URL [--backend host|cuda] [--gpus N]\n"
     "                   [--name NAME] [--root DIR] [options]\n"
@@ -43,9 +44,11 @@ const char kf_farm_usage[] =
     "  --python PATH          the Python of KernelBench-format tasks\n"
     "\n"
     "kforge farm status --redis URL [--json]\n"
-    "  The queues' depth (waiting, in flight), the live workers (their\n"
-    "  heartbeats: host, backend, GPUs, current jobs, jobs done) and the\n"
-    "  farm's totals.\n"
+    "  The queues' depth (waiting) and pending jobs (taken by a worker,\n"
+    "  not yet answered), the farm's totals (answered, retried after a\n"
+    "  worker was lost, abandoned) and the live workers, one per node\n"
+    "  (their heartbeats: host, backend, slots, GPUs (0 on a host node),\n"
+    "  jobs done, seconds since the last heartbeat, jobs held).\n"
     "\n"
     "URL: redis://[[USER]:PASSWORD@]HOST[:PORT][/DB] or unix:///PATH.\n"
     "Exit status: 0, or 2 on bad usage, a malformed or unreachable URL.\n";
@@ -253,29 +256,32 @@ int kf_cmd_farm(int argc, char **argv)
 		const cJSON *q;
 		cJSON_ArrayForEach(q, cJSON_GetObjectItem(s, "queues"))
 		{
-			printf("queue %-5s %5.0f waiting, %4.0f in flight\n",
+			printf("queue %-5s %5.0f waiting, %4.0f pending (taken, "
+			       "not yet answered)\n",
 			       kf_json_str(q, "backend"),
 			       kf_json_num(q, "waiting", 0),
 			       kf_json_num(q, "in_flight", 0));
 		}
 		const cJSON *t = cJSON_GetObjectItem(s, "totals");
-		printf("totals     %.0f answered, %.0f taken over, %.0f "
-		       "abandoned\n",
+		printf("totals     %.0f answered, %.0f retried (taken over "
+		       "from a lost worker), %.0f abandoned\n",
 		       kf_json_num(t, "done", 0),
 		       kf_json_num(t, "reclaimed", 0),
 		       kf_json_num(t, "abandoned", 0));
 		const cJSON *ws = cJSON_GetObjectItem(s, "workers");
 		printf("workers    %d alive\n", cJSON_GetArraySize(ws));
 		if (cJSON_GetArraySize(ws))
-			printf("  %-24s %-16s %-7s %4s %6s %6s  %s\n", "NAME",
-			       "HOST", "BACKEND", "GPUS", "DONE", "SEEN",
-			       "JOBS");
+			printf("  %-24s %-16s %-7s %5s %4s %6s %9s  %s\n",
+			       "NAME", "HOST", "BACKEND", "SLOTS", "GPUS",
+			       "DONE", "HEARTBEAT", "JOBS");
 		const cJSON *w;
 		cJSON_ArrayForEach(w, ws)
 		{
-			printf("  %-24s %-16s %-7s %4.0f %6.0f %5.1fs  %s\n",
+			printf("  %-24s %-16s %-7s %5.0f %4.0f %6.0f %5.1fs ago  "
+			       "%s\n",
 			       kf_json_str(w, "name"), kf_json_str(w, "host"),
 			       kf_json_str(w, "backend"),
+			       kf_json_num(w, "slots", 0),
 			       kf_json_num(w, "gpus", 0),
 			       kf_json_num(w, "done", 0),
 			       kf_json_num(w, "seen_s_ago", 0),

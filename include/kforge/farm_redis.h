@@ -85,27 +85,69 @@ struct kf_rfarm_stats {
 	double seconds;
 };
 
+/* How a submission runs (kf_rfarm_submit). */
+struct kf_rfarm_submit_opts {
+	const char *url;
+	double deadline_s; /* the longest wait for the answers (3600) */
+	/* false: a Redis that does not answer at the start is an error at
+	 * once (kforge eval --batch); true: it is waited out, reconnecting,
+	 * until the deadline, like Redis going away later (a server, whose
+	 * requests must outlive a restart of Redis). */
+	bool wait_for_redis;
+	/* Set (by anyone, at any time): the call stops waiting; its
+	 * unanswered jobs are withdrawn and each is an error of its item
+	 * ("cancelled"). NULL: never. */
+	volatile sig_atomic_t *cancel;
+	/* Names the submission in its items' errors, e.g. "request 12 (item
+	 * 'a')"; NULL: "the batch". */
+	const char *label;
+	/* As in kf_farm_opts (compiled is the number submitted); called in
+	 * the calling thread. */
+	void (*progress)(void *arg, const struct kf_farm_progress *p);
+	void *progress_arg;
+};
+#define KF_RFARM_SUBMIT_OPTS_INIT                                              \
+	{                                                                      \
+		NULL, 3600.0, false, NULL, NULL, NULL, NULL                    \
+	}
+
 /*
- * Submits items[0..n) (each against item.task, else task_path) to url's
- * queue for eo->backend, with eo's options, and waits until every item is
- * answered or deadline_s passes: each item is filled as kf_farm_run fills
- * it (result or rc and err; an item whose candidate cannot be read, or that
- * is not answered in time, is an error of that item; device is the slot of
- * the worker that measured it). progress as in kf_farm_opts (compiled is
- * the number submitted). Returns 0 when the batch ran, a negative code
- * with err set when url is malformed or unreachable at the start.
+ * The one way evaluations are sent to the farm: kforge eval --batch
+ * --redis, kforge serve --redis and kforge optimize --redis all call it.
+ * Submits items[0..n) (each against item.task, else task_path) to
+ * so->url's queue for eo->backend, with eo's options, and waits until every
+ * item is answered, so->deadline_s passes or *so->cancel is set: each item
+ * is filled as kf_farm_run fills it (result or rc and err; an item whose
+ * candidate cannot be read, or that is not answered in time, is an error
+ * of that item, its message naming so->label; device is the slot of the
+ * worker that measured it). A job lost with its worker (killed, cut off)
+ * is taken over by another worker and its answer comes here like any
+ * other; an item is filled once, however many answers its job gets.
+ * Returns 0 when the batch ran, a negative code with err set when the URL
+ * is malformed, or unreachable at the start and so->wait_for_redis is
+ * false.
+ *
+ * Thread safety: calls from several threads at once are safe and
+ * independent. Each call opens its own connection and its own results
+ * stream (kforge:results:BATCH, a fresh random BATCH), and touches only
+ * its own items and stats; the progress callback runs in the calling
+ * thread. It neither forks nor changes signal dispositions (SIGPIPE is
+ * blocked in the calling thread for each command only).
  */
-int kf_rfarm_submit(const char *url, const char *task_path,
-		    struct kf_farm_item *items, int n,
-		    const struct kf_eval_opts *eo, double deadline_s,
-		    void (*progress)(void *, const struct kf_farm_progress *),
-		    void *progress_arg, struct kf_rfarm_stats *stats,
+int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
+		    const char *task_path, struct kf_farm_item *items, int n,
+		    const struct kf_eval_opts *eo, struct kf_rfarm_stats *stats,
 		    struct kf_err *err);
 
-/* The farm's state: {"queues": [{"backend", "waiting", "in_flight",
- * "consumers"}], "workers": [{"name", "host", "pid", "backend", "gpus",
- * "jobs", "done", "reclaimed", "seen_s_ago", "up_s"}], "totals": {"done",
- * "reclaimed", "abandoned"}}. */
+/* The farm's state: {"queues": [{"backend", "stream", "waiting" (queued,
+ * not yet taken), "in_flight" (taken, not yet acknowledged: the pending
+ * entries), "consumers_holding"}], "workers": [{"name", "host", "pid",
+ * "backend", "slots" (evaluations at once), "gpus" (the GPUs it evaluates
+ * on: its slots on cuda, 0 on a host node), "jobs", "done", "reclaimed",
+ * "seen_s_ago" (since its last heartbeat), "up_s"}], "totals": {"done",
+ * "reclaimed" (answers of jobs delivered more than once: retried after a
+ * worker was lost), "abandoned"}}. Workers are those whose heartbeat has
+ * not expired. Thread-safe (a connection of its own). */
 int kf_rfarm_status(const char *url, cJSON **status, struct kf_err *err);
 
 #endif

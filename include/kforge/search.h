@@ -1,6 +1,7 @@
 /*
  * search.h: the optimization loop behind `kforge optimize`: a policy proposes,
- * kf_eval evaluates (several at once), the store records each result before
+ * kf_eval evaluates (several at once; or the Redis farm's workers, opts.redis),
+ * the store records each result before
  * it is reported, and a killed run resumes from the store (docs/optimize.md).
  */
 #ifndef KFORGE_SEARCH_H
@@ -38,11 +39,15 @@ struct kf_search_opts {
 	FILE *log;	     /* progress and notes; NULL: stderr */
 	const char *suite;   /* a new run's suite (kforge optimize DIR), kept
 				in its config as "suite"; NULL: none */
+	const char *redis;   /* evaluate on the Redis farm at this URL (each
+				evaluation a job, kf_rfarm_submit; not kept
+				in the run: a resume may use another or
+				none); NULL: kf_eval here */
 };
 #define KF_SEARCH_OPTS_INIT                                                    \
 	{                                                                      \
 		NULL, "tune", NULL, 20, 1, KF_EVAL_OPTS_INIT, 0, 0, 0, false,  \
-		    NULL, NULL                                                 \
+		    NULL, NULL, NULL                                           \
 	}
 
 /*

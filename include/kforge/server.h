@@ -9,7 +9,10 @@
  *
  * Every evaluation runs in a child process of its own (the eval executable
  * run as `EXE --eval-child ...`, see kf_server_eval_child), started by one of
- * a bounded pool of worker threads that take items off a bounded queue.
+ * a bounded pool of worker threads that take items off a bounded queue. With
+ * a Redis farm (opts.redis, docs/scale.md) the worker threads submit their
+ * evaluations to the farm instead (kf_rfarm_submit), each waiting for its
+ * job's answer; the store, rewards and answers stay here.
  */
 #ifndef KFORGE_SERVER_H
 #define KFORGE_SERVER_H
@@ -24,6 +27,9 @@
 /* Defaults and hard limits. */
 #define KF_SERVER_WORKERS 2
 #define KF_SERVER_WORKERS_MAX 256
+/* With --redis and no --workers: evaluations in flight on the farm at
+ * once (each a thread here waiting on its job's answer). */
+#define KF_SERVER_FARM_WORKERS 64
 /* Items waiting for a worker, and the most one request may hold: a
  * training step's rollouts sent one per call at once (OpenRLHF, verl's
  * reward loop) or in one batch must fit. */
@@ -75,6 +81,9 @@ struct kf_server_opts {
 	const char *openenv_problem; /* OpenEnv: the problem of a reset or
 					a stateless /step that names none;
 					NULL: they must name one */
+	const char *redis; /* the Redis farm's URL: evaluations go to its
+			      workers (kforge farm worker); NULL: in eval
+			      children here */
 };
 #define KF_SERVER_OPTS_INIT                                                    \
 	{                                                                      \
@@ -84,7 +93,7 @@ struct kf_server_opts {
 		    KF_SERVER_OPENRLHF_DEADLINE_S, "log_speedup", NULL,        \
 		    KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,               \
 		    KF_SERVER_MAX_TURNS, KF_SERVER_GROUP_WAIT_S,               \
-		    KF_SERVER_GROUPS, 0, NULL                                  \
+		    KF_SERVER_GROUPS, 0, NULL, NULL                            \
 	}
 
 struct kf_server;
@@ -136,7 +145,9 @@ size_t kf_server_body_cap(const struct kf_server *s);
 /* GET /v1/stats as JSON; caller frees. */
 cJSON *kf_server_stats(struct kf_server *s);
 /* GET /metrics: the same figures, with latency histograms, in
- * Prometheus' text exposition format (version 0.0.4); caller frees. */
+ * Prometheus' text exposition format (version 0.0.4); caller frees. With a
+ * farm (opts.redis) also the farm's gauges, read from Redis at each call
+ * (kforge_farm_up 0, and no other farm gauge, while it does not answer). */
 char *kf_server_metrics(struct kf_server *s);
 #define KF_SERVER_METRICS_TYPE "text/plain; version=0.0.4; charset=utf-8"
 

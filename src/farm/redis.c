@@ -168,21 +168,16 @@ int kf_rfarm_worker_run(const struct kf_rfarm_worker_opts *o,
 	return nosys(err);
 }
 
-int kf_rfarm_submit(const char *url, const char *task_path,
-		    struct kf_farm_item *items, int n,
-		    const struct kf_eval_opts *eo, double deadline_s,
-		    void (*progress)(void *, const struct kf_farm_progress *),
-		    void *progress_arg, struct kf_rfarm_stats *stats,
+int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
+		    const char *task_path, struct kf_farm_item *items, int n,
+		    const struct kf_eval_opts *eo, struct kf_rfarm_stats *stats,
 		    struct kf_err *err)
 {
-	(void)url;
+	(void)so;
 	(void)task_path;
 	(void)items;
 	(void)n;
 	(void)eo;
-	(void)deadline_s;
-	(void)progress;
-	(void)progress_arg;
 	(void)stats;
 	return nosys(err);
 }
@@ -865,11 +860,15 @@ static void beat(struct worker *w, struct conn *k, struct slot *slots)
 			kf_strbuf_addf(&jobs, "%s%s", jobs.len ? " " : "",
 				       w->job[i]);
 	}
-	char done[32], reclaimed[32], slots_s[16], pid[16], seen[32], up[32];
+	char done[32], reclaimed[32], slots_s[16], gpus[16], pid[16], seen[32],
+	    up[32];
 	snprintf(done, sizeof(done), "%ld", w->done);
 	snprintf(reclaimed, sizeof(reclaimed), "%ld", w->reclaimed);
 	pthread_mutex_unlock(&w->lock);
 	snprintf(slots_s, sizeof(slots_s), "%d", w->slots);
+	/* A host node evaluates on its CPUs: no GPU. */
+	snprintf(gpus, sizeof(gpus), "%d",
+		 strcmp(w->o->backend, "cuda") ? 0 : w->slots);
 	snprintf(pid, sizeof(pid), "%d", (int)getpid());
 	snprintf(seen, sizeof(seen), "%.3f", unix_now());
 	snprintf(up, sizeof(up), "%.3f",
@@ -879,7 +878,8 @@ static void beat(struct worker *w, struct conn *k, struct slot *slots)
 		 (int)ceil(w->heartbeat_s * 5 > 5 ? w->heartbeat_s * 5 : 5));
 	int rc =
 	    DO(k, &err, "HSET", w->hb_key, "name", w->name, "host", w->host,
-	       "pid", pid, "backend", w->o->backend, "gpus", slots_s, "jobs",
+	       "pid", pid, "backend", w->o->backend, "slots", slots_s, "gpus",
+	       gpus, "jobs",
 	       jobs.len ? kf_strbuf_str(&jobs) : "-", "done", done, "reclaimed",
 	       reclaimed, "seen", seen, "up_s", up);
 	if (!rc)
@@ -1052,7 +1052,13 @@ struct submission {
 	void (*progress)(void *, const struct kf_farm_progress *);
 	void *parg;
 	const char *batch;
+	volatile sig_atomic_t *cancel;
 };
+
+static bool cancelled(const struct submission *sb)
+{
+	return sb->cancel && *sb->cancel;
+}
 
 /* Takes one result entry: the first per job is kept. */
 static void take(struct submission *sb, const redisReply *entry)
@@ -1121,7 +1127,7 @@ static int reconnect(struct submission *sb, uint64_t deadline,
 		kf_log(KF_LOG_WARN, "farm: %s (retrying)", err->msg);
 	*said = true;
 	int backoff = 100;
-	while (kf_now_ns() < deadline) {
+	while (kf_now_ns() < deadline && !cancelled(sb)) {
 		sleep_ms(backoff);
 		backoff = backoff < 2000 ? backoff * 2 : 2000;
 		struct kf_err e = KF_ERR_INIT;
@@ -1134,32 +1140,30 @@ static int reconnect(struct submission *sb, uint64_t deadline,
 	return KF_ETIMEDOUT;
 }
 
-int kf_rfarm_submit(const char *url, const char *task_path,
-		    struct kf_farm_item *items, int n,
-		    const struct kf_eval_opts *eo, double deadline_s,
-		    void (*progress)(void *, const struct kf_farm_progress *),
-		    void *progress_arg, struct kf_rfarm_stats *stats,
+int kf_rfarm_submit(const struct kf_rfarm_submit_opts *so,
+		    const char *task_path, struct kf_farm_item *items, int n,
+		    const struct kf_eval_opts *eo, struct kf_rfarm_stats *stats,
 		    struct kf_err *err)
 {
 	struct kf_rfarm_stats st0;
 	struct kf_rfarm_stats *st = stats ? stats : &st0;
 	memset(st, 0, sizeof(*st));
 	st->jobs = n;
+	const char *label = so->label && *so->label ? so->label : "the batch";
+	double deadline_s = so->deadline_s > 0 ? so->deadline_s : 3600;
 	struct submission sb;
 	memset(&sb, 0, sizeof(sb));
-	if (conn_init(&sb.k, url, 5.0, err))
+	if (conn_init(&sb.k, so->url, 5.0, err))
 		return err->code;
-	if (DO(&sb.k, err, "PING"))
-		return err->code == KF_EPROTO ? KF_EIO : err->code;
 	sb.items = items;
 	sb.n = n;
 	sb.st = st;
-	sb.progress = progress;
-	sb.parg = progress_arg;
+	sb.progress = so->progress;
+	sb.parg = so->progress_arg;
+	sb.cancel = so->cancel;
 	sb.t0 = kf_now_ns();
 	sb.pg.total = n;
-	uint64_t deadline =
-	    sb.t0 + (uint64_t)((deadline_s > 0 ? deadline_s : 3600) * 1e9);
+	uint64_t deadline = sb.t0 + (uint64_t)(deadline_s * 1e9);
 	unsigned char rnd[8];
 	if (getrandom(rnd, sizeof(rnd), 0) != (ssize_t)sizeof(rnd))
 		for (size_t i = 0; i < sizeof(rnd); i++)
@@ -1170,10 +1174,41 @@ int kf_rfarm_submit(const char *url, const char *task_path,
 	sb.batch = batch;
 	snprintf(rkey, sizeof(rkey), "kforge:results:%s", batch);
 	jobs_key(eo->backend, key, sizeof(key));
-	if (ensure_group(&sb.k, key, err)) {
-		conn_drop(&sb.k);
-		return err->code;
+	bool said = false;
+	/* Redis at the start: an error at once, or waited out. */
+	for (;;) {
+		if (!DO(&sb.k, err, "PING") && !ensure_group(&sb.k, key, err))
+			break;
+		if (!so->wait_for_redis || !transient(err)) {
+			conn_drop(&sb.k);
+			err->code = KF_EIO;
+			return KF_EIO;
+		}
+		if (reconnect(&sb, deadline, err, &said)) {
+			/* Redis did not answer before the deadline (or
+			 * the call was cancelled): every item is an error
+			 * of its own; the call itself ran. */
+			for (int i = 0; i < n; i++) {
+				items[i].device = -1;
+				if (cancelled(&sb))
+					item_error(&items[i], KF_EIO,
+						   "%s: cancelled before it "
+						   "was submitted to %s",
+						   label, so->url);
+				else
+					item_error(&items[i], KF_ETIMEDOUT,
+						   "%s: not submitted within "
+						   "the deadline (%.3g s): %s",
+						   label, deadline_s, err->msg);
+			}
+			st->answered = 0;
+			st->seconds = (double)(kf_now_ns() - sb.t0) * 1e-9;
+			conn_drop(&sb.k);
+			*err = (struct kf_err)KF_ERR_INIT;
+			return 0;
+		}
 	}
+	*err = (struct kf_err)KF_ERR_INIT;
 	/* The options that travel: not this machine's paths. */
 	cJSON *oj = kf_eval_opts_json(eo);
 	cJSON_DeleteItemFromObject(oj, "worker_path");
@@ -1186,7 +1221,6 @@ int kf_rfarm_submit(const char *url, const char *task_path,
 		cwd[0] = '\0';
 	sb.answered = kf_xcalloc((size_t)n, sizeof(bool));
 	char(*sids)[64] = kf_xcalloc((size_t)n, sizeof(*sids));
-	bool said = false;
 	for (int i = 0; i < n; i++) {
 		struct kf_farm_item *it = &items[i];
 		const char *task = it->task ? it->task : task_path;
@@ -1225,8 +1259,8 @@ int kf_rfarm_submit(const char *url, const char *task_path,
 			}
 			if (!transient(&e) ||
 			    reconnect(&sb, deadline, &e, &said)) {
-				item_error(it, e.code, "not submitted: %s",
-					   e.msg);
+				item_error(it, e.code, "%s: not submitted: %s",
+					   label, e.msg);
 				sb.answered[i] = true;
 				st->answered++;
 				sb.pg.done++;
@@ -1236,15 +1270,16 @@ int kf_rfarm_submit(const char *url, const char *task_path,
 		}
 		free(src);
 		sb.pg.compiled++;
-		if (progress) {
+		if (sb.progress) {
 			sb.pg.item = NULL;
-			progress(progress_arg, &sb.pg);
+			sb.progress(sb.parg, &sb.pg);
 		}
 	}
 	free(opts);
 	/* Results, in the order they come, until all are in. */
 	char last[64] = "0-0";
-	while (st->answered < n && kf_now_ns() < deadline) {
+	while (st->answered < n && kf_now_ns() < deadline &&
+	       !cancelled(&sb)) {
 		struct kf_err e = KF_ERR_INIT;
 		redisReply *r = CALL(&sb.k, &e, "XREAD", "COUNT", "100",
 				     "BLOCK", "1000", "STREAMS", rkey, last);
@@ -1274,10 +1309,17 @@ int kf_rfarm_submit(const char *url, const char *task_path,
 		struct kf_err e = KF_ERR_INIT;
 		if (sids[i][0])
 			DO(&sb.k, &e, "XDEL", key, sids[i]);
-		item_error(&items[i], KF_ETIMEDOUT,
-			   "no result within the deadline (%.0f s): the job "
-			   "was withdrawn",
-			   deadline_s > 0 ? deadline_s : 3600);
+		if (cancelled(&sb))
+			item_error(&items[i], KF_EIO,
+				   "%s: cancelled before its result came: the "
+				   "job was withdrawn from %s",
+				   label, key);
+		else
+			item_error(&items[i], KF_ETIMEDOUT,
+				   "%s: no result from the farm within the "
+				   "deadline (%.3g s): the job was withdrawn from "
+				   "%s",
+				   label, deadline_s, key);
 	}
 	struct kf_err e = KF_ERR_INIT;
 	DO(&sb.k, &e, "DEL", rkey);
@@ -1370,6 +1412,11 @@ int kf_rfarm_status(const char *url, cJSON **status, struct kf_err *err)
 			    o, "pid", (v = field(h, "pid")) ? atof(v) : 0);
 			cJSON_AddStringToObject(
 			    o, "backend", (v = field(h, "backend")) ? v : "");
+			cJSON_AddNumberToObject(
+			    o, "slots",
+			    (v = field(h, "slots")) || (v = field(h, "gpus"))
+				? atof(v)
+				: 0);
 			cJSON_AddNumberToObject(
 			    o, "gpus", (v = field(h, "gpus")) ? atof(v) : 0);
 			cJSON_AddStringToObject(

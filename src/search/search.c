@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <kforge/farm_redis.h>
 #include <kforge/policy.h>
 #include <kforge/search.h>
 #include <kforge/task.h>
@@ -238,7 +239,32 @@ static void relabel(cJSON *res, const char *path, const char *label)
 	}
 }
 
-/* The evaluator: kf_eval in a child, its result back as one frame. */
+/* One evaluation as a job of the Redis farm (l->o->redis): submitted and
+ * waited for (a lost job is taken over by another worker, Redis going away
+ * is waited out) through the farm's one submission path. */
+static int farm_eval(struct loop *l, const char *path, int64_t cand,
+		     cJSON **res, struct kf_err *err)
+{
+	struct kf_farm_item it;
+	memset(&it, 0, sizeof(it));
+	it.candidate = path;
+	char label[64];
+	snprintf(label, sizeof(label), "candidate %lld", (long long)cand);
+	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
+	ro.url = l->o->redis;
+	ro.wait_for_redis = true;
+	ro.label = label;
+	int rc = kf_rfarm_submit(&ro, l->task_path, &it, 1, &l->eo, NULL, err);
+	if (rc)
+		return rc;
+	if (it.rc)
+		return kf_err_set(err, it.rc, "%s", it.err);
+	*res = it.result;
+	return 0;
+}
+
+/* The evaluator: kf_eval in a child (or a farm job it waits for), its
+ * result back as one frame. */
 static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 		      int64_t cand)
 {
@@ -254,9 +280,9 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 	char *label =
 	    kf_xasprintf("candidate-%lld%s", (long long)cand, ext ? ext : "");
 	const char *table = getenv("KFORGE_SCORES");
-	int rc = table && *table
-		     ? kf_search_score(table, path, &res, &err)
-		     : kf_eval(l->task_path, path, &l->eo, &res, &err);
+	int rc = table && *table ? kf_search_score(table, path, &res, &err)
+		 : l->o->redis	 ? farm_eval(l, path, cand, &res, &err)
+				 : kf_eval(l->task_path, path, &l->eo, &res, &err);
 	if (rc) {
 		msg = cJSON_CreateObject();
 		char *e = replaced(err.msg, path, label);
@@ -747,6 +773,12 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 	int rc = prepare(&l, &cfg, err);
 	if (rc)
 		goto out;
+	/* The farm, before anything is stored: a Redis that does not
+	 * answer now is a mistake in the command. */
+	if (o->redis && (rc = kf_redis_check(o->redis, 5.0, err))) {
+		kf_err_prefix(err, "--redis");
+		goto out;
+	}
 	rc = kf_task_load(l.task_path, &l.task, err);
 	if (rc)
 		goto out;

@@ -16,6 +16,10 @@ static cJSON *health_json(struct kf_server *s)
 	cJSON_AddStringToObject(b, "backend", s->o.eo.backend);
 	cJSON_AddStringToObject(b, "tasks", s->o.tasks_dir);
 	cJSON_AddNumberToObject(b, "workers", s->o.workers);
+	/* Where evaluations run: in eval children here, or on the Redis
+	 * farm's workers (the URL, which may hold a password, is not
+	 * shown). */
+	cJSON_AddStringToObject(b, "evaluates", s->o.redis ? "farm" : "local");
 	cJSON_AddItemToObject(b, "reward", kf_reward_json(&s->reward));
 	return b;
 }

@@ -17,6 +17,7 @@ void srv_job_free(struct job *j)
 	free(j->task_path);
 	free(j->source);
 	free(j->error);
+	free(j->label);
 	cJSON_Delete(j->result);
 	free(j);
 }

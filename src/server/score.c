@@ -581,6 +581,9 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 	int nj = 0, rc = 0;
 	uint64_t deadline = kf_now_ns() + (uint64_t)(deadline_s * 1e9);
 	*answers = NULL;
+	pthread_mutex_lock(&s->lock);
+	long rq = ++s->score_requests;
+	pthread_mutex_unlock(&s->lock);
 	for (int i = 0; i < n; i++) {
 		if (!it[i].code_given)
 			it[i].code = kf_prompt_extract_as(
@@ -612,6 +615,12 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 		j->source = kf_xstrdup(it[i].code);
 		memcpy(j->sha, sha, sizeof(sha));
 		j->deadline_ns = deadline;
+		j->label = kf_xasprintf("request %ld (%s), item '%s' (problem "
+					"%s)",
+					rq, route, it[i].id ? it[i].id : "?",
+					it[i].problem	 ? it[i].problem
+					: it[i].task_id ? it[i].task_id
+							: "?");
 		jobs[nj++] = j;
 		it[i].job = j;
 	}

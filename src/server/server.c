@@ -8,7 +8,9 @@
  * kf_eval is not known to be thread-safe, and a process with threads should
  * not fork without exec: each evaluation runs in a fresh process, the eval
  * executable run as `EXE --eval-child TASK CANDIDATE OPTS`, which writes the
- * result JSON back as one frame (kf_server_eval_child).
+ * result JSON back as one frame (kf_server_eval_child). With a farm
+ * (--redis), a worker thread submits its job to the farm instead and waits
+ * for the answer (run_job_farm): the farm's workers evaluate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <kforge/farm_redis.h>
 #include <kforge/task.h>
 
 #include "server_int.h"
@@ -165,6 +168,75 @@ static void run_job(struct kf_server *s, struct job *j)
 	free(path);
 	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
 }
+/* Submits one evaluation to the farm and waits for its answer; fills
+ * j->result or j->error. A job lost with its farm worker is taken over by
+ * another and answered then; Redis going away is waited out until the
+ * request's deadline. Called with no lock held. */
+static void run_job_farm(struct kf_server *s, struct job *j)
+{
+	struct kf_err err = KF_ERR_INIT;
+	char *path = NULL;
+	uint64_t t0 = kf_now_ns();
+	if (t0 >= j->deadline_ns) {
+		j->error = kf_xasprintf("%s: the request's deadline passed "
+					"before the evaluation was submitted",
+					j->label ? j->label : "the request");
+		return;
+	}
+	if (write_source(s, j, &path, &err)) {
+		j->error =
+		    kf_xasprintf("cannot write the candidate: %s", err.msg);
+		return;
+	}
+	struct kf_farm_item it;
+	memset(&it, 0, sizeof(it));
+	it.candidate = path;
+	it.task = j->task_path;
+	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
+	ro.url = s->o.redis;
+	ro.deadline_s = (double)(j->deadline_ns - t0) / 1e9;
+	ro.wait_for_redis = true;
+	ro.cancel = &s->farm_stop;
+	ro.label = j->label;
+	struct kf_rfarm_stats st;
+	memset(&st, 0, sizeof(st));
+	int rc = kf_rfarm_submit(&ro, NULL, &it, 1, &s->o.eo, &st, &err);
+	if (rc) {
+		j->error = kf_xasprintf("%s: the farm: %s",
+					j->label ? j->label : "the request",
+					err.msg);
+	} else if (it.rc) {
+		j->error = s->farm_stop ? kf_xasprintf("the server is stopping: "
+						       "%s",
+						       it.err)
+					: kf_xstrdup(it.err);
+	} else if (!kf_json_str(it.result, "status")) {
+		j->error = kf_xasprintf("%s: the farm answered a result "
+					"without a status",
+					j->label ? j->label : "the request");
+		cJSON_Delete(it.result);
+	} else {
+		j->result = it.result;
+	}
+	pthread_mutex_lock(&s->lock);
+	s->farm_jobs++;
+	s->farm_retried += st.reclaimed;
+	s->farm_duplicates += st.duplicates;
+	s->farm_reconnects += st.reconnects;
+	s->farm_abandoned += st.abandoned;
+	pthread_mutex_unlock(&s->lock);
+	free(path);
+	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
+}
+
+static void evaluate(struct kf_server *s, struct job *j)
+{
+	if (s->o.redis)
+		run_job_farm(s, j);
+	else
+		run_job(s, j);
+}
+
 static void *worker_main(void *arg)
 {
 	struct kf_server *s = arg;
@@ -196,16 +268,19 @@ static void *worker_main(void *arg)
 		s->running++;
 		s->inflight[me] = j;
 		pthread_mutex_unlock(&s->lock);
-		run_job(s, j);
+		evaluate(s, j);
 		const char *st = kf_json_str(j->result, "status");
+		const char *check = kf_json_str(j->result, "check");
 		if (st && !strcmp(st, "infra_error") &&
-		    kf_now_ns() < j->deadline_ns && !s->stopping) {
+		    kf_now_ns() < j->deadline_ns && !s->stopping &&
+		    !(check && !strcmp(check, "farm_attempts"))) {
 			/* The engine's fault, not the candidate's: once
-			 * more. */
+			 * more (not a farm job whose workers all died: the
+			 * farm already tried it as often as it may). */
 			cJSON_Delete(j->result);
 			j->result = NULL;
 			double first = j->seconds;
-			run_job(s, j);
+			evaluate(s, j);
 			j->seconds += first;
 		}
 		pthread_mutex_lock(&s->lock);
@@ -285,6 +360,18 @@ static int check_opts(const struct kf_server_opts *o, struct kf_err *err)
 		return kf_err_set(err, KF_EINVAL,
 				  "--max-turns %d is out of range (1 to 64)",
 				  o->max_turns);
+	if (o->redis) {
+		struct kf_redis_url u;
+		if (kf_redis_url_parse(o->redis, &u, err)) {
+			kf_err_prefix(err, "--redis");
+			return KF_EINVAL;
+		}
+		if (!kf_redis_available())
+			return kf_err_set(err, KF_ENOSYS,
+					  "--redis: kforge-serve was built "
+					  "without hiredis (make deps, then "
+					  "make)");
+	}
 	return 0;
 }
 
@@ -302,6 +389,7 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 	s->o.reward = dup_or_null(opts->reward ? opts->reward : "log_speedup");
 	s->o.reward_params = dup_or_null(opts->reward_params);
 	s->o.openenv_problem = dup_or_null(opts->openenv_problem);
+	s->o.redis = dup_or_null(opts->redis);
 	s->o.eo.backend =
 	    dup_or_null(opts->eo.backend ? opts->eo.backend : "host");
 	s->o.eo.worker_path = dup_or_null(opts->eo.worker_path);
@@ -347,6 +435,10 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 				s->eval_exe);
 		goto fail;
 	}
+	if (s->o.redis && (rc = kf_redis_check(s->o.redis, 5.0, err))) {
+		kf_err_prefix(err, "--redis");
+		goto fail;
+	}
 	rc = kf_store_open(s->o.db_path, 0, &s->store, err);
 	if (rc)
 		goto fail;
@@ -373,6 +465,7 @@ void kf_server_shutdown(struct kf_server *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
+	s->farm_stop = 1; /* farm submissions stop waiting */
 	pthread_cond_broadcast(&s->work);
 	/* Evaluations in flight: their children are killed, which ends the
 	 * workers' reads at once. A pid is cleared under the lock before its
@@ -406,6 +499,7 @@ void kf_server_free(struct kf_server *s)
 	free((char *)s->o.reward);
 	free((char *)s->o.reward_params);
 	free((char *)s->o.openenv_problem);
+	free((char *)s->o.redis);
 	free((char *)s->o.eo.backend);
 	free((char *)s->o.eo.worker_path);
 	free((char *)s->o.eo.include_dir);

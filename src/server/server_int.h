@@ -14,6 +14,7 @@
 #define KFORGE_SERVER_INT_H
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,6 +41,7 @@ struct job {
 	cJSON *result;	  /* when done: the result JSON, or NULL */
 	char *error;	  /* when done without a result: why (infra) */
 	double seconds;	  /* the evaluation's wall time */
+	char *label;	  /* names its request and item in errors */
 	struct job *next; /* in the queue */
 };
 
@@ -94,6 +96,14 @@ struct kf_server {
 	int n_groups;
 	long groups_incomplete; /* answered at their wait, not whole */
 	pthread_cond_t group_cond;
+
+	/* The farm (o.redis): set at shutdown, ending the submissions'
+	 * waits; this server's jobs there and what their submissions saw
+	 * (under lock). */
+	volatile sig_atomic_t farm_stop;
+	long farm_jobs, farm_retried, farm_duplicates, farm_reconnects,
+	    farm_abandoned;
+	long score_requests; /* scoring requests, numbered in labels */
 
 	/* The device the latest evaluation ran on, as its worker described
 	 * it (the result's environment.device), under lock; NULL before. */

@@ -4,6 +4,10 @@
  * and the latency histograms' counting. It reads the counters the other
  * parts keep in struct kf_server, under the server's lock.
  */
+#include <string.h>
+
+#include <kforge/farm_redis.h>
+
 #include "server_int.h"
 
 /* Counts x seconds in the bucket of a latency histogram. */
@@ -48,6 +52,17 @@ cJSON *kf_server_stats(struct kf_server *s)
 				(double)s->groups_incomplete);
 	cJSON_AddNumberToObject(o, "uptime_s",
 				(double)(kf_now_ns() - s->started_ns) / 1e9);
+	if (s->o.redis) {
+		cJSON *f = cJSON_AddObjectToObject(o, "farm");
+		cJSON_AddNumberToObject(f, "jobs", (double)s->farm_jobs);
+		cJSON_AddNumberToObject(f, "retried", (double)s->farm_retried);
+		cJSON_AddNumberToObject(f, "duplicates",
+					(double)s->farm_duplicates);
+		cJSON_AddNumberToObject(f, "abandoned",
+					(double)s->farm_abandoned);
+		cJSON_AddNumberToObject(f, "reconnects",
+					(double)s->farm_reconnects);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return o;
 }
@@ -83,6 +98,109 @@ static void histogram(struct kf_strbuf *b, const char *name, const char *help,
 				       cum);
 	}
 	kf_strbuf_addf(b, "%s_sum %.17g\n%s_count %ld\n", name, sum, name, cum);
+}
+
+/* A label's value as the exposition format writes it: backslash, double
+ * quote and newline escaped. */
+static void label_value(struct kf_strbuf *b, const char *v)
+{
+	for (; v && *v; v++) {
+		if (*v == '\\' || *v == '"')
+			kf_strbuf_addf(b, "\\%c", *v);
+		else if (*v == '\n')
+			kf_strbuf_addstr(b, "\\n");
+		else
+			kf_strbuf_add(b, v, 1);
+	}
+}
+
+/* The farm's gauges, from its state in Redis (kf_rfarm_status); only
+ * kforge_farm_up 0 when Redis does not answer. Under no lock. */
+static void farm_metrics(struct kf_strbuf *b, const char *url)
+{
+	cJSON *st = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	int rc = kf_rfarm_status(url, &st, &err);
+	metric(b, "kforge_farm_up", "gauge",
+	       "1 when the farm's Redis answered this scrape, else 0 (and no "
+	       "other kforge_farm_ gauge).",
+	       rc ? 0 : 1);
+	if (rc)
+		return;
+	const cJSON *qs = cJSON_GetObjectItem(st, "queues"), *q;
+	const cJSON *ws = cJSON_GetObjectItem(st, "workers"), *w;
+	metric_head(b, "kforge_farm_queue_depth", "gauge",
+		    "Jobs queued on the farm, not yet taken by a worker, by "
+		    "backend.");
+	cJSON_ArrayForEach(q, qs)
+	{
+		kf_strbuf_addstr(b, "kforge_farm_queue_depth{backend=\"");
+		label_value(b, kf_json_str(q, "backend"));
+		kf_strbuf_addf(b, "\"} %.0f\n", kf_json_num(q, "waiting", 0));
+	}
+	metric_head(b, "kforge_farm_pending", "gauge",
+		    "Jobs taken by a worker and not yet answered (claimed, "
+		    "unacknowledged), by backend.");
+	cJSON_ArrayForEach(q, qs)
+	{
+		kf_strbuf_addstr(b, "kforge_farm_pending{backend=\"");
+		label_value(b, kf_json_str(q, "backend"));
+		kf_strbuf_addf(b, "\"} %.0f\n",
+			       kf_json_num(q, "in_flight", 0));
+	}
+	metric_head(b, "kforge_farm_workers", "gauge",
+		    "Farm workers whose heartbeat is live, by backend.");
+	cJSON_ArrayForEach(q, qs)
+	{
+		const char *be = kf_json_str(q, "backend");
+		int nw = 0;
+		cJSON_ArrayForEach(w, ws)
+		{
+			const char *wb = kf_json_str(w, "backend");
+			nw += be && wb && !strcmp(be, wb);
+		}
+		kf_strbuf_addstr(b, "kforge_farm_workers{backend=\"");
+		label_value(b, be);
+		kf_strbuf_addf(b, "\"} %d\n", nw);
+	}
+	static const char *const per[][3] = {
+	    {"kforge_farm_worker_slots", "slots",
+	     "Evaluations a farm worker runs at once."},
+	    {"kforge_farm_worker_gpus", "gpus",
+	     "GPUs a farm worker evaluates on (0 on a host node)."},
+	    {"kforge_farm_worker_heartbeat_age_seconds", "seen_s_ago",
+	     "Seconds since a farm worker's last heartbeat."},
+	    {"kforge_farm_worker_done", "done",
+	     "Jobs a farm worker has answered since it started."},
+	};
+	for (size_t k = 0; k < sizeof(per) / sizeof(per[0]); k++) {
+		if (!cJSON_GetArraySize(ws))
+			break;
+		metric_head(b, per[k][0], "gauge", per[k][2]);
+		cJSON_ArrayForEach(w, ws)
+		{
+			kf_strbuf_addf(b, "%s{worker=\"", per[k][0]);
+			label_value(b, kf_json_str(w, "name"));
+			kf_strbuf_addstr(b, "\",host=\"");
+			label_value(b, kf_json_str(w, "host"));
+			kf_strbuf_addstr(b, "\",backend=\"");
+			label_value(b, kf_json_str(w, "backend"));
+			kf_strbuf_addf(b, "\"} %.6g\n",
+				       kf_json_num(w, per[k][1], 0));
+		}
+	}
+	const cJSON *t = cJSON_GetObjectItem(st, "totals");
+	metric(b, "kforge_farm_answered_total", "counter",
+	       "Jobs the farm's workers answered (all submitters).",
+	       kf_json_num(t, "done", 0));
+	metric(b, "kforge_farm_retried_total", "counter",
+	       "Jobs answered after a take-over: their worker was lost "
+	       "(killed, cut off) and another evaluated them again.",
+	       kf_json_num(t, "reclaimed", 0));
+	metric(b, "kforge_farm_abandoned_total", "counter",
+	       "Jobs answered infra_error after --max-attempts deliveries.",
+	       kf_json_num(t, "abandoned", 0));
+	cJSON_Delete(st);
 }
 
 char *kf_server_metrics(struct kf_server *s)
@@ -143,6 +261,23 @@ char *kf_server_metrics(struct kf_server *s)
 	metric(&b, "kforge_uptime_seconds", "gauge",
 	       "Seconds since the server started.",
 	       (double)(kf_now_ns() - s->started_ns) / 1e9);
+	if (s->o.redis) {
+		metric(&b, "kforge_serve_farm_jobs_total", "counter",
+		       "Evaluations this server submitted to the farm.",
+		       (double)s->farm_jobs);
+		metric(&b, "kforge_serve_farm_retried_total", "counter",
+		       "This server's farm jobs answered after a take-over "
+		       "(their first worker was lost).",
+		       (double)s->farm_retried);
+		metric(&b, "kforge_serve_farm_duplicates_total", "counter",
+		       "Second answers to this server's farm jobs, dropped.",
+		       (double)s->farm_duplicates);
+		metric(&b, "kforge_serve_farm_reconnects_total", "counter",
+		       "Times this server's submissions reconnected to Redis.",
+		       (double)s->farm_reconnects);
+	}
 	pthread_mutex_unlock(&s->lock);
+	if (s->o.redis)
+		farm_metrics(&b, s->o.redis);
 	return kf_strbuf_detach(&b);
 }
