@@ -578,49 +578,6 @@ static void test_farm_redis_caps_attempts(void)
 
 /* ---- the reward service on the farm (kforge serve --redis) ---- */
 
-/* One HTTP exchange with the server on port: the status and the body
- * (malloc'd). */
-static int http_req(int port, const char *method, const char *path,
-		    const char *body, char **out)
-{
-	int fd = kf_test_dial(port);
-	size_t n = body ? strlen(body) : 0;
-	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-				  "Connection: close\r\n"
-				  "Content-Type: application/json\r\n"
-				  "Content-Length: %zu\r\n\r\n",
-				  method, path, n);
-	struct kf_strbuf msg = KF_STRBUF_INIT;
-	kf_strbuf_addstr(&msg, head);
-	if (n)
-		kf_strbuf_add(&msg, body, n);
-	free(head);
-	const char *p = kf_strbuf_str(&msg);
-	size_t left = msg.len;
-	while (left) {
-		ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
-		if (w <= 0)
-			break;
-		p += w;
-		left -= (size_t)w;
-	}
-	kf_strbuf_release(&msg);
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	char buf[16384];
-	ssize_t r;
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
-		kf_strbuf_add(&sb, buf, (size_t)r);
-	close(fd);
-	const char *all = kf_strbuf_str(&sb);
-	int status = 0;
-	if (sscanf(all, "HTTP/1.%*d %d", &status) != 1)
-		status = 0;
-	const char *sep = strstr(all, "\r\n\r\n");
-	*out = kf_xstrdup(sep ? sep + 4 : "");
-	kf_strbuf_release(&sb);
-	return status;
-}
-
 /* The value of the sample `name` (labels included, as printed) in a
  * Prometheus text exposition; NAN where absent. */
 static double prom(const char *text, const char *name)
@@ -639,7 +596,7 @@ static double prom(const char *text, const char *name)
 static char *metrics(int port)
 {
 	char *body = NULL;
-	int st = http_req(port, "GET", "/metrics", NULL, &body);
+	int st = kf_test_http(port, "GET", "/metrics", NULL, &body);
 	CHECK_MSG(st == 200, "GET /metrics: %d %s", st, body);
 	return body;
 }
@@ -706,7 +663,7 @@ static void *serve_client(void *arg)
 		cJSON_AddItemToArray(items, it);
 		char *text = cJSON_PrintUnformatted(b);
 		char *out = NULL;
-		int st = http_req(r->port, "POST", "/v1/score", text, &out);
+		int st = kf_test_http(r->port, "POST", "/v1/score", text, &out);
 		pthread_mutex_lock(&r->lock);
 		r->status[i] = st;
 		r->body[i] = out;
@@ -896,7 +853,7 @@ static void *send_three(void *arg)
 		free(src);
 	}
 	char *text = cJSON_PrintUnformatted(b);
-	q->status = http_req(q->port, "POST", "/v1/score", text, &q->body);
+	q->status = kf_test_http(q->port, "POST", "/v1/score", text, &q->body);
 	free(text);
 	cJSON_Delete(b);
 	return NULL;

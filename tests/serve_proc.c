@@ -117,6 +117,47 @@ int kf_test_dial(int port)
 	return fd;
 }
 
+int kf_test_http(int port, const char *method, const char *path,
+		 const char *body, char **out)
+{
+	int fd = kf_test_dial(port);
+	size_t n = body ? strlen(body) : 0;
+	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+				  "Connection: close\r\n"
+				  "Content-Type: application/json\r\n"
+				  "Content-Length: %zu\r\n\r\n",
+				  method, path, n);
+	struct kf_strbuf msg = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&msg, head);
+	if (n)
+		kf_strbuf_add(&msg, body, n);
+	free(head);
+	const char *p = kf_strbuf_str(&msg);
+	size_t left = msg.len;
+	while (left) {
+		ssize_t w = send(fd, p, left, MSG_NOSIGNAL);
+		if (w <= 0)
+			break;
+		p += w;
+		left -= (size_t)w;
+	}
+	kf_strbuf_release(&msg);
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	char buf[16384];
+	ssize_t r;
+	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+		kf_strbuf_add(&sb, buf, (size_t)r);
+	close(fd);
+	const char *all = kf_strbuf_str(&sb);
+	int status = 0;
+	if (sscanf(all, "HTTP/1.%*d %d", &status) != 1)
+		status = 0;
+	const char *sep = strstr(all, "\r\n\r\n");
+	*out = kf_xstrdup(sep ? sep + 4 : "");
+	kf_strbuf_release(&sb);
+	return status;
+}
+
 char *kf_test_text(const char *path)
 {
 	char *out = NULL;

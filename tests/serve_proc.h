@@ -27,6 +27,12 @@ void kf_test_serve_start(struct kf_test_serve *s, bool via_cli,
 void kf_test_serve_stop(struct kf_test_serve *s);
 /* A connected socket to the loopback port, reads timing out after 180 s. */
 int kf_test_dial(int port);
+/* One HTTP exchange with the server on port ("Connection: close", a JSON
+ * body or none): the status (0 where no status line came) and the body
+ * after the headers in *out (malloc'd). Fails no test itself, so that
+ * client threads may call it. */
+int kf_test_http(int port, const char *method, const char *path,
+		 const char *body, char **out);
 
 /* A file's text (malloc'd); fails the test where it cannot be read. */
 char *kf_test_text(const char *path);

@@ -51,31 +51,12 @@ static void put(int fd, const void *p, size_t n)
 static int http(int port, const char *method, const char *path,
 		const char *body, cJSON **json)
 {
-	int fd = kf_test_dial(port);
-	size_t n = body ? strlen(body) : 0;
-	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-				  "Connection: close\r\nContent-Length: "
-				  "%zu\r\n\r\n",
-				  method, path, n);
-	put(fd, head, strlen(head));
-	free(head);
-	if (n)
-		put(fd, body, n);
-	struct kf_strbuf sb = KF_STRBUF_INIT;
-	char buf[65536];
-	ssize_t r;
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
-		kf_strbuf_add(&sb, buf, (size_t)r);
-	close(fd);
-	int status = 0;
-	const char *all = kf_strbuf_str(&sb);
-	CHECK_MSG(sscanf(all, "HTTP/1.%*d %d", &status) == 1, "\"%.200s\"",
-		  all);
-	const char *sep = strstr(all, "\r\n\r\n");
-	CHECK(sep);
-	*json = cJSON_Parse(sep + 4);
-	CHECK_MSG(*json, "not JSON: %.300s", sep + 4);
-	kf_strbuf_release(&sb);
+	char *out = NULL;
+	int status = kf_test_http(port, method, path, body, &out);
+	CHECK_MSG(status > 0, "no status line from %s %s", method, path);
+	*json = cJSON_Parse(out);
+	CHECK_MSG(*json, "not JSON: %.300s", out);
+	free(out);
 	return status;
 }
 
