@@ -923,6 +923,9 @@ enum {
 	OO_BINS,
 	OO_MIGRATE_EVERY,
 	OO_REDIS,
+	OO_TUNE_STRATEGY,
+	OO_HALVING_ETA,
+	OO_OBJECTIVE,
 	OO_HELP,
 };
 
@@ -965,6 +968,9 @@ static const struct option search_longopts[] = {
     {"bins", required_argument, NULL, OO_BINS},
     {"migrate-every", required_argument, NULL, OO_MIGRATE_EVERY},
     {"redis", required_argument, NULL, OO_REDIS},
+    {"tune-strategy", required_argument, NULL, OO_TUNE_STRATEGY},
+    {"halving-eta", required_argument, NULL, OO_HALVING_ETA},
+    {"objective", required_argument, NULL, OO_OBJECTIVE},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1200,6 +1206,28 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 				return kf_cli_die("--suite: an empty name");
 			a->suite = optarg;
 			break;
+		case OO_TUNE_STRATEGY:
+			if (strcmp(optarg, "local") && strcmp(optarg, "random") &&
+			    strcmp(optarg, "exhaustive") &&
+			    strcmp(optarg, "halving"))
+				return kf_cli_die("--tune-strategy: unknown "
+						  "strategy '%s' (one of "
+						  "local, random, exhaustive, "
+						  "halving)",
+						  optarg);
+			cJSON_DeleteItemFromObject(a->popts, "strategy");
+			cJSON_AddStringToObject(a->popts, "strategy", optarg);
+			break;
+		case OO_OBJECTIVE:
+			if (strcmp(optarg, "time") && strcmp(optarg, "energy") &&
+			    strcmp(optarg, "edp"))
+				return kf_cli_die("--objective: unknown "
+						  "objective '%s' (one of "
+						  "time, energy, edp)",
+						  optarg);
+			a->so.objective = optarg;
+			break;
+		case OO_HALVING_ETA:
 		case OO_WIDEN_C:
 		case OO_WIDEN_ALPHA:
 		case OO_EXPLORE:
@@ -1242,6 +1270,8 @@ static int check_policy_options(const struct search_args *a)
 	    {"islands", "--islands", "islands"},
 	    {"bins", "--bins", "islands"},
 	    {"migrate_every", "--migrate-every", "islands"},
+	    {"strategy", "--tune-strategy", "tune"},
+	    {"halving_eta", "--halving-eta", "tune"},
 	};
 	for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++)
 		if (cJSON_GetObjectItem(a->popts, own[i].key) &&
@@ -1267,6 +1297,8 @@ static int parse_run(const char *cmd, const char *s, int64_t *run)
 
 static const char optimize_usage[] =
     "usage: kforge optimize TASK [--policy tune|replay|llm|mcts|islands]\n"
+    "                       [--tune-strategy local|random|exhaustive|\n"
+    "                       halving] [--objective time|energy|edp]\n"
     "                       [--budget N]\n"
     "                       [--parallel K] [options]\n"
     "       kforge optimize --resume RUN [--db FILE] [--parallel K]\n"
@@ -1309,6 +1341,20 @@ static const char optimize_usage[] =
     "  --seed N             the policy's random seed (default: drawn)\n"
     "  --starts N           tune: random starting points (default: a\n"
     "                       quarter of the budget, 2 to 8)\n"
+    "  --tune-strategy S    tune: local (default: random starts, then\n"
+    "                       neighbours of the best), random, exhaustive\n"
+    "                       (every allowed point in order), halving\n"
+    "                       (successive halving: many points timed\n"
+    "                       under short caps, the best fraction timed\n"
+    "                       longer, the last few timed fully; short\n"
+    "                       timings count against --budget)\n"
+    "  --halving-eta K      halving: keep 1/K of a rung, caps grow K\n"
+    "                       times a rung (default 3, 2 to 16)\n"
+    "  --objective O        what is optimized: time (default, the\n"
+    "                       speedup), energy (joules per call) or edp\n"
+    "                       (energy x time), each over the reference;\n"
+    "                       energy and edp need a backend that measures\n"
+    "                       energy (cuda, NVML), not host\n"
     "LLM policy (docs/llm.md for the client's settings):\n"
     "  --model NAME         the model the server knows\n"
     "  --base-url URL       the server, up to /v1 (default\n"
@@ -1668,7 +1714,8 @@ static int cmd_optimize(int argc, char **argv)
 			      "tune-each backend time-cap trials eval-seed "
 			      "call-timeout-ms mem-limit-mb no-cache level suite "
 			      "widen-c widen-alpha explore fail-reward islands "
-			      "bins migrate-every redis help");
+			      "bins migrate-every redis tune-strategy halving-eta "
+			      "objective help");
 	if (rc)
 		goto out;
 	if (!a.so.resume && (rc = check_policy_options(&a)))

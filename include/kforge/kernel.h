@@ -43,6 +43,12 @@ KF_EXTERN_C int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
  * NAME a default with #ifndef NAME (docs/optimize.md).
  */
 #define KF_PARAM(...)
+/*
+ * A constraint between tunable parameters: KF_PARAM_RULE(BX * BY <= 1024)
+ * on a line of its own. The tuner never builds a point where the integer
+ * expression is 0; compiled as written, the line expands to nothing.
+ */
+#define KF_PARAM_RULE(...)
 
 /* Number of elements of a tensor. */
 KF_HD int64_t kf_numel(const DLTensor *t)

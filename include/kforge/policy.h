@@ -30,18 +30,41 @@ struct kf_param {
 	char values[KF_PARAM_VALUES_MAX][KF_PARAM_NAME_CAP];
 };
 
+/*
+ * A constraint between parameters: KF_PARAM_RULE(expr) on a line of its
+ * own. expr is an integer expression over the parameters' names (each of
+ * whose values must then be an integer): literals, + - * / %, comparisons
+ * (== != < <= > >=), && || !, parentheses. A point (a choice of values) is
+ * allowed when every rule is non-zero there.
+ */
+#define KF_PARAM_RULES_MAX 16
+#define KF_PARAM_RULE_CAP 256 /* bytes of a rule's expression, NUL included */
+
+struct kf_param_rule {
+	char expr[KF_PARAM_RULE_CAP];
+	int line; /* 1-based line of the rule */
+};
+
 struct kf_params {
 	int n;
 	struct kf_param p[KF_PARAM_MAX];
+	int n_rules;
+	struct kf_param_rule rules[KF_PARAM_RULES_MAX];
+	char origin[256]; /* the file the declarations came from, for errors */
 };
 
 /*
  * Finds the KF_PARAM declarations of source: lines whose first token is
  * KF_PARAM(, holding a C identifier and one or more distinct values
  * (numbers or identifiers: letters, digits, '_', '.', '+', '-'), then
- * nothing but an optional ';' and a comment. Returns 0 with out->n = 0
- * when there are none; KF_EINVAL naming origin:line and why for a
- * malformed one, a repeated name, or too many names or values.
+ * nothing but an optional ';' and a comment; and its KF_PARAM_RULE(expr)
+ * lines. Returns 0 with out->n = 0 when there are none; KF_EINVAL naming
+ * origin:line and why for a malformed one, a repeated name, too many names
+ * or values, a rule with a syntax error (its column), a rule that names
+ * something other than a parameter or one with a value that is not an
+ * integer, a rule without declarations, a rule that divides by zero at some
+ * point or that no point satisfies, or rules that no point satisfies
+ * together (checked where the points they name number at most 2^20).
  */
 int kf_policy_params_parse(const char *source, const char *origin,
 			   struct kf_params *out, struct kf_err *err);
@@ -52,6 +75,13 @@ int kf_policy_params_parse(const char *source, const char *origin,
  */
 char *kf_policy_params_apply(const char *source, const struct kf_params *ps,
 			     const int *idx);
+/*
+ * Whether the point idx satisfies every rule of ps: 1 yes, 0 no, or
+ * KF_EINVAL naming the file, line, rule and point where a rule divides by
+ * zero or overflows there.
+ */
+int kf_policy_params_allowed(const struct kf_params *ps, const int *idx,
+			     struct kf_err *err);
 /* {"NAME": "value", ...} for a choice; caller frees. */
 cJSON *kf_policy_params_json(const struct kf_params *ps, const int *idx);
 /* The number of choices, saturated at 2^62. */
@@ -70,6 +100,14 @@ struct kf_proposal {
 	int64_t parents[KF_POLICY_PARENTS_MAX]; /* store ids of candidates it
 						   was made from */
 	int n_parents;
+	/* A short timing (successive halving): time_cap_s > 0 times it under
+	 * that cap, and the loop records the result as a short timing of rung
+	 * `rung`, not as the candidate's evaluation. rung > 0 asks for another
+	 * timing of a candidate the run already holds, which is then not a
+	 * duplicate while it has no full evaluation. 0, 0: an ordinary
+	 * evaluation. */
+	int rung;
+	double time_cap_s;
 };
 /* Frees what a proposal owns and zeroes it. */
 void kf_policy_proposal_release(struct kf_proposal *p);
@@ -89,6 +127,13 @@ struct kf_observation {
 				   proposal named them (the first is the
 				   one it refines); may be NULL */
 	int n_parents;
+	double score;	   /* the run's objective as a ratio over the
+			      reference, higher is better (the speedup for
+			      --objective time); 0 when failed or unknown */
+	bool short_timing; /* a short timing (rung, time_cap_s), not the
+			      candidate's full evaluation */
+	int rung;
+	double time_cap_s;
 };
 
 /* What a policy is opened with; borrowed for the policy's lifetime. */
@@ -99,6 +144,7 @@ struct kf_policy_env {
 	const cJSON *options;	    /* the policy's options object (see
 				       docs/optimize.md); never NULL */
 	int budget;		    /* evaluations of the run */
+	double time_cap_s;	    /* each evaluation's time cap, s */
 	uint64_t seed;		    /* for the policy's random choices: the
 				       run's seed mixed with the evaluations
 				       done before this session */

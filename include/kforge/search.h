@@ -43,12 +43,34 @@ struct kf_search_opts {
 				evaluation a job, kf_rfarm_submit; not kept
 				in the run: a resume may use another or
 				none); NULL: kf_eval here */
+	const char *objective; /* a new run's objective: "time" (NULL),
+				  "energy" or "edp" (kf_search_objective) */
 };
 #define KF_SEARCH_OPTS_INIT                                                    \
 	{                                                                      \
 		NULL, "tune", NULL, 20, 1, KF_EVAL_OPTS_INIT, 0, 0, 0, false,  \
-		    NULL, NULL, NULL                                           \
+		    NULL, NULL, NULL, NULL                                     \
 	}
+
+/*
+ * What a run optimizes, as a ratio over the reference where higher is
+ * better: "time" the speedup (the timing's median ratio), "energy" the
+ * reference's joules per call over the candidate's, "edp" the energy-delay
+ * product's ratio, (reference joules x reference median time) over the
+ * candidate's. Energy comes from the result's "energy" object, which only
+ * backends with an energy counter give (cuda, through NVML).
+ */
+#define KF_SEARCH_OBJECTIVES "time|energy|edp"
+/* Checks an objective for a backend and its evaluation options: KF_EINVAL
+ * naming --objective and why (unknown; a backend that measures no energy;
+ * --energy-time 0). */
+int kf_search_objective_check(const char *objective,
+			      const struct kf_eval_opts *eo,
+			      struct kf_err *err);
+/* The objective's ratio for a result: 0 when it failed or lacks what the
+ * objective needs (then *why, when not NULL, says what). */
+double kf_search_objective_score(const char *objective, const cJSON *result,
+				 const char **why);
 
 /*
  * Runs (or resumes) an optimization: until the budget of evaluations is

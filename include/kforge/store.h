@@ -12,7 +12,7 @@
 #include <kforge/base.h>
 
 /* The schema version kept in PRAGMA user_version. */
-#define KF_STORE_SCHEMA 1
+#define KF_STORE_SCHEMA 2
 /* Caps on what one row may hold: a source, a prompt, a result JSON. */
 #define KF_STORE_SOURCE_CAP ((size_t)1 << 20)
 #define KF_STORE_PROMPT_CAP ((size_t)4 << 20)
@@ -56,7 +56,8 @@ int kf_store_run_set_state(struct kf_store *s, int64_t run, const char *state,
 /*
  * One run as an object: id, task, task_id, backend, policy, config (parsed),
  * budget, started_at, finished_at, state, note, pid, and the counts
- * candidates, evaluated, failures, best_speedup (null when nothing was ok)
+ * candidates, evaluated, short_timings (successive halving's, apart from
+ * the evaluations), failures, best_speedup (null when nothing was ok)
  * and best_candidate. A run left "running" by a process that is gone reads
  * "interrupted". KF_ENOENT when there is no such run. Caller frees.
  */
@@ -111,6 +112,21 @@ int kf_store_candidate_list(struct kf_store *s, int64_t run, bool with_source,
  */
 int kf_store_evaluation_add(struct kf_store *s, int64_t candidate,
 			    const cJSON *result, struct kf_err *err);
+
+/*
+ * Records a short timing of a candidate (successive halving's rung `rung`,
+ * timed under time_cap_s): the result JSON and its key fields, in the
+ * table screenings, apart from the candidate's full evaluation. One per
+ * candidate and rung: a second is KF_EINVAL.
+ */
+int kf_store_screening_add(struct kf_store *s, int64_t candidate, int rung,
+			   double time_cap_s, const cJSON *result,
+			   struct kf_err *err);
+/* The short timings of a run in order, as objects: id, candidate, rung,
+ * time_cap_s, status, speedup, candidate_ms, reference_ms, seconds,
+ * created_at, and result (parsed) when with_result. */
+int kf_store_screening_list(struct kf_store *s, int64_t run, bool with_result,
+			    cJSON **out, struct kf_err *err);
 
 /* One call to a model; strings are borrowed for the call. */
 struct kf_store_llm_call {

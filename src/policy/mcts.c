@@ -93,9 +93,10 @@ static int widen_limit(const struct mcts *m, int visits)
 
 static double reward(const struct mcts *m, const struct kf_observation *obs)
 {
-	if (!obs->status || strcmp(obs->status, "ok") || !(obs->speedup > 0))
+	/* The run's objective (the speedup under --objective time). */
+	if (!obs->status || strcmp(obs->status, "ok") || !(obs->score > 0))
 		return m->fail_reward;
-	double r = log(obs->speedup);
+	double r = log(obs->score);
 	return r < m->fail_reward ? m->fail_reward : r;
 }
 

@@ -42,6 +42,33 @@ struct kf_tuner *kf_tuner_new(const char *source, const struct kf_params *ps,
  */
 void kf_tuner_propose(struct kf_tuner *t, int max, struct kf_proposal *out,
 		      int *n);
+/* How the tuner walks the space: local (random starts, then neighbours of
+ * the best; the default), random, exhaustive (in rank order), halving
+ * (successive halving: many points timed briefly, the best timed longer,
+ * the last rung fully; kf_tuner_set_halving). */
+/* The shortest time cap a halving rung is given, s. */
+#define KF_TUNE_MIN_CAP_S 0.05
+enum kf_tune_strategy {
+	KF_TUNE_LOCAL,
+	KF_TUNE_RANDOM,
+	KF_TUNE_EXHAUSTIVE,
+	KF_TUNE_HALVING,
+};
+/* Their names, in the enum's order, NULL-terminated. */
+extern const char *const kf_tune_strategy_names[];
+void kf_tuner_set_strategy(struct kf_tuner *t, enum kf_tune_strategy s);
+/*
+ * Makes t a successive halving over at most `budget` evaluations: rungs of
+ * n, ceil(n / eta) ... points, rung r timed under time_cap_s / eta^(last -
+ * r) (at least min_cap_s), the last fully; the points are drawn from
+ * run_seed. 0, or KF_EINVAL when a rule fails or no point is allowed.
+ */
+int kf_tuner_set_halving(struct kf_tuner *t, int eta, int budget,
+			 double time_cap_s, double min_cap_s, uint64_t run_seed,
+			 struct kf_err *err);
+/* The error of a rule that failed at a point the tuner drew (it then
+ * proposes nothing more); 0 when none. */
+int kf_tuner_error(const struct kf_tuner *t, struct kf_err *err);
 /* Records a result; false when obs is not a point of this space. */
 bool kf_tuner_observe(struct kf_tuner *t, const struct kf_observation *obs);
 /* Points proposed and not yet observed. */

@@ -17,12 +17,18 @@ uint64_t kf_policy_rand(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+#define RUNGS_MAX 16
+
 struct point {
 	int idx[KF_PARAM_MAX];
 	int64_t candidate; /* store id once observed, else 0 */
-	double score;	   /* speedup when ok, else 0 */
+	double score;	   /* the objective's ratio when ok, else 0 */
 	bool observed;
 	bool ok;
+	bool excluded; /* a rule forbids it: never proposed */
+	/* halving: rungs proposed and timed (bits), each rung's score */
+	uint32_t rung_proposed, rung_seen;
+	double rung_score[RUNGS_MAX];
 };
 
 struct kf_tuner {
@@ -38,6 +44,17 @@ struct kf_tuner {
 	int64_t parent;
 	struct point *pts; /* every point proposed or observed */
 	int n, alloc;
+	enum kf_tune_strategy strategy;
+	int64_t next_rank; /* exhaustive: the next rank to consider */
+	struct kf_err err; /* a rule that failed at a point */
+	/* halving: rung r holds rung_n[r] points (rung 0 the first of
+	 * members, in order) timed under rung_cap[r]; the last rung is
+	 * timed fully (cap 0). members[0..rung_n[rung]) are the current
+	 * rung's, best first from rung 1 on. */
+	int eta, rungs, rung;
+	int rung_n[RUNGS_MAX];
+	double rung_cap[RUNGS_MAX];
+	int *members; /* indices into pts */
 };
 
 struct kf_tuner *kf_tuner_new(const char *source, const struct kf_params *ps,
@@ -67,6 +84,7 @@ void kf_tuner_free(struct kf_tuner *t)
 	free(t->origin);
 	free(t->prompt);
 	free(t->pts);
+	free(t->members);
 	free(t);
 }
 
@@ -76,6 +94,23 @@ static struct point *find(struct kf_tuner *t, const int *idx)
 		if (!memcmp(t->pts[i].idx, idx, sizeof(int) * (size_t)t->ps.n))
 			return &t->pts[i];
 	return NULL;
+}
+
+static struct point *add(struct kf_tuner *t, const int *idx);
+
+static bool allowed(struct kf_tuner *t, const int *idx)
+{
+	if (t->ps.n_rules == 0)
+		return true;
+	int a = kf_policy_params_allowed(&t->ps, idx, &t->err);
+	if (a == 1)
+		return true;
+	if (a == 0) {
+		struct point *p = add(t, idx);
+		p->excluded = true;
+		p->observed = true;
+	}
+	return false;
 }
 
 static struct point *add(struct kf_tuner *t, const int *idx)
@@ -94,15 +129,30 @@ static struct point *add(struct kf_tuner *t, const int *idx)
 int kf_tuner_pending(const struct kf_tuner *t)
 {
 	int n = 0;
+	if (t->strategy == KF_TUNE_HALVING) {
+		for (int i = 0; i < t->n; i++)
+			n += __builtin_popcount(t->pts[i].rung_proposed &
+						~t->pts[i].rung_seen);
+		return n;
+	}
 	for (int i = 0; i < t->n; i++)
 		n += !t->pts[i].observed;
 	return n;
 }
 
+/* Whether the rules allow idx; a point they forbid is remembered as
+ * excluded, so that it is never drawn again. A rule that fails there
+ * stops the tuner with its error. */
+static bool allowed(struct kf_tuner *t, const int *idx);
+
 bool kf_tuner_done(const struct kf_tuner *t)
 {
+	if (t->err.code)
+		return true;
 	if (t->max_evals > 0 && t->proposed >= t->max_evals)
 		return true;
+	if (t->strategy == KF_TUNE_HALVING)
+		return t->rungs == 0;
 	return t->n >= t->space && kf_tuner_pending(t) == 0;
 }
 
@@ -126,14 +176,18 @@ static bool random_point(struct kf_tuner *t, int *idx)
 		for (int i = 0; i < t->ps.n; i++)
 			idx[i] = (int)(kf_policy_rand(&t->rng) %
 				       (uint64_t)t->ps.p[i].n_values);
-		if (!find(t, idx))
+		if (!find(t, idx) && allowed(t, idx))
 			return true;
+		if (t->err.code)
+			return false;
 	}
 	int64_t start = (int64_t)(kf_policy_rand(&t->rng) % (uint64_t)t->space);
 	for (int64_t k = 0; k < t->space && k < 1000000; k++) {
 		unrank(t, (start + k) % t->space, idx);
-		if (!find(t, idx))
+		if (!find(t, idx) && allowed(t, idx))
 			return true;
+		if (t->err.code)
+			return false;
 	}
 	return false;
 }
@@ -149,8 +203,10 @@ static bool neighbour(struct kf_tuner *t, const struct point *c, int *idx)
 				continue;
 			memcpy(idx, c->idx, sizeof(int) * (size_t)t->ps.n);
 			idx[d] = v;
-			if (!find(t, idx))
+			if (!find(t, idx) && allowed(t, idx))
 				dims[n++] = s < 0 ? -(d + 1) : d + 1;
+			if (t->err.code)
+				return false;
 		}
 	if (!n)
 		return false;
@@ -175,6 +231,18 @@ static int by_score(const void *a, const void *b)
 static bool next_point(struct kf_tuner *t, int *idx, int64_t *parent)
 {
 	*parent = t->parent;
+	if (t->strategy == KF_TUNE_EXHAUSTIVE) {
+		while (t->next_rank < t->space) {
+			unrank(t, t->next_rank++, idx);
+			if (!find(t, idx) && allowed(t, idx))
+				return true;
+			if (t->err.code)
+				return false;
+		}
+		return false;
+	}
+	if (t->strategy == KF_TUNE_RANDOM)
+		return random_point(t, idx);
 	if (t->starts_left > 0) {
 		t->starts_left--;
 		return random_point(t, idx);
@@ -204,10 +272,29 @@ static bool next_point(struct kf_tuner *t, int *idx, int64_t *parent)
 	return random_point(t, idx);
 }
 
+static void halving_propose(struct kf_tuner *t, int max,
+			    struct kf_proposal *out, int *n);
+
+static void fill_proposal(struct kf_tuner *t, const int *idx, int64_t parent,
+			  struct kf_proposal *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->source = kf_policy_params_apply(t->source, &t->ps, idx);
+	p->params = kf_policy_params_json(&t->ps, idx);
+	p->origin = t->origin ? kf_xstrdup(t->origin) : NULL;
+	p->prompt = t->prompt ? kf_xstrdup(t->prompt) : NULL;
+	if (parent > 0)
+		p->parents[p->n_parents++] = parent;
+}
+
 void kf_tuner_propose(struct kf_tuner *t, int max, struct kf_proposal *out,
 		      int *n)
 {
 	*n = 0;
+	if (t->strategy == KF_TUNE_HALVING) {
+		halving_propose(t, max, out, n);
+		return;
+	}
 	while (*n < max && !kf_tuner_done(t)) {
 		int idx[KF_PARAM_MAX];
 		int64_t parent = 0;
@@ -215,14 +302,7 @@ void kf_tuner_propose(struct kf_tuner *t, int max, struct kf_proposal *out,
 			break;
 		add(t, idx);
 		t->proposed++;
-		struct kf_proposal *p = &out[(*n)++];
-		memset(p, 0, sizeof(*p));
-		p->source = kf_policy_params_apply(t->source, &t->ps, idx);
-		p->params = kf_policy_params_json(&t->ps, idx);
-		p->origin = t->origin ? kf_xstrdup(t->origin) : NULL;
-		p->prompt = t->prompt ? kf_xstrdup(t->prompt) : NULL;
-		if (parent > 0)
-			p->parents[p->n_parents++] = parent;
+		fill_proposal(t, idx, parent, &out[(*n)++]);
 	}
 }
 
@@ -258,6 +338,31 @@ bool kf_tuner_observe(struct kf_tuner *t, const struct kf_observation *obs)
 	if (!obs->sha256 || strcmp(hex, obs->sha256))
 		return false;
 	struct point *p = find(t, idx);
+	bool ok = obs->status && !strcmp(obs->status, "ok");
+	double score = ok ? obs->score : 0;
+	if (t->strategy == KF_TUNE_HALVING) {
+		if (!p)
+			return false; /* not a point of this halving */
+		p->candidate = obs->candidate;
+		if (obs->short_timing) {
+			if (obs->rung < 0 || obs->rung >= t->rungs)
+				return false;
+			p->rung_seen |= 1u << obs->rung;
+			p->rung_score[obs->rung] = score;
+			return true;
+		}
+		/* A full evaluation answers every rung. */
+		p->observed = true;
+		p->ok = ok;
+		p->score = score;
+		for (int r = 0; r < t->rungs; r++) {
+			p->rung_seen |= 1u << r;
+			p->rung_score[r] = score;
+		}
+		return true;
+	}
+	if (obs->short_timing)
+		return false;
 	if (!p) { /* a point of an earlier session of the run */
 		p = add(t, idx);
 		t->proposed++;
@@ -265,11 +370,195 @@ bool kf_tuner_observe(struct kf_tuner *t, const struct kf_observation *obs)
 			t->starts_left--;
 	}
 	p->observed = true;
+	p->excluded = false;
 	p->candidate = obs->candidate;
-	p->ok = obs->status && !strcmp(obs->status, "ok");
-	p->score = p->ok ? obs->speedup : 0;
+	p->ok = ok;
+	p->score = score;
 	return true;
 }
+
+/*
+ * Successive halving. Its points are drawn once, from the run's seed (so a
+ * resumed run has the same ones): every point the rules allow, in random
+ * order, when the space has at most HALVING_ENUM points, else random ones.
+ * Rung 0 times n of them under the shortest cap; each rung keeps the best
+ * ceil(size / eta) of the points that passed; the rung that holds at most
+ * eta points is the last, timed fully. n is the most points whose rungs
+ * fit the budget: n + ceil(n / eta) + ... evaluations in all.
+ */
+#define HALVING_ENUM ((int64_t)1 << 16)
+
+static int sizes(int n0, int eta, int *rung_n)
+{
+	int r = 0;
+	rung_n[r++] = n0;
+	while (rung_n[r - 1] > eta && r < RUNGS_MAX) {
+		rung_n[r] = (rung_n[r - 1] + eta - 1) / eta;
+		r++;
+	}
+	return r;
+}
+
+static int total(int n0, int eta)
+{
+	int rn[RUNGS_MAX];
+	int r = sizes(n0, eta, rn), sum = 0;
+	for (int i = 0; i < r; i++)
+		sum += rn[i];
+	return sum;
+}
+
+int kf_tuner_set_halving(struct kf_tuner *t, int eta, int budget,
+			 double time_cap_s, double min_cap_s, uint64_t run_seed,
+			 struct kf_err *err)
+{
+	t->strategy = KF_TUNE_HALVING;
+	t->eta = eta;
+	/* The points, in an order drawn from the run's seed. */
+	uint64_t rng = run_seed ^ 0x5851f42d4c957f2dull;
+	int *cand = NULL, nc = 0;
+	if (t->space <= HALVING_ENUM) {
+		cand = kf_xmalloc(sizeof(int) * (size_t)t->space);
+		for (int64_t r = 0; r < t->space; r++) {
+			int idx[KF_PARAM_MAX];
+			unrank(t, r, idx);
+			int a = kf_policy_params_allowed(&t->ps, idx, err);
+			if (a < 0) {
+				free(cand);
+				return a;
+			}
+			if (a) {
+				cand[nc] = (int)r;
+				nc++;
+			}
+		}
+		for (int i = nc - 1; i > 0; i--) {
+			int j = (int)(kf_policy_rand(&rng) % (uint64_t)(i + 1));
+			int x = cand[i];
+			cand[i] = cand[j];
+			cand[j] = x;
+		}
+	}
+	int n0 = cand ? nc : budget;
+	while (n0 > 1 && total(n0, eta) > budget)
+		n0--;
+	if (n0 < 1) {
+		free(cand);
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: no point satisfies the KF_PARAM_RULE "
+				  "lines",
+				  t->ps.origin);
+	}
+	t->rungs = sizes(n0, eta, t->rung_n);
+	for (int r = 0; r < t->rungs; r++) {
+		double cap = time_cap_s;
+		for (int k = r; k < t->rungs - 1; k++)
+			cap /= eta;
+		t->rung_cap[r] = r == t->rungs - 1 ? 0
+				 : cap < min_cap_s ? min_cap_s
+						   : cap;
+	}
+	t->members = kf_xmalloc(sizeof(int) * (size_t)n0);
+	uint64_t session_rng = t->rng;
+	t->rng = rng;
+	int got = 0;
+	for (int i = 0; i < n0; i++) {
+		int idx[KF_PARAM_MAX];
+		if (cand)
+			unrank(t, cand[i], idx);
+		else if (!random_point(t, idx))
+			break;
+		t->members[got++] = t->n;
+		add(t, idx);
+	}
+	t->rng = session_rng;
+	free(cand);
+	if (t->err.code) {
+		*err = t->err;
+		return t->err.code;
+	}
+	if (got < n0) /* a large space with few allowed points */
+		t->rungs = sizes(got, eta, t->rung_n);
+	if (got == 0)
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: no point satisfies the KF_PARAM_RULE "
+				  "lines",
+				  t->ps.origin);
+	t->rung = 0;
+	return 0;
+}
+
+static int by_rung_score(const void *a, const void *b, void *ctx)
+{
+	const struct kf_tuner *t = ctx;
+	const struct point *x = &t->pts[*(const int *)a];
+	const struct point *y = &t->pts[*(const int *)b];
+	double sx = x->rung_score[t->rung], sy = y->rung_score[t->rung];
+	if (sx != sy)
+		return (sx < sy) - (sx > sy);
+	return (*(const int *)a > *(const int *)b) -
+	       (*(const int *)a < *(const int *)b);
+}
+
+static void halving_propose(struct kf_tuner *t, int max,
+			    struct kf_proposal *out, int *n)
+{
+	if (t->rungs == 0)
+		return;
+	/* Move up while the current rung is timed whole. */
+	for (;;) {
+		int m = t->rung_n[t->rung];
+		bool whole = true;
+		for (int i = 0; i < m; i++)
+			if (!(t->pts[t->members[i]].rung_seen &
+			      (1u << t->rung)))
+				whole = false;
+		if (!whole || t->rung == t->rungs - 1)
+			break;
+		qsort_r(t->members, (size_t)m, sizeof(int), by_rung_score, t);
+		int keep = 0;
+		while (keep < m && keep < t->rung_n[t->rung + 1] &&
+		       t->pts[t->members[keep]].rung_score[t->rung] > 0)
+			keep++;
+		if (keep == 0) { /* nothing passed: nothing to time fully */
+			t->rungs = 0;
+			return;
+		}
+		t->rung++;
+		t->rung_n[t->rung] = keep;
+	}
+	int m = t->rung_n[t->rung];
+	for (int i = 0; i < m && *n < max; i++) {
+		struct point *p = &t->pts[t->members[i]];
+		uint32_t bit = 1u << t->rung;
+		if ((p->rung_proposed | p->rung_seen) & bit)
+			continue;
+		p->rung_proposed |= bit;
+		t->proposed++;
+		struct kf_proposal *pr = &out[(*n)++];
+		fill_proposal(t, p->idx, t->parent, pr);
+		pr->rung = t->rung;
+		pr->time_cap_s = t->rung_cap[t->rung];
+	}
+	if (*n == 0 && t->rung == t->rungs - 1 && kf_tuner_pending(t) == 0)
+		t->rungs = 0; /* the last rung is timed: done */
+}
+
+int kf_tuner_error(const struct kf_tuner *t, struct kf_err *err)
+{
+	if (!t->err.code)
+		return 0;
+	*err = t->err;
+	return t->err.code;
+}
+
+void kf_tuner_set_strategy(struct kf_tuner *t, enum kf_tune_strategy s)
+{
+	t->strategy = s;
+}
+
+const char *const kf_tune_strategy_names[] = {"local", "random", "exhaustive",
+					      "halving", NULL};
 
 /* The tune policy: one tuner over the source named by options.from. */
 struct tune_policy {
@@ -304,9 +593,46 @@ static int tune_open(const struct kf_policy_env *env, void **state,
 		starts = env->budget / 4;
 		starts = starts < 2 ? 2 : starts > 8 ? 8 : starts;
 	}
+	const char *sname = kf_json_str(env->options, "strategy");
+	int strategy = -1;
+	for (int i = 0; kf_tune_strategy_names[i]; i++)
+		if (!strcmp(sname ? sname : "local", kf_tune_strategy_names[i]))
+			strategy = i;
+	if (strategy < 0) {
+		free(src);
+		return kf_err_set(err, KF_EINVAL,
+				  "--tune-strategy: unknown strategy '%s' (one "
+				  "of local, random, exhaustive, halving)",
+				  sname);
+	}
+	double eta = 3;
+	rc = kf_policy_option(env->options, "halving_eta", "--halving-eta", 3,
+			      2, 16, &eta, err);
+	if (!rc && strategy != KF_TUNE_HALVING &&
+	    cJSON_GetObjectItem(env->options, "halving_eta"))
+		rc = kf_err_set(err, KF_EINVAL,
+				"--halving-eta: applies to --tune-strategy "
+				"halving, not %s",
+				kf_tune_strategy_names[strategy]);
+	if (rc) {
+		free(src);
+		return rc;
+	}
 	struct tune_policy *tp = kf_xcalloc(1, sizeof(*tp));
 	tp->t = kf_tuner_new(src, &ps, starts, 0, env->seed, from, NULL, 0);
 	free(src);
+	kf_tuner_set_strategy(tp->t, (enum kf_tune_strategy)strategy);
+	if (strategy == KF_TUNE_HALVING) {
+		double cap = env->time_cap_s > 0 ? env->time_cap_s : 10;
+		rc = kf_tuner_set_halving(tp->t, (int)eta, env->budget, cap,
+					  KF_TUNE_MIN_CAP_S, env->run_seed,
+					  err);
+		if (rc) {
+			kf_tuner_free(tp->t);
+			free(tp);
+			return rc;
+		}
+	}
 	*state = tp;
 	return 0;
 }
@@ -314,10 +640,9 @@ static int tune_open(const struct kf_policy_env *env, void **state,
 static int tune_propose(void *state, int max, struct kf_proposal *out, int *n,
 			struct kf_err *err)
 {
-	(void)err;
 	struct tune_policy *tp = state;
 	kf_tuner_propose(tp->t, max, out, n);
-	return 0;
+	return kf_tuner_error(tp->t, err);
 }
 
 static void tune_observe(void *state, const struct kf_observation *obs)

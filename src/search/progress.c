@@ -177,11 +177,11 @@ static void params_str(const cJSON *params, char *buf, size_t n)
 
 void kf_progress_result(struct kf_progress *p, int evaluated, int64_t id,
 			const char *status, double speedup, const cJSON *result,
-			const cJSON *params)
+			const cJSON *params, double short_cap_s)
 {
 	p->done = evaluated;
 	p->session++;
-	count(p, id, status, speedup);
+	count(p, id, status, short_cap_s > 0 ? 0 : speedup);
 	if (!p->f)
 		return;
 	const char *reason = kf_json_str(result, "reason");
@@ -201,13 +201,17 @@ void kf_progress_result(struct kf_progress *p, int evaluated, int64_t id,
 		draw(p);
 		return;
 	}
-	char what[96], left[32], best[64] = "-";
+	char what[128], left[32], best[64] = "-";
+	char shortcap[48] = "";
+	if (short_cap_s > 0)
+		snprintf(shortcap, sizeof(shortcap), "short timing (cap %gs) ",
+			 short_cap_s);
 	if (ok && speedup > 0)
-		snprintf(what, sizeof(what), "ok %.3fx", speedup);
+		snprintf(what, sizeof(what), "%sok %.3fx", shortcap, speedup);
 	else if (ok)
 		snprintf(what, sizeof(what), "ok (not timed)");
 	else
-		snprintf(what, sizeof(what), "%s%s%s", status,
+		snprintf(what, sizeof(what), "%s%s%s%s", shortcap, status,
 			 check ? "/" : "", check ? check : "");
 	if (p->best_id)
 		snprintf(best, sizeof(best), "%.3fx (#%lld)", p->best,

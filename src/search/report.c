@@ -88,9 +88,33 @@ int kf_search_report(struct kf_store *store, int64_t run, int top, cJSON **out,
 		if (counts[i])
 			cJSON_AddNumberToObject(bs, kf_progress_status_name(i),
 						counts[i]);
+	/* Successive halving's short timings: a candidate that has only
+	 * those was left behind at a rung, not pending. */
+	cJSON *shorts = NULL;
+	int screened_only = 0;
+	if (kf_store_screening_list(store, run, false, &shorts, err) == 0) {
+		cJSON_ArrayForEach(c, cands)
+		{
+			if (cJSON_IsObject(cJSON_GetObjectItem(c, "evaluation")))
+				continue;
+			const cJSON *x;
+			cJSON_ArrayForEach(x, shorts)
+			{
+				if (kf_json_num(x, "candidate", 0) ==
+				    kf_json_num(c, "id", 0)) {
+					screened_only++;
+					break;
+				}
+			}
+		}
+	}
 	cJSON_AddNumberToObject(rep, "candidates", n);
 	cJSON_AddNumberToObject(rep, "evaluated", evaluated);
-	cJSON_AddNumberToObject(rep, "pending", n - evaluated);
+	cJSON_AddNumberToObject(rep, "short_timings",
+				cJSON_GetArraySize(shorts));
+	cJSON_AddNumberToObject(rep, "short_timed_only", screened_only);
+	cJSON_AddNumberToObject(rep, "pending", n - evaluated - screened_only);
+	cJSON_Delete(shorts);
 	if (ns > 0) {
 		cJSON *best = cJSON_Duplicate(sorted[0], 1);
 		cJSON_DeleteItemFromObject(best, "prompt");
@@ -215,12 +239,24 @@ void kf_search_report_print(const cJSON *rep, struct kf_strbuf *out)
 		kf_strbuf_addf(out, "note       %s\n", note);
 	kf_strbuf_addf(out, "started    %s%s%s\n", kf_json_str(r, "started_at"),
 		       fin ? ", finished " : "", fin ? fin : "");
-	kf_strbuf_addf(out,
-		       "budget     %.0f evaluations: %.0f done, %.0f "
-		       "candidates stored",
-		       kf_json_num(r, "budget", 0),
-		       kf_json_num(rep, "evaluated", 0),
-		       kf_json_num(rep, "candidates", 0));
+	double shorts = kf_json_num(rep, "short_timings", 0);
+	if (shorts > 0)
+		kf_strbuf_addf(out,
+			       "budget     %.0f evaluations: %.0f done (%.0f "
+			       "full, %.0f short timings), %.0f candidates "
+			       "stored (%.0f timed only briefly)",
+			       kf_json_num(r, "budget", 0),
+			       kf_json_num(rep, "evaluated", 0) + shorts,
+			       kf_json_num(rep, "evaluated", 0), shorts,
+			       kf_json_num(rep, "candidates", 0),
+			       kf_json_num(rep, "short_timed_only", 0));
+	else
+		kf_strbuf_addf(out,
+			       "budget     %.0f evaluations: %.0f done, %.0f "
+			       "candidates stored",
+			       kf_json_num(r, "budget", 0),
+			       kf_json_num(rep, "evaluated", 0),
+			       kf_json_num(rep, "candidates", 0));
 	if (kf_json_num(rep, "pending", 0) > 0)
 		kf_strbuf_addf(out, " (%.0f not evaluated yet)",
 			       kf_json_num(rep, "pending", 0));

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <kforge/backend.h>
 #include <kforge/farm_redis.h>
 #include <kforge/policy.h>
 #include <kforge/search.h>
@@ -35,6 +36,10 @@ struct rec {
 	cJSON *result;
 	int64_t parents[KF_POLICY_PARENTS_MAX];
 	int n_parents;
+	double score;	   /* the objective's ratio */
+	bool short_timing; /* a halving rung's timing, not the evaluation */
+	int rung;
+	double time_cap_s;
 };
 
 /* One evaluation in flight. */
@@ -51,6 +56,8 @@ struct slot {
 	bool pending; /* a candidate stored by an earlier session */
 	int64_t parents[KF_POLICY_PARENTS_MAX];
 	int n_parents;
+	int rung;	   /* a short timing's rung */
+	double time_cap_s; /* > 0: a short timing under this cap */
 };
 
 struct loop {
@@ -76,6 +83,8 @@ struct loop {
 	int n_recs;
 	struct kf_progress prog;
 	uint64_t t0_ns;
+	char objective[16];
+	int short_timings; /* of them, in the run */
 };
 
 static volatile sig_atomic_t interrupted;
@@ -142,6 +151,94 @@ static void rec_add(struct loop *l, int64_t id, const char *sha,
 	r->n_parents = 0;
 	for (int i = 0; i < n_parents && i < KF_POLICY_PARENTS_MAX; i++)
 		r->parents[r->n_parents++] = parents[i];
+	r->score = kf_search_objective_score(
+	    l->objective[0] ? l->objective : "time", result, NULL);
+	r->short_timing = false;
+	r->rung = 0;
+	r->time_cap_s = 0;
+}
+
+/* Marks the latest record a short timing. */
+static void rec_short(struct loop *l, int rung, double time_cap_s)
+{
+	struct rec *r = &l->recs[l->n_recs - 1];
+	r->short_timing = true;
+	r->rung = rung;
+	r->time_cap_s = time_cap_s;
+}
+
+static bool objective_is(const char *o, const char *name)
+{
+	return !strcmp(o ? o : "time", name);
+}
+
+double kf_search_objective_score(const char *objective, const cJSON *result,
+				 const char **why)
+{
+	const char *st = kf_json_str(result, "status");
+	const cJSON *tm = cJSON_GetObjectItem(result, "timing");
+	const cJSON *sp =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "speedup"), "median");
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	if (!st || strcmp(st, "ok")) {
+		*why = "it did not pass";
+		return 0;
+	}
+	if (objective_is(objective, "time")) {
+		if (!cJSON_IsNumber(sp))
+			*why = "it has no timing";
+		return cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+	}
+	const cJSON *e = cJSON_GetObjectItem(result, "energy");
+	double jc = kf_json_num(cJSON_GetObjectItem(e, "candidate"),
+				"joules_per_call", 0);
+	double jr = kf_json_num(cJSON_GetObjectItem(e, "reference"),
+				"joules_per_call", 0);
+	if (!(jc > 0 && jr > 0)) {
+		*why = "its result has no energy measurement";
+		return 0;
+	}
+	if (objective_is(objective, "energy"))
+		return jr / jc;
+	double tc = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "median",
+				0);
+	double tr = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "median",
+				0);
+	if (!(tc > 0 && tr > 0)) {
+		*why = "it has no timing";
+		return 0;
+	}
+	return (jr * tr) / (jc * tc);
+}
+
+int kf_search_objective_check(const char *objective,
+			      const struct kf_eval_opts *eo,
+			      struct kf_err *err)
+{
+	if (!objective || objective_is(objective, "time"))
+		return 0;
+	if (!objective_is(objective, "energy") && !objective_is(objective, "edp"))
+		return kf_err_set(err, KF_EINVAL,
+				  "--objective: unknown objective '%s' (one of "
+				  "time, energy, edp)",
+				  objective);
+	const struct kf_backend_ops *ops = kf_backend_find(eo->backend);
+	if (ops && !ops->energy_mj)
+		return kf_err_set(err, KF_EINVAL,
+				  "--objective %s: the %s backend measures no "
+				  "energy (its results carry no \"energy\"; "
+				  "only a backend with an energy counter, cuda "
+				  "through NVML, does): use --objective time",
+				  objective, eo->backend);
+	if (eo->energy_s <= 0)
+		return kf_err_set(err, KF_EINVAL,
+				  "--objective %s: the evaluations' energy "
+				  "step is off (energy time %g s)",
+				  objective, eo->energy_s);
+	return 0;
 }
 
 /* The ids of a stored candidate's "parents" array. */
@@ -170,6 +267,10 @@ static void observe(struct loop *l, const struct rec *r)
 	    .speedup = r->speedup,
 	    .parents = r->parents,
 	    .n_parents = r->n_parents,
+	    .score = r->score,
+	    .short_timing = r->short_timing,
+	    .rung = r->rung,
+	    .time_cap_s = r->time_cap_s,
 	};
 	kf_policy_observe(l->pol, &obs);
 }
@@ -177,7 +278,7 @@ static void observe(struct loop *l, const struct rec *r)
 static const struct rec *rec_find(const struct loop *l, const char *sha)
 {
 	for (int i = 0; i < l->n_recs; i++)
-		if (!strcmp(l->recs[i].sha, sha))
+		if (!strcmp(l->recs[i].sha, sha) && !l->recs[i].short_timing)
 			return &l->recs[i];
 	return NULL;
 }
@@ -242,8 +343,9 @@ static void relabel(cJSON *res, const char *path, const char *label)
 /* One evaluation as a job of the Redis farm (l->o->redis): submitted and
  * waited for (a lost job is taken over by another worker, Redis going away
  * is waited out) through the farm's one submission path. */
-static int farm_eval(struct loop *l, const char *path, int64_t cand,
-		     cJSON **res, struct kf_err *err)
+static int farm_eval(struct loop *l, const struct kf_eval_opts *eo,
+		     const char *path, int64_t cand, cJSON **res,
+		     struct kf_err *err)
 {
 	struct kf_farm_item it;
 	memset(&it, 0, sizeof(it));
@@ -254,7 +356,7 @@ static int farm_eval(struct loop *l, const char *path, int64_t cand,
 	ro.url = l->o->redis;
 	ro.wait_for_redis = true;
 	ro.label = label;
-	int rc = kf_rfarm_submit(&ro, l->task_path, &it, 1, &l->eo, NULL, err);
+	int rc = kf_rfarm_submit(&ro, l->task_path, &it, 1, eo, NULL, err);
 	if (rc)
 		return rc;
 	if (it.rc)
@@ -266,7 +368,7 @@ static int farm_eval(struct loop *l, const char *path, int64_t cand,
 /* The evaluator: kf_eval in a child (or a farm job it waits for), its
  * result back as one frame. */
 static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
-		      int64_t cand)
+		      int64_t cand, double time_cap_s)
 {
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	if (getppid() != parent)
@@ -280,9 +382,17 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 	char *label =
 	    kf_xasprintf("candidate-%lld%s", (long long)cand, ext ? ext : "");
 	const char *table = getenv("KFORGE_SCORES");
+	struct kf_eval_opts eo = l->eo;
+	if (time_cap_s > 0 && time_cap_s < eo.time_cap_s) {
+		/* A short timing: its cap, and as many fewer pairs before
+		 * the cap may end it (at least 5). */
+		int mp = (int)(eo.min_pairs * time_cap_s / eo.time_cap_s + 0.5);
+		eo.min_pairs = mp < 5 ? 5 : mp;
+		eo.time_cap_s = time_cap_s;
+	}
 	int rc = table && *table ? kf_search_score(table, path, &res, &err)
-		 : l->o->redis	 ? farm_eval(l, path, cand, &res, &err)
-				 : kf_eval(l->task_path, path, &l->eo, &res, &err);
+		 : l->o->redis ? farm_eval(l, &eo, path, cand, &res, &err)
+			       : kf_eval(l->task_path, path, &eo, &res, &err);
 	if (rc) {
 		msg = cJSON_CreateObject();
 		char *e = replaced(err.msg, path, label);
@@ -318,7 +428,7 @@ static int slot_start(struct loop *l, struct slot *s, struct kf_err *err)
 	}
 	if (pid == 0) {
 		close(fds[0]);
-		evaluator(l, fds[1], s->path, parent, s->cand);
+		evaluator(l, fds[1], s->path, parent, s->cand, s->time_cap_s);
 	}
 	close(fds[1]);
 	s->pid = pid;
@@ -346,6 +456,15 @@ static struct slot *free_slot(struct loop *l)
 	return NULL;
 }
 
+/* Whether candidate id is being evaluated. */
+static bool in_flight(const struct loop *l, int64_t id)
+{
+	for (int i = 0; i < l->parallel; i++)
+		if (l->slots[i].pid && l->slots[i].cand == id)
+			return true;
+	return false;
+}
+
 /* Stores a proposal and starts its evaluation; takes p's contents. */
 static int start_proposal(struct loop *l, struct kf_proposal *p,
 			  struct kf_err *err)
@@ -369,6 +488,27 @@ static int start_proposal(struct loop *l, struct kf_proposal *p,
 				     err);
 	if (rc)
 		goto out;
+	if (id && p->rung > 0 && !evaluated && !in_flight(l, id)) {
+		/* Another timing of a candidate the run holds (a rung of
+		 * successive halving): the same candidate, timed again. */
+		struct slot *s = free_slot(l);
+		KF_ASSERT(s);
+		s->cand = id;
+		snprintf(s->sha, sizeof(s->sha), "%s", sha);
+		s->source = p->source;
+		s->origin = p->origin;
+		s->params = p->params;
+		memcpy(s->parents, p->parents, sizeof(s->parents));
+		s->n_parents = p->n_parents;
+		s->rung = p->rung;
+		s->time_cap_s = p->time_cap_s;
+		p->source = p->origin = NULL;
+		p->params = NULL;
+		rc = slot_start(l, s, err);
+		if (rc)
+			slot_clear(s);
+		goto out;
+	}
 	if (id) {
 		/* Already tried: evaluated once, never counted twice. */
 		l->dupes++;
@@ -401,6 +541,8 @@ static int start_proposal(struct loop *l, struct kf_proposal *p,
 	s->params = p->params;
 	memcpy(s->parents, p->parents, sizeof(s->parents));
 	s->n_parents = p->n_parents;
+	s->rung = p->rung;
+	s->time_cap_s = p->time_cap_s;
 	p->source = p->origin = NULL;
 	p->params = NULL;
 	rc = slot_start(l, s, err);
@@ -519,7 +661,18 @@ static int wait_one(struct loop *l, struct kf_err *err)
 			}
 			continue;
 		}
-		rc = kf_store_evaluation_add(l->store, s->cand, res, err);
+		bool short_timing = s->time_cap_s > 0;
+		if (short_timing) {
+			/* Recorded as what it is: a short timing. */
+			cJSON_AddNumberToObject(res, "short_timing_cap_s",
+						s->time_cap_s);
+			rc = kf_store_screening_add(l->store, s->cand,
+						    s->rung, s->time_cap_s,
+						    res, err);
+		} else {
+			rc = kf_store_evaluation_add(l->store, s->cand, res,
+						     err);
+		}
 		if (rc) {
 			cJSON_Delete(res);
 			slot_clear(s);
@@ -527,11 +680,15 @@ static int wait_one(struct loop *l, struct kf_err *err)
 		}
 		l->evaluated++;
 		l->session++;
+		l->short_timings += short_timing;
 		rec_add(l, s->cand, s->sha, s->source, s->origin, s->params,
 			s->parents, s->n_parents, res);
+		if (short_timing)
+			rec_short(l, s->rung, s->time_cap_s);
 		struct rec *rec = &l->recs[l->n_recs - 1];
 		kf_progress_result(&l->prog, l->evaluated, s->cand, rec->status,
-				   rec->speedup, res, rec->params);
+				   rec->speedup, res, rec->params,
+				   short_timing ? s->time_cap_s : 0);
 		observe(l, rec);
 		slot_clear(s);
 	}
@@ -547,13 +704,62 @@ static int load_history(struct loop *l, struct kf_err *err)
 	    kf_store_candidate_list(l->store, l->run, true, true, &cands, err);
 	if (rc)
 		return rc;
+	cJSON *shorts = NULL;
+	rc = kf_store_screening_list(l->store, l->run, true, &shorts, err);
+	if (rc) {
+		cJSON_Delete(cands);
+		return rc;
+	}
+	/* Short timings first: they came before any full evaluation of
+	 * their candidates (the last rung's). */
+	const cJSON *x;
+	cJSON_ArrayForEach(x, shorts)
+	{
+		int64_t cid = (int64_t)kf_json_num(x, "candidate", 0);
+		const cJSON *c = NULL, *ci;
+		cJSON_ArrayForEach(ci, cands)
+		{
+			if ((int64_t)kf_json_num(ci, "id", 0) == cid)
+				c = ci;
+		}
+		if (!c)
+			continue;
+		cJSON *res = cJSON_DetachItemFromObject((cJSON *)x, "result");
+		if (!cJSON_IsObject(res)) {
+			cJSON_Delete(res);
+			res = cJSON_CreateObject();
+			cJSON_AddStringToObject(res, "status",
+						kf_json_str(x, "status"));
+		}
+		const cJSON *params = cJSON_GetObjectItem(c, "params");
+		int64_t parents[KF_POLICY_PARENTS_MAX];
+		int np = parents_from(c, parents);
+		rec_add(l, cid, kf_json_str(c, "sha256"),
+			kf_json_str(c, "source"), kf_json_str(c, "origin"),
+			cJSON_IsObject(params) ? params : NULL, parents, np,
+			res);
+		rec_short(l, (int)kf_json_num(x, "rung", 0),
+			  kf_json_num(x, "time_cap_s", 0));
+		l->evaluated++;
+		l->short_timings++;
+	}
 	l->queue = cJSON_CreateArray();
 	cJSON *c;
 	cJSON_ArrayForEach(c, cands)
 	{
 		cJSON *e = cJSON_GetObjectItem(c, "evaluation");
 		if (!cJSON_IsObject(e)) {
-			cJSON_AddItemReferenceToArray(l->queue, c);
+			/* A candidate with short timings is the halving's to
+			 * time again, not the queue's. */
+			bool screened = false;
+			cJSON_ArrayForEach(x, shorts)
+			{
+				if (kf_json_num(x, "candidate", 0) ==
+				    kf_json_num(c, "id", 0))
+					screened = true;
+			}
+			if (!screened)
+				cJSON_AddItemReferenceToArray(l->queue, c);
 			continue;
 		}
 		cJSON *res = cJSON_DetachItemFromObject(e, "result");
@@ -582,6 +788,7 @@ static int load_history(struct loop *l, struct kf_err *err)
 	cJSON_Delete(l->queue);
 	l->queue = q;
 	cJSON_Delete(cands);
+	cJSON_Delete(shorts);
 	return 0;
 }
 
@@ -626,6 +833,9 @@ static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
 			cJSON_Delete(cfg);
 			return rc;
 		}
+		const char *obj = kf_json_str(cfg, "objective");
+		snprintf(l->objective, sizeof(l->objective), "%s",
+			 obj ? obj : "time");
 		l->parallel = o->parallel > 0
 				  ? o->parallel
 				  : (int)kf_json_num(cfg, "parallel", 1);
@@ -655,7 +865,13 @@ static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
 		cJSON_AddItemToObject(cfg, "eval", kf_eval_opts_json(&o->eval));
 		if (o->suite)
 			cJSON_AddStringToObject(cfg, "suite", o->suite);
+		snprintf(l->objective, sizeof(l->objective), "%s",
+			 o->objective ? o->objective : "time");
+		cJSON_AddStringToObject(cfg, "objective", l->objective);
 	}
+	l->eo.backend = l->backend;
+	if (!rc)
+		rc = kf_search_objective_check(l->objective, &l->eo, err);
 	if (l->budget < 1 || l->budget > KF_SEARCH_BUDGET_MAX)
 		rc = kf_err_set(err, KF_EINVAL,
 				"budget %d is out of range (1 to %d)",
@@ -799,6 +1015,7 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 	env.backend = l.backend;
 	env.options = cJSON_IsObject(popts) ? popts : empty;
 	env.budget = l.budget;
+	env.time_cap_s = l.eo.time_cap_s;
 	/* Each session draws its own random choices. */
 	env.run_seed = seed ? strtoull(seed, NULL, 10) : 1;
 	env.seed = env.run_seed + 0x9e3779b97f4a7c15ull * (uint64_t)l.evaluated;

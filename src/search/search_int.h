@@ -37,10 +37,11 @@ void kf_progress_start(struct kf_progress *p, int64_t run, const char *task,
 /* An evaluation of an earlier session (counted, not printed). */
 void kf_progress_history(struct kf_progress *p, int64_t id, const char *status,
 			 double speedup);
-/* An evaluation of this session, already stored. */
+/* An evaluation of this session, already stored; short_cap_s > 0: a short
+ * timing under that cap (shown as such, never the best). */
 void kf_progress_result(struct kf_progress *p, int evaluated, int64_t id,
 			const char *status, double speedup, const cJSON *result,
-			const cJSON *params);
+			const cJSON *params, double short_cap_s);
 /* A line for the user, above the bar. */
 void kf_progress_note(struct kf_progress *p, const char *line);
 /* Redraws the bar when a second has passed (time left changes). */

@@ -80,6 +80,25 @@ static const char schema_sql[] =
     "CREATE INDEX llm_calls_run ON llm_calls(run);"
     "PRAGMA user_version = 1;";
 
+/* Version 2: short timings (successive halving's rungs), kept apart from a
+ * candidate's one full evaluation. A version 1 file gains the table. */
+static const char schema2_sql[] =
+    "CREATE TABLE screenings ("
+    " id INTEGER PRIMARY KEY,"
+    " candidate INTEGER NOT NULL REFERENCES candidates(id),"
+    " rung INTEGER NOT NULL,"
+    " time_cap_s REAL NOT NULL,"
+    " status TEXT NOT NULL,"
+    " speedup REAL,"
+    " candidate_ms REAL,"
+    " reference_ms REAL,"
+    " seconds REAL,"
+    " result TEXT NOT NULL,"
+    " created_at TEXT NOT NULL,"
+    " UNIQUE (candidate, rung));"
+    "CREATE INDEX screenings_candidate ON screenings(candidate);"
+    "PRAGMA user_version = 2;";
+
 static int db_fail(struct kf_store *s, struct kf_err *err, const char *what)
 {
 	return kf_err_set(err, KF_EIO, "%s: %s: %s", s->path, what,
@@ -139,6 +158,10 @@ static int schema(struct kf_store *s, struct kf_err *err)
 		goto out;
 	if (version == 0 && tables == 0) {
 		rc = exec(s, schema_sql, err);
+		if (!rc)
+			rc = exec(s, schema2_sql, err);
+	} else if (version == 1) {
+		rc = exec(s, schema2_sql, err);
 	} else if (version == 0) {
 		rc = kf_err_set(err, KF_EINVAL,
 				"%s: not a kforge store (a SQLite database "
@@ -379,6 +402,8 @@ static const char run_select[] =
     " (SELECT count(*) FROM candidates c WHERE c.run = r.id) AS candidates,"
     " (SELECT count(*) FROM evaluations e JOIN candidates c"
     "  ON e.candidate = c.id WHERE c.run = r.id) AS evaluated,"
+    " (SELECT count(*) FROM screenings x JOIN candidates c"
+    "  ON x.candidate = c.id WHERE c.run = r.id) AS short_timings,"
     " (SELECT count(*) FROM evaluations e JOIN candidates c"
     "  ON e.candidate = c.id WHERE c.run = r.id AND e.status != 'ok')"
     "  AS failures,"
@@ -680,6 +705,100 @@ int kf_store_evaluation_add(struct kf_store *s, int64_t candidate,
 	free(now);
 	free(text);
 	return write_one(s, st, NULL, "adding an evaluation", err);
+}
+
+int kf_store_screening_add(struct kf_store *s, int64_t candidate, int rung,
+			   double time_cap_s, const cJSON *result,
+			   struct kf_err *err)
+{
+	const char *status = kf_json_str(result, "status");
+	if (!status)
+		return kf_err_set(err, KF_EINVAL,
+				  "short timing of candidate %lld: the result "
+				  "has no status",
+				  (long long)candidate);
+	char *text = kf_json_print(result);
+	size_t bytes = strlen(text);
+	if (bytes > KF_STORE_RESULT_CAP) {
+		free(text);
+		return kf_err_set(err, KF_ERANGE,
+				  "short timing of candidate %lld: result of "
+				  "%zu bytes is over the store's cap of %zu",
+				  (long long)candidate, bytes,
+				  KF_STORE_RESULT_CAP);
+	}
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s,
+			 "INSERT INTO screenings (candidate, rung, "
+			 "time_cap_s, status, speedup, candidate_ms, "
+			 "reference_ms, seconds, result, created_at) VALUES "
+			 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+			 &st, err);
+	if (rc) {
+		free(text);
+		return rc;
+	}
+	static const char *const k_sp[] = {"timing", "speedup", "median"};
+	static const char *const k_cand[] = {"timing", "candidate", "median"};
+	static const char *const k_ref[] = {"timing", "reference", "median"};
+	static const char *const k_sec[] = {"seconds"};
+	bool have;
+	double v;
+	char *now = kf_utc_iso8601();
+	sqlite3_bind_int64(st, 1, candidate);
+	sqlite3_bind_int(st, 2, rung);
+	sqlite3_bind_double(st, 3, time_cap_s);
+	bind_text(st, 4, status);
+	v = num_at(result, k_sp, 3, &have);
+	bind_real(st, 5, have, v);
+	v = num_at(result, k_cand, 3, &have);
+	bind_real(st, 6, have, v);
+	v = num_at(result, k_ref, 3, &have);
+	bind_real(st, 7, have, v);
+	v = num_at(result, k_sec, 1, &have);
+	bind_real(st, 8, have, v);
+	sqlite3_bind_text(st, 9, text, (int)bytes, SQLITE_TRANSIENT);
+	bind_text(st, 10, now);
+	free(now);
+	free(text);
+	return write_one(s, st, NULL, "adding a short timing", err);
+}
+
+int kf_store_screening_list(struct kf_store *s, int64_t run, bool with_result,
+			    cJSON **out, struct kf_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = prepare(s,
+			 "SELECT x.id, x.candidate, x.rung, x.time_cap_s, "
+			 "x.status, x.speedup, x.candidate_ms, "
+			 "x.reference_ms, x.seconds, x.created_at, x.result "
+			 "FROM screenings x JOIN candidates c ON x.candidate "
+			 "= c.id WHERE c.run = ? ORDER BY x.id",
+			 &st, err);
+	*out = NULL;
+	if (rc)
+		return rc;
+	sqlite3_bind_int64(st, 1, run);
+	cJSON *arr = cJSON_CreateArray();
+	int step;
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		cJSON *o = cJSON_CreateObject();
+		for (int i = 0; i < 10; i++)
+			cJSON_AddItemToObject(o, sqlite3_column_name(st, i),
+					      column_json(st, i));
+		if (with_result)
+			cJSON_AddItemToObject(o, "result",
+					      column_parsed(st, 10));
+		cJSON_AddItemToArray(arr, o);
+	}
+	if (step != SQLITE_DONE) {
+		rc = db_fail(s, err, "reading short timings");
+		cJSON_Delete(arr);
+	} else {
+		*out = arr;
+	}
+	sqlite3_finalize(st);
+	return rc;
 }
 
 int kf_store_llm_call_add(struct kf_store *s, const struct kf_store_llm_call *c,
