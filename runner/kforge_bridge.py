@@ -790,12 +790,14 @@ def plain_outputs(torch, r, dev):
     tested, so that none of the candidate's code (a tensor subclass's
     __torch_function__ or __torch_dispatch__, a lazy sequence) runs
     outside the timed call: a plain torch.Tensor holds its values when the
-    call returns."""
+    call returns. torch's own nn.Parameter is one too (a model may return
+    a parameter, as the reference may)."""
     T = torch.Tensor
+    plain = (T, torch.nn.Parameter)
     items = list(r) if type(r) in (tuple, list) else [r]
     bad = []
     for j, y in enumerate(items):
-        if type(y) is not T:
+        if type(y) not in plain:
             bad.append({"index": j, "type": type_name(y)})
         elif y.layout != torch.strided or y.is_quantized or \
                 y.device.type != dev.type:

@@ -905,6 +905,8 @@ int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 	t[3] = kf_now_ns();
 done:
 	*result = kf_session_end(&s->core, p->device, p->start);
+	if (*result)
+		kf_judge_unmatched_parameters(*result);
 	t[4] = kf_now_ns();
 	add_phases(*result, p, t);
 	cJSON_Delete(frames);

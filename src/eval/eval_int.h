@@ -143,6 +143,10 @@ void kf_judge_load(const char *what, const char *cand_label,
 		   const char *baseline, const char *msg, struct verdict *v);
 
 /* Adds "degenerate" to the result from the trial frames (an array). */
+/* A KernelBench-format result that is wrong_answer while some of the
+ * candidate's parameters matched none of the reference's (res's
+ * parameters.unmatched): its reason names them, the likely cause. */
+void kf_judge_unmatched_parameters(cJSON *res);
 void kf_judge_degenerate(const struct kf_task *t,
 			 const struct trial_plan *plans, const cJSON *frames,
 			 cJSON *result);

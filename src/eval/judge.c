@@ -311,10 +311,11 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 		    "%.1e of the norm and %s times the reference's own "
 		    "rounding error on the same inputs (its distance from a "
 		    "float64 run of the model), where float32 arithmetic in "
-		    "another order measured up to about %.0f times it: the "
-		    "candidate computes in lower precision than float32 "
-		    "(fp16, bf16 or tf32 operands, or approximate functions), "
-		    "errors a reduction may have averaged below the bound",
+		    "another order measured up to about %.0f times it. Its "
+		    "causes: fp16, bf16 or tf32 operands, approximate "
+		    "functions, or a long float32 reduction summed in one "
+		    "order (pairwise or blocked sums, or float64 "
+		    "accumulation, keep that one near the reference)",
 		    label, s->name, l1, bound, KF_PRECISION_NOISE_REL, times,
 		    KF_PRECISION_NOISE_TIMES / 2);
 		return true;
@@ -322,8 +323,10 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	set(v, KF_STATUS_REJECTED, "precision",
 	    "%s: output '%s' is within the tolerance but its L1 relative "
 	    "error %.3g exceeds %.0e, the most a %s computation should show "
-	    "in any order of summation (%s): the candidate computes in lower "
-	    "precision than the task demands (fp16, bf16 or tf32 arithmetic)",
+	    "in any order of summation (%s): lower precision than the task "
+	    "demands (fp16, bf16 or tf32 arithmetic, approximate functions) "
+	    "or a long reduction accumulated in one float32 sum (pairwise or "
+	    "blocked sums, or float64 accumulation, avoid that)",
 	    label, s->name, l1, bound, kf_dtype_name(s->dtype),
 	    e->floor > 0 && e->l1_want >= e->floor
 		? "relative to the reference's L1 norm"
@@ -947,6 +950,41 @@ void kf_judge_samples_kb(const cJSON *frame, struct verdict *v)
 		    (int)kf_json_num(chk, "first_bad_call", -1) + 1);
 }
 
+void kf_judge_unmatched_parameters(cJSON *res)
+{
+	const char *st = kf_json_str(res, "status");
+	const cJSON *un = cJSON_GetObjectItem(
+	    cJSON_GetObjectItem(res, "parameters"), "unmatched");
+	const cJSON *why = cJSON_GetObjectItem(res, "reason");
+	if (!st || strcmp(st, "wrong_answer") || !cJSON_GetArraySize(un) ||
+	    !cJSON_IsString(why))
+		return;
+	struct kf_strbuf b = KF_STRBUF_INIT;
+	kf_strbuf_addf(&b, "%s (the candidate's parameter", why->valuestring);
+	kf_strbuf_addstr(&b, cJSON_GetArraySize(un) > 1 ? "s " : " ");
+	int i = 0;
+	const cJSON *n;
+	cJSON_ArrayForEach(n, un)
+	{
+		if (i == 8) {
+			kf_strbuf_addf(&b, " and %d more",
+				       cJSON_GetArraySize(un) - 8);
+			break;
+		}
+		kf_strbuf_addf(&b, "%s'%s'", i ? ", " : "",
+			       cJSON_IsString(n) ? n->valuestring : "?");
+		i++;
+	}
+	kf_strbuf_addstr(
+	    &b, " matched none of the reference's by name and shape, so they "
+		"kept the candidate's own initial values while the "
+		"reference's were drawn at random: a parameter kept in "
+		"another layout is to be derived from one that matches)");
+	cJSON_ReplaceItemInObject(res, "reason",
+				  cJSON_CreateString(kf_strbuf_str(&b)));
+	kf_strbuf_release(&b);
+}
+
 /* True when a and b agree to about six digits. */
 static bool close6(double a, double b)
 {
@@ -1097,6 +1135,13 @@ static double lower_decile(const double *x, int n)
 #define KF_UNACCOUNTED_NOISY_Z 4.0
 #define KF_UNACCOUNTED_NOISY_REL 0.02
 #define KF_UNACCOUNTED_BOOT 200
+
+/* What the unaccounted_time reasons name: every way a call's time escapes
+ * its process's own clock, forging it or not. */
+#define UNREPORTED                                                             \
+	"work left after its call returned: a thread, an output made "         \
+	"contiguous or materialised afterwards; or a clock that "              \
+	"under-reports"
 
 /* The lower decile of the shares u[i] of the calls whose report x[i] is at
  * or below the median report: the calls that set the side's median. A
@@ -1279,8 +1324,8 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    "(CPU time) exceeded that by %.4f ms more than the "
 		    "reference's view exceeded the reference's report "
 		    "(median of %d pairs, 95%% interval [%.4f, %.4f] ms, "
-		    "above the %.4f ms allowed): its process under-reported "
-		    "its time",
+		    "above the %.4f ms allowed): time its process did not "
+		    "report (" UNREPORTED ")",
 		    cm.median / 1e6, dd.median / 1e6, n, dd.ci_lo / 1e6,
 		    dd.ci_hi / 1e6, limit / 1e6);
 	else if (sure > limit)
@@ -1292,8 +1337,8 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    "report (lower deciles over %d pairs, of the calls at "
 		    "or below each side's median: %.4f against %.4f ms; "
 		    "above the %.4f ms allowed, where the reference's own "
-		    "noise was %.4f ms): its process under-reported its "
-		    "time",
+		    "noise was %.4f ms): time its process did not report "
+		    "(" UNREPORTED ")",
 		    cm.median / 1e6, stat / 1e6, n, p10c / 1e6, p10r / 1e6,
 		    limit / 1e6, noise / 1e6);
 	return charged;
