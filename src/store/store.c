@@ -639,63 +639,87 @@ static double num_at(const cJSON *o, const char *const *keys, int n, bool *have)
 	return *have ? o->valuedouble : 0;
 }
 
+/* A result's JSON text (*text, malloc'd) for a row of what (an
+ * evaluation, a short timing) of a candidate; an error where it has no
+ * status or is over the store's cap. */
+static int result_text(const cJSON *result, const char *what,
+		       int64_t candidate, char **text, size_t *bytes,
+		       struct kf_err *err)
+{
+	*text = NULL;
+	if (!kf_json_str(result, "status"))
+		return kf_err_set(err, KF_EINVAL,
+				  "%s of candidate %lld: the result has no "
+				  "status",
+				  what, (long long)candidate);
+	char *t = kf_json_print(result);
+	*bytes = strlen(t);
+	if (*bytes > KF_STORE_RESULT_CAP) {
+		free(t);
+		return kf_err_set(err, KF_ERANGE,
+				  "%s of candidate %lld: result of %zu bytes "
+				  "is over the store's cap of %zu",
+				  what, (long long)candidate, *bytes,
+				  KF_STORE_RESULT_CAP);
+	}
+	*text = t;
+	return 0;
+}
+
+/* The timing's numbers a row keeps beside the result, bound from
+ * parameter first on: speedup, candidate ms, reference ms (medians). */
+static void bind_timing(sqlite3_stmt *st, int first, const cJSON *result)
+{
+	static const char *const k_sp[] = {"timing", "speedup", "median"};
+	static const char *const k_cand[] = {"timing", "candidate", "median"};
+	static const char *const k_ref[] = {"timing", "reference", "median"};
+	const char *const *keys[] = {k_sp, k_cand, k_ref};
+	for (int i = 0; i < 3; i++) {
+		bool have;
+		double v = num_at(result, keys[i], 3, &have);
+		bind_real(st, first + i, have, v);
+	}
+}
+
 int kf_store_evaluation_add(struct kf_store *s, int64_t candidate,
 			    const cJSON *result, struct kf_err *err)
 {
-	const char *status = kf_json_str(result, "status");
-	if (!status)
-		return kf_err_set(err, KF_EINVAL,
-				  "evaluation of candidate %lld: the result "
-				  "has no status",
-				  (long long)candidate);
-	char *text = kf_json_print(result);
-	size_t bytes = strlen(text);
-	if (bytes > KF_STORE_RESULT_CAP) {
-		free(text);
-		return kf_err_set(err, KF_ERANGE,
-				  "evaluation of candidate %lld: result of %zu "
-				  "bytes is over the store's cap of %zu",
-				  (long long)candidate, bytes,
-				  KF_STORE_RESULT_CAP);
-	}
+	size_t bytes = 0;
+	char *text = NULL;
+	int rc = result_text(result, "evaluation", candidate, &text, &bytes,
+			     err);
+	if (rc)
+		return rc;
 	sqlite3_stmt *st = NULL;
-	int rc = prepare(s,
+	rc = prepare(s,
 			 "INSERT INTO evaluations (candidate, status, "
-			 "check_name, reason, speedup, speedup_lo, "
-			 "speedup_hi, candidate_ms, reference_ms, "
-			 "compile_ms, seconds, result, created_at) VALUES "
+			 "check_name, reason, speedup, candidate_ms, "
+			 "reference_ms, speedup_lo, speedup_hi, compile_ms, "
+			 "seconds, result, created_at) VALUES "
 			 "(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
 			 &st, err);
 	if (rc) {
 		free(text);
 		return rc;
 	}
-	static const char *const k_sp[] = {"timing", "speedup", "median"};
-	static const char *const k_cand[] = {"timing", "candidate", "median"};
-	static const char *const k_ref[] = {"timing", "reference", "median"};
 	static const char *const k_comp[] = {"compile", "candidate", "seconds"};
 	static const char *const k_sec[] = {"seconds"};
 	bool have;
 	double v;
 	char *now = kf_utc_iso8601();
 	sqlite3_bind_int64(st, 1, candidate);
-	bind_text(st, 2, status);
+	bind_text(st, 2, kf_json_str(result, "status"));
 	bind_text(st, 3, kf_json_str(result, "check"));
 	bind_text(st, 4, kf_json_str(result, "reason"));
-	v = num_at(result, k_sp, 3, &have);
-	bind_real(st, 5, have, v);
+	bind_timing(st, 5, result);
 	const cJSON *ci = cJSON_GetObjectItemCaseSensitive(
 	    cJSON_GetObjectItemCaseSensitive(
 		cJSON_GetObjectItemCaseSensitive(result, "timing"), "speedup"),
 	    "ci95");
 	const cJSON *lo = cJSON_GetArrayItem(ci, 0);
 	const cJSON *hi = cJSON_GetArrayItem(ci, 1);
-	bind_real(st, 6, cJSON_IsNumber(lo), lo ? lo->valuedouble : 0);
-	bind_real(st, 7, cJSON_IsNumber(hi), hi ? hi->valuedouble : 0);
-	v = num_at(result, k_cand, 3, &have);
-	bind_real(st, 8, have, v);
-	v = num_at(result, k_ref, 3, &have);
-	bind_real(st, 9, have, v);
+	bind_real(st, 8, cJSON_IsNumber(lo), lo ? lo->valuedouble : 0);
+	bind_real(st, 9, cJSON_IsNumber(hi), hi ? hi->valuedouble : 0);
 	v = num_at(result, k_comp, 3, &have);
 	bind_real(st, 10, have, v * 1e3);
 	v = num_at(result, k_sec, 1, &have);
@@ -711,24 +735,14 @@ int kf_store_screening_add(struct kf_store *s, int64_t candidate, int rung,
 			   double time_cap_s, const cJSON *result,
 			   struct kf_err *err)
 {
-	const char *status = kf_json_str(result, "status");
-	if (!status)
-		return kf_err_set(err, KF_EINVAL,
-				  "short timing of candidate %lld: the result "
-				  "has no status",
-				  (long long)candidate);
-	char *text = kf_json_print(result);
-	size_t bytes = strlen(text);
-	if (bytes > KF_STORE_RESULT_CAP) {
-		free(text);
-		return kf_err_set(err, KF_ERANGE,
-				  "short timing of candidate %lld: result of "
-				  "%zu bytes is over the store's cap of %zu",
-				  (long long)candidate, bytes,
-				  KF_STORE_RESULT_CAP);
-	}
+	size_t bytes = 0;
+	char *text = NULL;
+	int rc = result_text(result, "short timing", candidate, &text, &bytes,
+			     err);
+	if (rc)
+		return rc;
 	sqlite3_stmt *st = NULL;
-	int rc = prepare(s,
+	rc = prepare(s,
 			 "INSERT INTO screenings (candidate, rung, "
 			 "time_cap_s, status, speedup, candidate_ms, "
 			 "reference_ms, seconds, result, created_at) VALUES "
@@ -738,24 +752,15 @@ int kf_store_screening_add(struct kf_store *s, int64_t candidate, int rung,
 		free(text);
 		return rc;
 	}
-	static const char *const k_sp[] = {"timing", "speedup", "median"};
-	static const char *const k_cand[] = {"timing", "candidate", "median"};
-	static const char *const k_ref[] = {"timing", "reference", "median"};
 	static const char *const k_sec[] = {"seconds"};
 	bool have;
-	double v;
 	char *now = kf_utc_iso8601();
 	sqlite3_bind_int64(st, 1, candidate);
 	sqlite3_bind_int(st, 2, rung);
 	sqlite3_bind_double(st, 3, time_cap_s);
-	bind_text(st, 4, status);
-	v = num_at(result, k_sp, 3, &have);
-	bind_real(st, 5, have, v);
-	v = num_at(result, k_cand, 3, &have);
-	bind_real(st, 6, have, v);
-	v = num_at(result, k_ref, 3, &have);
-	bind_real(st, 7, have, v);
-	v = num_at(result, k_sec, 1, &have);
+	bind_text(st, 4, kf_json_str(result, "status"));
+	bind_timing(st, 5, result);
+	double v = num_at(result, k_sec, 1, &have);
 	bind_real(st, 8, have, v);
 	sqlite3_bind_text(st, 9, text, (int)bytes, SQLITE_TRANSIENT);
 	bind_text(st, 10, now);
