@@ -465,6 +465,30 @@ static bool in_flight(const struct loop *l, int64_t id)
 	return false;
 }
 
+/* Candidate id (sha its source's) evaluated in a free slot, taking the
+ * proposal's source, origin and parameters. */
+static int slot_fill(struct loop *l, struct kf_proposal *p, int64_t id,
+		     const char *sha, struct kf_err *err)
+{
+	struct slot *s = free_slot(l);
+	KF_ASSERT(s);
+	s->cand = id;
+	snprintf(s->sha, sizeof(s->sha), "%s", sha);
+	s->source = p->source;
+	s->origin = p->origin;
+	s->params = p->params;
+	memcpy(s->parents, p->parents, sizeof(s->parents));
+	s->n_parents = p->n_parents;
+	s->rung = p->rung;
+	s->time_cap_s = p->time_cap_s;
+	p->source = p->origin = NULL;
+	p->params = NULL;
+	int rc = slot_start(l, s, err);
+	if (rc)
+		slot_clear(s);
+	return rc;
+}
+
 /* Stores a proposal and starts its evaluation; takes p's contents. */
 static int start_proposal(struct loop *l, struct kf_proposal *p,
 			  struct kf_err *err)
@@ -491,22 +515,7 @@ static int start_proposal(struct loop *l, struct kf_proposal *p,
 	if (id && p->rung > 0 && !evaluated && !in_flight(l, id)) {
 		/* Another timing of a candidate the run holds (a rung of
 		 * successive halving): the same candidate, timed again. */
-		struct slot *s = free_slot(l);
-		KF_ASSERT(s);
-		s->cand = id;
-		snprintf(s->sha, sizeof(s->sha), "%s", sha);
-		s->source = p->source;
-		s->origin = p->origin;
-		s->params = p->params;
-		memcpy(s->parents, p->parents, sizeof(s->parents));
-		s->n_parents = p->n_parents;
-		s->rung = p->rung;
-		s->time_cap_s = p->time_cap_s;
-		p->source = p->origin = NULL;
-		p->params = NULL;
-		rc = slot_start(l, s, err);
-		if (rc)
-			slot_clear(s);
+		rc = slot_fill(l, p, id, sha, err);
 		goto out;
 	}
 	if (id) {
@@ -532,22 +541,7 @@ static int start_proposal(struct loop *l, struct kf_proposal *p,
 	free(ptext);
 	if (rc)
 		goto out;
-	struct slot *s = free_slot(l);
-	KF_ASSERT(s);
-	s->cand = id;
-	snprintf(s->sha, sizeof(s->sha), "%s", sha);
-	s->source = p->source;
-	s->origin = p->origin;
-	s->params = p->params;
-	memcpy(s->parents, p->parents, sizeof(s->parents));
-	s->n_parents = p->n_parents;
-	s->rung = p->rung;
-	s->time_cap_s = p->time_cap_s;
-	p->source = p->origin = NULL;
-	p->params = NULL;
-	rc = slot_start(l, s, err);
-	if (rc)
-		slot_clear(s);
+	rc = slot_fill(l, p, id, sha, err);
 out:
 	kf_policy_proposal_release(p);
 	return rc;
