@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include <kforge/policy.h>
+#include <kforge/reward.h>
 #include <kforge/search.h>
 #include <kforge/store.h>
 
@@ -406,6 +407,27 @@ static void test_tune_objective_and_strategy_options_validated(void)
 		CHECK_CONTAINS(o.out, cases[i].want);
 		free(o.out);
 	}
+	/* The reward service takes the same objectives, checked the same
+	 * way before it listens. */
+	char *serve = kf_path_join(kf_test_build_dir(), "kforge-serve");
+	if (kf_is_executable(serve)) {
+		const char *sv[][8] = {
+		    {"serve", "--port", "0", "--objective", "energy", NULL},
+		    {"serve", "--port", "0", "--objective", "power", NULL},
+		};
+		const char *want[] = {
+		    "kforge serve: --objective energy: the host backend "
+		    "measures no energy",
+		    "kforge serve: --objective: unknown objective 'power'"};
+		for (int i = 0; i < 2; i++) {
+			struct outcome o = kforge_v(sv[i]);
+			CHECK_MSG(o.code == 2, "serve case %d exited %d: %s",
+				  i, o.code, o.out);
+			CHECK_CONTAINS(o.out, want[i]);
+			free(o.out);
+		}
+	}
+	free(serve);
 	/* Nothing was stored for a refused run. */
 	struct kf_err err = KF_ERR_INIT;
 	struct kf_store *st = NULL;
@@ -423,12 +445,12 @@ static void test_tune_objective_and_strategy_options_validated(void)
 	    " \"candidate\": {\"median\": 1.0}, \"reference\": {\"median\": "
 	    "2.0}}, \"energy\": {\"candidate\": {\"joules_per_call\": 0.5}, "
 	    "\"reference\": {\"joules_per_call\": 0.75}}}");
-	CHECK(kf_search_objective_score("time", res, NULL) == 2.0);
-	CHECK(kf_search_objective_score("energy", res, NULL) == 1.5);
-	CHECK(kf_search_objective_score("edp", res, NULL) == 3.0);
+	CHECK(kf_reward_objective_ratio("time", res, NULL) == 2.0);
+	CHECK(kf_reward_objective_ratio("energy", res, NULL) == 1.5);
+	CHECK(kf_reward_objective_ratio("edp", res, NULL) == 3.0);
 	cJSON_DeleteItemFromObject(res, "energy");
 	const char *why = NULL;
-	CHECK(kf_search_objective_score("energy", res, &why) == 0);
+	CHECK(kf_reward_objective_ratio("energy", res, &why) == 0);
 	CHECK_STR(why, "its result has no energy measurement");
 	cJSON_Delete(res);
 	struct kf_eval_opts eo = KF_EVAL_OPTS_INIT;

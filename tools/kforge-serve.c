@@ -30,6 +30,7 @@
 #include <microhttpd.h>
 
 #include <kforge/base.h>
+#include <kforge/search.h>
 #include <kforge/server.h>
 
 #include "serve_usage.h"
@@ -441,6 +442,7 @@ enum {
 	O_MEM_LIMIT,
 	O_REQUIRE_CUSTOM,
 	O_REDIS,
+	O_OBJECTIVE,
 	O_HELP,
 };
 
@@ -475,6 +477,7 @@ static const struct option longopts[] = {
     {"mem-limit-mb", required_argument, NULL, O_MEM_LIMIT},
     {"require-custom-kernel", no_argument, NULL, O_REQUIRE_CUSTOM},
     {"redis", required_argument, NULL, O_REDIS},
+    {"objective", required_argument, NULL, O_OBJECTIVE},
     {"help", no_argument, NULL, O_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -634,6 +637,9 @@ int main(int argc, char **argv)
 		case O_REDIS:
 			so.redis = optarg;
 			break;
+		case O_OBJECTIVE:
+			so.objective = optarg;
+			break;
 		case O_HELP:
 			fputs(serve_usage_text, stdout);
 			return 0;
@@ -652,6 +658,15 @@ int main(int argc, char **argv)
 	}
 	if (so.redis && !workers_set)
 		so.workers = KF_SERVER_FARM_WORKERS;
+	{
+		struct kf_err oerr = KF_ERR_INIT;
+		if (kf_search_objective_check(so.objective, &so.eo, &oerr)) {
+			fprintf(stderr, "kforge serve: %s\n", oerr.msg);
+			return 2;
+		}
+		if (so.objective && !strcmp(so.objective, "time"))
+			so.objective = NULL;
+	}
 	struct sockaddr_in addr;
 	memset(&addr, 0, sizeof(addr));
 	addr.sin_family = AF_INET;

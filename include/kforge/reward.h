@@ -214,4 +214,22 @@ size_t kf_reward_retry_len(const struct kf_reward_retry *b);
 /* Prompts evicted by a full buffer since it was made. */
 size_t kf_reward_retry_evicted(const struct kf_reward_retry *b);
 
+/*
+ * What a run or a reward stands on, as a ratio over the reference where
+ * higher is better: objective "time" (or NULL) the speedup (the timing's
+ * median ratio), "energy" the reference's joules per call over the
+ * candidate's, "edp" the reference's energy-delay product over the
+ * candidate's. Energy comes from the result's "energy" object, which only
+ * backends with an energy counter give (cuda, through NVML). 0 when the
+ * result failed or lacks what the objective needs (then *why, when not
+ * NULL, says what).
+ */
+double kf_reward_objective_ratio(const char *objective, const cJSON *result,
+				 const char **why);
+/* An item's speedup replaced by the objective's ratio (objective "energy"
+ * or "edp"; "time" or NULL leaves it): NaN where the result lacks what
+ * the objective needs, so that every design treats it as no gain. */
+void kf_reward_item_objective(struct kf_reward_item *it, const char *objective,
+			      const cJSON *result);
+
 #endif

@@ -44,7 +44,7 @@ struct kf_search_opts {
 				in the run: a resume may use another or
 				none); NULL: kf_eval here */
 	const char *objective; /* a new run's objective: "time" (NULL),
-				  "energy" or "edp" (kf_search_objective) */
+				  "energy" or "edp" (kf_reward_objective_ratio) */
 };
 #define KF_SEARCH_OPTS_INIT                                                    \
 	{                                                                      \
@@ -52,14 +52,8 @@ struct kf_search_opts {
 		    NULL, NULL, NULL, NULL                                     \
 	}
 
-/*
- * What a run optimizes, as a ratio over the reference where higher is
- * better: "time" the speedup (the timing's median ratio), "energy" the
- * reference's joules per call over the candidate's, "edp" the energy-delay
- * product's ratio, (reference joules x reference median time) over the
- * candidate's. Energy comes from the result's "energy" object, which only
- * backends with an energy counter give (cuda, through NVML).
- */
+/* What a run optimizes (kf_reward_objective_ratio says how each is
+ * computed). */
 #define KF_SEARCH_OBJECTIVES "time|energy|edp"
 /* Checks an objective for a backend and its evaluation options: KF_EINVAL
  * naming --objective and why (unknown; a backend that measures no energy;
@@ -67,10 +61,6 @@ struct kf_search_opts {
 int kf_search_objective_check(const char *objective,
 			      const struct kf_eval_opts *eo,
 			      struct kf_err *err);
-/* The objective's ratio for a result: 0 when it failed or lacks what the
- * objective needs (then *why, when not NULL, says what). */
-double kf_search_objective_score(const char *objective, const cJSON *result,
-				 const char **why);
 
 /*
  * Runs (or resumes) an optimization: until the budget of evaluations is

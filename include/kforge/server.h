@@ -84,6 +84,9 @@ struct kf_server_opts {
 	const char *redis; /* the Redis farm's URL: evaluations go to its
 			      workers (kforge farm worker); NULL: in eval
 			      children here */
+	const char *objective; /* what rewards stand on in place of the
+				  speedup: "energy" or "edp"
+				  (kf_reward_objective_ratio); NULL: time */
 };
 #define KF_SERVER_OPTS_INIT                                                    \
 	{                                                                      \
@@ -93,7 +96,7 @@ struct kf_server_opts {
 		    KF_SERVER_OPENRLHF_DEADLINE_S, "log_speedup", NULL,        \
 		    KF_SERVER_EPISODES, KF_SERVER_EPISODE_TTL_S,               \
 		    KF_SERVER_MAX_TURNS, KF_SERVER_GROUP_WAIT_S,               \
-		    KF_SERVER_GROUPS, 0, NULL, NULL                            \
+		    KF_SERVER_GROUPS, 0, NULL, NULL, NULL                      \
 	}
 
 struct kf_server;

@@ -360,3 +360,59 @@ int kf_reward_score(const struct kf_reward *r,
 			out[i] = NAN;
 	return rc;
 }
+
+static bool objective_is(const char *o, const char *name)
+{
+	return !strcmp(o ? o : "time", name);
+}
+
+double kf_reward_objective_ratio(const char *objective, const cJSON *result,
+				  const char **why)
+{
+	const char *st = kf_json_str(result, "status");
+	const cJSON *tm = cJSON_GetObjectItem(result, "timing");
+	const cJSON *sp =
+	    cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "speedup"), "median");
+	const char *dummy;
+	if (!why)
+		why = &dummy;
+	*why = NULL;
+	if (!st || strcmp(st, "ok")) {
+		*why = "it did not pass";
+		return 0;
+	}
+	if (objective_is(objective, "time")) {
+		if (!cJSON_IsNumber(sp))
+			*why = "it has no timing";
+		return cJSON_IsNumber(sp) ? sp->valuedouble : 0;
+	}
+	const cJSON *e = cJSON_GetObjectItem(result, "energy");
+	double jc = kf_json_num(cJSON_GetObjectItem(e, "candidate"),
+				"joules_per_call", 0);
+	double jr = kf_json_num(cJSON_GetObjectItem(e, "reference"),
+				"joules_per_call", 0);
+	if (!(jc > 0 && jr > 0)) {
+		*why = "its result has no energy measurement";
+		return 0;
+	}
+	if (objective_is(objective, "energy"))
+		return jr / jc;
+	double tc = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "median",
+				0);
+	double tr = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "median",
+				0);
+	if (!(tc > 0 && tr > 0)) {
+		*why = "it has no timing";
+		return 0;
+	}
+	return (jr * tr) / (jc * tc);
+}
+
+void kf_reward_item_objective(struct kf_reward_item *it, const char *objective,
+			      const cJSON *result)
+{
+	if (objective_is(objective, "time") || it->status != KF_STATUS_OK)
+		return;
+	double v = kf_reward_objective_ratio(objective, result, NULL);
+	it->speedup = v > 0 ? v : NAN;
+}

@@ -19,6 +19,7 @@
 #include <kforge/backend.h>
 #include <kforge/farm_redis.h>
 #include <kforge/policy.h>
+#include <kforge/reward.h>
 #include <kforge/search.h>
 #include <kforge/task.h>
 
@@ -151,7 +152,7 @@ static void rec_add(struct loop *l, int64_t id, const char *sha,
 	r->n_parents = 0;
 	for (int i = 0; i < n_parents && i < KF_POLICY_PARENTS_MAX; i++)
 		r->parents[r->n_parents++] = parents[i];
-	r->score = kf_search_objective_score(
+	r->score = kf_reward_objective_ratio(
 	    l->objective[0] ? l->objective : "time", result, NULL);
 	r->short_timing = false;
 	r->rung = 0;
@@ -170,48 +171,6 @@ static void rec_short(struct loop *l, int rung, double time_cap_s)
 static bool objective_is(const char *o, const char *name)
 {
 	return !strcmp(o ? o : "time", name);
-}
-
-double kf_search_objective_score(const char *objective, const cJSON *result,
-				 const char **why)
-{
-	const char *st = kf_json_str(result, "status");
-	const cJSON *tm = cJSON_GetObjectItem(result, "timing");
-	const cJSON *sp =
-	    cJSON_GetObjectItem(cJSON_GetObjectItem(tm, "speedup"), "median");
-	const char *dummy;
-	if (!why)
-		why = &dummy;
-	*why = NULL;
-	if (!st || strcmp(st, "ok")) {
-		*why = "it did not pass";
-		return 0;
-	}
-	if (objective_is(objective, "time")) {
-		if (!cJSON_IsNumber(sp))
-			*why = "it has no timing";
-		return cJSON_IsNumber(sp) ? sp->valuedouble : 0;
-	}
-	const cJSON *e = cJSON_GetObjectItem(result, "energy");
-	double jc = kf_json_num(cJSON_GetObjectItem(e, "candidate"),
-				"joules_per_call", 0);
-	double jr = kf_json_num(cJSON_GetObjectItem(e, "reference"),
-				"joules_per_call", 0);
-	if (!(jc > 0 && jr > 0)) {
-		*why = "its result has no energy measurement";
-		return 0;
-	}
-	if (objective_is(objective, "energy"))
-		return jr / jc;
-	double tc = kf_json_num(cJSON_GetObjectItem(tm, "candidate"), "median",
-				0);
-	double tr = kf_json_num(cJSON_GetObjectItem(tm, "reference"), "median",
-				0);
-	if (!(tc > 0 && tr > 0)) {
-		*why = "it has no timing";
-		return 0;
-	}
-	return (jr * tr) / (jc * tc);
 }
 
 int kf_search_objective_check(const char *objective,

@@ -666,6 +666,7 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 					       &err))
 			kf_log(KF_LOG_WARN, "serve: item %s: %s", x->id,
 			       err.msg);
+		kf_reward_item_objective(&ri, s->o.objective, x->result);
 		x->ri = ri;
 	}
 	struct kf_err err = KF_ERR_INIT;
