@@ -36,19 +36,9 @@ struct outcome {
 
 static struct outcome kforge_v(const char *const *args)
 {
-	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
-	char *argv[40] = {exe};
-	int n = 1;
-	for (; args[n - 1]; n++) {
-		KF_ASSERT(n < 39);
-		argv[n] = (char *)args[n - 1];
-	}
-	argv[n] = NULL;
 	int ec = 0;
-	char *out = kf_test_run(argv, 300000, 64 << 20, &ec);
-	struct outcome o = {ec, out};
-	free(exe);
-	return o;
+	char *out = kf_test_kforge(args, 300000, 64 << 20, &ec);
+	return (struct outcome){ec, out};
 }
 
 #define KFORGE(...) kforge_v((const char *const[]){__VA_ARGS__, NULL})

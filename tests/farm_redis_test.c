@@ -300,6 +300,20 @@ static bool freeze_holding(const struct redis_proc *r, pid_t pid,
 	return held;
 }
 
+/* SIGKILLs the worker *pid (and reaps it, *pid 0) at a moment it holds a
+ * job it has not answered; false, and the worker running, when it held
+ * none. */
+static bool killed_holding(const struct redis_proc *r, pid_t *pid,
+			   const char *name)
+{
+	if (!freeze_holding(r, *pid, name))
+		return false;
+	kill(*pid, SIGKILL);
+	waitpid(*pid, NULL, 0);
+	*pid = 0;
+	return true;
+}
+
 static bool exited(pid_t pid, int *st)
 {
 	return waitpid(pid, st, WNOHANG) == pid;
@@ -366,11 +380,8 @@ static void test_farm_redis_survives_kills_and_a_restart(void)
 			  "the batch did not finish in 900 s");
 		double now = (kf_now_ns() - t0) * 1e-9;
 		double d = done(&r);
-		if (phase == 0 && d >= 20 && freeze_holding(&r, w[0], "w1")) {
+		if (phase == 0 && d >= 20 && killed_holding(&r, &w[0], "w1")) {
 			/* w1 killed in the middle of an evaluation. */
-			kill(w[0], SIGKILL);
-			waitpid(w[0], NULL, 0);
-			w[0] = 0;
 			at[phase++] = now;
 		} else if (phase == 1 && d >= 35) {
 			w[3] = worker_start(&r, "w4"); /* joins late */
@@ -722,11 +733,8 @@ static void test_farm_redis_serve_survives_kills_and_a_restart(void)
 			  SERVE_N);
 		double now = (kf_now_ns() - t0) * 1e-9;
 		double d = done(&r);
-		if (phase == 0 && d >= 20 && freeze_holding(&r, w[0], "w1")) {
+		if (phase == 0 && d >= 20 && killed_holding(&r, &w[0], "w1")) {
 			/* w1 killed in the middle of an evaluation. */
-			kill(w[0], SIGKILL);
-			waitpid(w[0], NULL, 0);
-			w[0] = 0;
 			at[phase++] = now;
 		} else if (phase == 1 && d >= 50) {
 			w[3] = worker_start(&r, "w4"); /* joins late */

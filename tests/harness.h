@@ -88,6 +88,10 @@ char *kf_test_run(char *const argv[], int timeout_ms, size_t cap, int *code);
 /* A file's text (malloc'd, up to 64 MiB), failing the test where it cannot
  * be read. */
 char *kf_test_read_text(const char *path);
+/* Runs <build>/kforge with args (NULL-ended, at most 46) as kf_test_run
+ * does: its output (malloc'd), its exit code in *code. */
+char *kf_test_kforge(const char *const *args, int timeout_ms, size_t cap,
+		     int *code);
 /* Writes text to path (atomically), failing the test where it cannot. */
 void kf_test_write_text(const char *path, const char *text);
 /* Copies a file's bytes to another path, failing the test where it cannot. */

@@ -112,6 +112,22 @@ const char *kf_test_build_dir(void)
 	return b && *b ? b : "build";
 }
 
+char *kf_test_kforge(const char *const *args, int timeout_ms, size_t cap,
+		     int *code)
+{
+	char *argv[48];
+	argv[0] = kf_path_join(kf_test_build_dir(), "kforge");
+	int n = 1;
+	for (; args[n - 1]; n++) {
+		KF_ASSERT(n < 47);
+		argv[n] = (char *)args[n - 1];
+	}
+	argv[n] = NULL;
+	char *out = kf_test_run(argv, timeout_ms, cap, code);
+	free(argv[0]);
+	return out;
+}
+
 char *kf_test_data_dir(const char *name)
 {
 	struct kf_err err = KF_ERR_INIT;

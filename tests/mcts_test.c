@@ -40,10 +40,8 @@ static char **argv_of(const char *const *args)
 
 static struct outcome kforge_v(const char *const *args)
 {
-	char **argv = argv_of(args);
 	int ec = 0;
-	char *out = kf_test_run(argv, 240000, 4 << 20, &ec);
-	free(argv[0]);
+	char *out = kf_test_kforge(args, 240000, 4 << 20, &ec);
 	return (struct outcome){ec, out};
 }
 

@@ -117,8 +117,8 @@ int kf_test_dial(int port)
 	return fd;
 }
 
-int kf_test_http(int port, const char *method, const char *path,
-		 const char *body, char **out)
+int kf_test_http_send(int port, const char *method, const char *path,
+		      const char *body)
 {
 	int fd = kf_test_dial(port);
 	size_t n = body ? strlen(body) : 0;
@@ -142,6 +142,13 @@ int kf_test_http(int port, const char *method, const char *path,
 		left -= (size_t)w;
 	}
 	kf_strbuf_release(&msg);
+	return fd;
+}
+
+int kf_test_http(int port, const char *method, const char *path,
+		 const char *body, char **out)
+{
+	int fd = kf_test_http_send(port, method, path, body);
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	char buf[16384];
 	ssize_t r;

@@ -33,6 +33,10 @@ int kf_test_dial(int port);
  * client threads may call it. */
 int kf_test_http(int port, const char *method, const char *path,
 		 const char *body, char **out);
+/* Its first half: the request sent; the connection's fd, to read the
+ * answer from. */
+int kf_test_http_send(int port, const char *method, const char *path,
+		      const char *body);
 
 /* A file's text (malloc'd); fails the test where it cannot be read. */
 char *kf_test_text(const char *path);

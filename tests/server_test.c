@@ -81,18 +81,7 @@ static void read_reply(int fd, struct reply *r)
 static void http(int port, const char *method, const char *path,
 		 const char *body, struct reply *r)
 {
-	int fd = kf_test_dial(port);
-	size_t n = body ? strlen(body) : 0;
-	char *head = kf_xasprintf("%s %s HTTP/1.1\r\nHost: 127.0.0.1\r\n"
-				  "Connection: close\r\n"
-				  "Content-Type: application/json\r\n"
-				  "Content-Length: %zu\r\n\r\n",
-				  method, path, n);
-	send_all(fd, head, strlen(head));
-	free(head);
-	if (n)
-		send_all(fd, body, n);
-	read_reply(fd, r);
+	read_reply(kf_test_http_send(port, method, path, body), r);
 }
 
 /* POSTs a JSON value (taken). */

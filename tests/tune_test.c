@@ -27,17 +27,8 @@ struct outcome {
 
 static struct outcome kforge_v(const char *const *args)
 {
-	char *argv[48];
-	argv[0] = kf_path_join(kf_test_build_dir(), "kforge");
-	int n = 1;
-	for (; args[n - 1]; n++) {
-		KF_ASSERT(n < 47);
-		argv[n] = (char *)args[n - 1];
-	}
-	argv[n] = NULL;
 	int ec = 0;
-	char *out = kf_test_run(argv, 240000, 4 << 20, &ec);
-	free(argv[0]);
+	char *out = kf_test_kforge(args, 240000, 4 << 20, &ec);
 	return (struct outcome){ec, out};
 }
 
@@ -252,16 +243,37 @@ static void facts_of(const char *db, int64_t run, struct run_facts *f)
 	kf_store_close(st);
 }
 
+/* A case's directory: the grid's source, its scores table
+ * (KFORGE_SCORES) and a store path. */
+struct grid {
+	char *dir, *src, *table, *db;
+};
+
+static void grid_setup(const char *name, struct grid *g)
+{
+	struct kf_err err = KF_ERR_INIT;
+	g->dir = kf_path_join(kf_test_tmpdir(), name);
+	CHECK(kf_mkdir_p(g->dir, &err) == 0);
+	g->src = kf_path_join(g->dir, "grid.c");
+	g->table = kf_path_join(g->dir, "scores.jsonl");
+	g->db = kf_path_join(g->dir, "k.db");
+	kf_test_write_text(g->src, grid_src);
+	grid_scores(g->table);
+}
+
+static void grid_free(struct grid *g)
+{
+	free(g->db);
+	free(g->table);
+	free(g->src);
+	free(g->dir);
+}
+
 static void test_tune_rules_points_never_evaluated(void)
 {
-	char *dir = kf_path_join(kf_test_tmpdir(), "rules");
-	struct kf_err merr = KF_ERR_INIT;
-	CHECK(kf_mkdir_p(dir, &merr) == 0);
-	char *src = kf_path_join(dir, "grid.c");
-	char *table = kf_path_join(dir, "scores.jsonl");
-	char *db = kf_path_join(dir, "k.db");
-	kf_test_write_text(src, grid_src);
-	grid_scores(table);
+	struct grid g;
+	grid_setup("rules", &g);
+	char *src = g.src, *db = g.db;
 	/* A budget as large as the whole grid: the local search and random
 	 * strategies draw until every allowed point is taken. */
 	const char *const strategies[] = {"local", "random", "exhaustive"};
@@ -299,22 +311,14 @@ static void test_tune_rules_points_never_evaluated(void)
 	CHECK(kf_store_open(db, 0, &st, &err) == 0);
 	CHECK(kf_store_run_get(st, 4, &run, &err) == KF_ENOENT);
 	kf_store_close(st);
-	free(db);
-	free(table);
-	free(src);
-	free(dir);
+	grid_free(&g);
 }
 
 static void test_tune_halving_same_best_fewer_full_evaluations(void)
 {
-	char *dir = kf_path_join(kf_test_tmpdir(), "halving");
-	struct kf_err merr = KF_ERR_INIT;
-	CHECK(kf_mkdir_p(dir, &merr) == 0);
-	char *src = kf_path_join(dir, "grid.c");
-	char *table = kf_path_join(dir, "scores.jsonl");
-	char *db = kf_path_join(dir, "k.db");
-	kf_test_write_text(src, grid_src);
-	grid_scores(table);
+	struct grid g;
+	grid_setup("halving", &g);
+	char *src = g.src, *db = g.db;
 	struct outcome o =
 	    KFORGE("optimize", ROWSUM, "--from", src, "--budget", "100",
 		   "--seed", "3", "--db", db, "--tune-strategy", "exhaustive",
@@ -366,10 +370,7 @@ static void test_tune_halving_same_best_fewer_full_evaluations(void)
 	/* 7 points: 7 + 4 + 2 = 13. */
 	CHECK_MSG(small.short_timings == 11 && small.evaluated == 2,
 		  "%d short, %d full", small.short_timings, small.evaluated);
-	free(db);
-	free(table);
-	free(src);
-	free(dir);
+	grid_free(&g);
 }
 
 static void test_tune_objective_and_strategy_options_validated(void)

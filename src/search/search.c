@@ -648,6 +648,26 @@ static int wait_one(struct loop *l, struct kf_err *err)
 	return 0;
 }
 
+/* A stored candidate c (the store's listing) as a record, with the result
+ * of row (its evaluation or one of its short timings), taken from row; a
+ * row kept without its result records its status alone. */
+static void rec_stored(struct loop *l, const cJSON *c, cJSON *row)
+{
+	cJSON *res = cJSON_DetachItemFromObject(row, "result");
+	if (!cJSON_IsObject(res)) {
+		cJSON_Delete(res);
+		res = cJSON_CreateObject();
+		cJSON_AddStringToObject(res, "status",
+					kf_json_str(row, "status"));
+	}
+	const cJSON *params = cJSON_GetObjectItem(c, "params");
+	int64_t parents[KF_POLICY_PARENTS_MAX];
+	int np = parents_from(c, parents);
+	rec_add(l, (int64_t)kf_json_num(c, "id", 0), kf_json_str(c, "sha256"),
+		kf_json_str(c, "source"), kf_json_str(c, "origin"),
+		cJSON_IsObject(params) ? params : NULL, parents, np, res);
+}
+
 /* Loads the run's history: evaluated candidates into the policy, the
  * others into the queue. */
 static int load_history(struct loop *l, struct kf_err *err)
@@ -677,20 +697,7 @@ static int load_history(struct loop *l, struct kf_err *err)
 		}
 		if (!c)
 			continue;
-		cJSON *res = cJSON_DetachItemFromObject((cJSON *)x, "result");
-		if (!cJSON_IsObject(res)) {
-			cJSON_Delete(res);
-			res = cJSON_CreateObject();
-			cJSON_AddStringToObject(res, "status",
-						kf_json_str(x, "status"));
-		}
-		const cJSON *params = cJSON_GetObjectItem(c, "params");
-		int64_t parents[KF_POLICY_PARENTS_MAX];
-		int np = parents_from(c, parents);
-		rec_add(l, cid, kf_json_str(c, "sha256"),
-			kf_json_str(c, "source"), kf_json_str(c, "origin"),
-			cJSON_IsObject(params) ? params : NULL, parents, np,
-			res);
+		rec_stored(l, c, (cJSON *)x);
 		rec_short(l, (int)kf_json_num(x, "rung", 0),
 			  kf_json_num(x, "time_cap_s", 0));
 		l->evaluated++;
@@ -715,21 +722,7 @@ static int load_history(struct loop *l, struct kf_err *err)
 				cJSON_AddItemReferenceToArray(l->queue, c);
 			continue;
 		}
-		cJSON *res = cJSON_DetachItemFromObject(e, "result");
-		if (!cJSON_IsObject(res)) {
-			cJSON_Delete(res);
-			res = cJSON_CreateObject();
-			cJSON_AddStringToObject(res, "status",
-						kf_json_str(e, "status"));
-		}
-		const cJSON *params = cJSON_GetObjectItem(c, "params");
-		int64_t parents[KF_POLICY_PARENTS_MAX];
-		int np = parents_from(c, parents);
-		rec_add(l, (int64_t)kf_json_num(c, "id", 0),
-			kf_json_str(c, "sha256"), kf_json_str(c, "source"),
-			kf_json_str(c, "origin"),
-			cJSON_IsObject(params) ? params : NULL, parents, np,
-			res);
+		rec_stored(l, c, e);
 		l->evaluated++;
 		kf_progress_history(&l->prog, l->recs[l->n_recs - 1].id,
 				    l->recs[l->n_recs - 1].status,
