@@ -60,7 +60,7 @@ def pairs(backend, repeat):
 
 
 PHASES = ("load", "wait", "pin", "trials", "timing", "end")
-SLOT = ("pin", "trials", "timing", "end")
+SLOT = ("pin", "trials", "timing")
 
 
 def costs(r):
@@ -137,8 +137,9 @@ def main():
               f"{b:6.2f} {bm:9.2f} {fx:6.2f}  "
               + ", ".join(f"{k} {v}" for k, v in sorted(st.items())))
     # Where the time went (the records' phases): the slot holds pin,
-    # trials, timing and end of one evaluation at a time; the loading
-    # threads hold load (and wait, loaded, for the slot).
+    # trials and timing of one evaluation at a time; the loading threads
+    # hold load (and wait, loaded, for the slot); end (the bridge's exit,
+    # the record) runs beside the slot's next evaluation.
     print("phases, s: median per evaluation (sum over the pass)")
     print(f"{'cache':5s} " + " ".join(f"{k:>15s}" for k in PHASES)
           + f" {'slot sum':>9s}")

@@ -758,6 +758,10 @@ struct kf_eval_pending {
 	uint64_t start, opened; /* kf_now_ns() at the open's start, end */
 	uint64_t began;		/* the open's start, kept (start moves) */
 	const char *proto;
+	/* kf_now_ns() when the slot took it, once pinned, after the trials
+	 * and after the timing; 0 for a phase not reached. */
+	uint64_t t[4];
+	bool measured;
 };
 
 static void pending_free(struct kf_eval_pending *p)
@@ -797,8 +801,9 @@ static bool pin(struct bsession *s, int core)
  * the slot took it, once pinned, after the trials, after the timing and
  * once the bridge had ended; 0 for a phase not reached. */
 static void add_phases(cJSON *r, const struct kf_eval_pending *p,
-		       const uint64_t t[5])
+		       uint64_t ended)
 {
+	const uint64_t *t = p->t;
 	if (!r)
 		return;
 	cJSON *ph = cJSON_AddObjectToObject(r, "phases");
@@ -812,7 +817,7 @@ static void add_phases(cJSON *r, const struct kf_eval_pending *p,
 		if (t[i + 1])
 			last = t[i + 1];
 	}
-	cJSON_AddNumberToObject(ph, "end", (double)(t[4] - last) * 1e-9);
+	cJSON_AddNumberToObject(ph, "end", (double)(ended - last) * 1e-9);
 }
 
 int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
@@ -872,29 +877,32 @@ fail:
 	return rc;
 }
 
-int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
-			  cJSON **result)
+void kf_eval_bridge_measure(struct kf_eval_pending *p, int core)
 {
 	struct bsession *s = &p->s;
 	const struct kf_eval_opts *o = s->core.o;
-	cJSON *frames = NULL;
-	struct trial_plan *plans = NULL;
+	uint64_t *t = p->t;
+	if (p->measured)
+		return;
+	p->measured = true;
 	/* The record's seconds are the evaluation's own: not the time it
 	 * waited, loaded, for its slot. */
-	uint64_t t[5] = {kf_now_ns(), 0, 0, 0, 0}; /* slot, pinned, tried,
-						      timed, ended */
+	t[0] = kf_now_ns();
 	p->start += t[0] - p->opened;
 	if (s->core.done || !pin(s, core))
 		goto done;
 	t[1] = kf_now_ns();
 	int n = s->kb_checks ? KB_TRIALS : o->trials;
-	frames = cJSON_CreateArray();
-	plans = kf_xcalloc((size_t)n, sizeof(*plans));
+	cJSON *frames = cJSON_CreateArray();
+	struct trial_plan *plans = kf_xcalloc((size_t)n, sizeof(*plans));
 	run_trials(s, n, frames, plans);
 	t[2] = kf_now_ns();
+	if (!s->core.done)
+		kf_judge_degenerate(s->core.task, plans, frames, s->core.res);
+	cJSON_Delete(frames);
+	free(plans);
 	if (s->core.done)
 		goto done;
-	kf_judge_degenerate(s->core.task, plans, frames, s->core.res);
 	if (!o->no_timing) {
 		if (!s->kb_checks)
 			time_kforge(s);
@@ -904,13 +912,21 @@ int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 	}
 	t[3] = kf_now_ns();
 done:
+	/* Measured: the bridge moves its processes off the slot's core and
+	 * ends while the slot measures the next (kf_eval_bridge_finish
+	 * reaps it). */
+	kf_session_quit(&s->core);
+}
+
+int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
+			  cJSON **result)
+{
+	struct bsession *s = &p->s;
+	kf_eval_bridge_measure(p, core);
 	*result = kf_session_end(&s->core, p->device, p->start);
 	if (*result)
 		kf_judge_unmatched_parameters(*result);
-	t[4] = kf_now_ns();
-	add_phases(*result, p, t);
-	cJSON_Delete(frames);
-	free(plans);
+	add_phases(*result, p, kf_now_ns());
 	pending_free(p);
 	return 0;
 }

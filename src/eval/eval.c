@@ -778,6 +778,11 @@ int kf_eval_open(const char *task_path, const char *candidate_path,
 	return kf_eval_bridge_open(task_path, candidate_path, &o, p, err);
 }
 
+void kf_eval_measure(struct kf_eval_pending *p, int core)
+{
+	kf_eval_bridge_measure(p, core);
+}
+
 int kf_eval_finish(struct kf_eval_pending *p, int core, cJSON **result)
 {
 	return kf_eval_bridge_finish(p, core, result);

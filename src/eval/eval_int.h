@@ -172,6 +172,7 @@ int kf_eval_bridge(const char *task_path, const char *candidate_path,
 int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
 			const struct kf_eval_opts *opts,
 			struct kf_eval_pending **p, struct kf_err *err);
+void kf_eval_bridge_measure(struct kf_eval_pending *p, int core);
 int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 			  cJSON **result);
 void kf_eval_bridge_discard(struct kf_eval_pending *p);
@@ -202,6 +203,7 @@ struct kf_session_core {
 	int log_fd;	/* the child's stderr (a temporary file), or -1 */
 	bool done;	/* a final status is set */
 	bool reaped;	/* the child is gone; exit_status says how */
+	bool quit_sent; /* kf_session_quit told the child to end */
 	int exit_status;
 	long maxrss_kib;
 };
@@ -270,8 +272,10 @@ cJSON *kf_session_exchange(struct kf_session_core *s, cJSON *req,
  * device fault is the candidate's doing, anything else the engine's. */
 bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
 			   const char *want, const char *phase);
-/* Asks the child to quit, reaps it and adds the "worker" block (exit,
- * maxrss_kib, the tail of its log); closes the log. */
+/* Tells the child to quit, once, without waiting for it. */
+void kf_session_quit(struct kf_session_core *s);
+/* Asks the child to quit (kf_session_quit), reaps it and adds the "worker"
+ * block (exit, maxrss_kib, the tail of its log); closes the log. */
 void kf_session_close(struct kf_session_core *s);
 
 /*

@@ -436,15 +436,23 @@ static char *log_tail(int fd)
 	return buf;
 }
 
+void kf_session_quit(struct kf_session_core *s)
+{
+	if (s->proc.pid <= 0 || s->quit_sent)
+		return;
+	cJSON *q = kf_request("quit");
+	struct kf_err err = KF_ERR_INIT;
+	kf_frame_write(s->proc.to_child, q, &err);
+	cJSON_Delete(q);
+	s->quit_sent = true;
+}
+
 void kf_session_close(struct kf_session_core *s)
 {
 	/* Either child's block is "worker": the bridge takes its place. */
 	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
 	if (s->proc.pid > 0) {
-		cJSON *q = kf_request("quit");
-		struct kf_err err = KF_ERR_INIT;
-		kf_frame_write(s->proc.to_child, q, &err);
-		cJSON_Delete(q);
+		kf_session_quit(s);
 		kf_proc_wait(&s->proc, s->child->quit_wait_ms, &s->exit_status,
 			     &s->maxrss_kib);
 		s->reaped = true;
