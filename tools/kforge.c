@@ -2025,6 +2025,9 @@ static const struct command commands[] = {
      "the reward service for RL trainers (docs/api.md, docs/rl.md)"},
     {"bench", cmd_bench, bench_usage,
      "KernelBench's metrics over many tasks (docs/kernelbench.md)"},
+    {"profile", kf_cmd_profile, kf_profile_usage,
+     "a candidate's kernels under Nsight Compute, with advice "
+     "(docs/profile.md)"},
     {"farm", kf_cmd_farm, kf_farm_usage,
      "evaluation workers on Redis Streams (docs/scale.md)"},
 };
