@@ -699,9 +699,10 @@ char *kf_profile_text(const struct kf_profile *p, bool table)
 		kf_strbuf_addf(&sb, "Profile: %s\n", p->note);
 	if (!p->side[1].n && !p->side[0].n)
 		return kf_strbuf_detach(&sb);
-	kf_strbuf_addf(&sb, "Profile (Nsight Compute%s%s, %d calls per side at "
+	kf_strbuf_addf(&sb, "Profile (Nsight Compute%s%s, %d call%s per side at "
 			    "the timing dims):\n",
-		       p->device[0] ? ", " : "", p->device, p->side[1].calls);
+		       p->device[0] ? ", " : "", p->device, p->side[1].calls,
+		       p->side[1].calls == 1 ? "" : "s");
 	side_text(&sb, "Your kernel", &p->side[1], table);
 	side_text(&sb, "The reference", &p->side[0], table);
 	if (p->roof_bound[0])
