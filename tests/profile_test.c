@@ -14,6 +14,7 @@
 #include <kforge/compile.h>
 #include <kforge/profile.h>
 #include <kforge/prompt.h>
+#include <kforge/server.h>
 
 #include "harness.h"
 
@@ -585,6 +586,71 @@ static void test_profile_feedback_text(void)
 	kf_profile_release(&p);
 }
 
+/* /v1/score's "feedback": "profile" on the host backend: the item's
+ * feedback carries the profile's plain message and the item its profile;
+ * the standard mode carries none; another value is refused. */
+static void test_profile_score_feedback_mode(void)
+{
+	char exe[512], db[512];
+	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(exe))
+		SKIP("%s is not built (no libmicrohttpd here)", exe);
+	snprintf(db, sizeof(db), "%s/p.db", kf_test_tmpdir());
+	struct kf_server_opts o = KF_SERVER_OPTS_INIT;
+	o.tasks_dir = "tests/fixtures";
+	o.db_path = db;
+	o.eval_exe = exe;
+	o.eo.no_timing = true;
+	o.eo.trials = 5;
+	o.queue_cap = 4;
+	struct kf_server *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_server_new(&o, &s, &err), "%s", err.msg);
+	char *code = kf_test_read_text("tests/fixtures/scale/candidates/vector_reads.c");
+	for (int mode = 0; mode < 3; mode++) {
+		cJSON *b = cJSON_CreateObject();
+		if (mode == 1)
+			cJSON_AddStringToObject(b, "feedback", "profile");
+		if (mode == 2)
+			cJSON_AddStringToObject(b, "feedback", "counters");
+		cJSON *it = cJSON_CreateObject();
+		cJSON_AddStringToObject(it, "id", "a");
+		cJSON_AddStringToObject(it, "problem_id", "scale");
+		cJSON_AddStringToObject(it, "code", code);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(b, "items"), it);
+		char *body = cJSON_PrintUnformatted(b);
+		struct kf_server_response r;
+		kf_server_handle(s, "POST", "/v1/score", body, strlen(body), &r);
+		cJSON *j = cJSON_Parse(r.body);
+		if (mode == 2) {
+			CHECK_MSG(r.status == 400, "%s", r.body);
+			CHECK_CONTAINS(r.body, "feedback must be");
+		} else {
+			CHECK_MSG(r.status == 200, "%s", r.body);
+			const cJSON *item = cJSON_GetArrayItem(
+			    cJSON_GetObjectItem(j, "items"), 0);
+			CHECK_MSG(!strcmp(kf_json_str(item, "status"), "ok"), "%s", r.body);
+			const char *fb = kf_json_str(item, "feedback");
+			if (mode == 0) {
+				CHECK(!strstr(fb, "Profile"));
+				CHECK(!cJSON_GetObjectItem(item, "profile"));
+			} else {
+				CHECK_CONTAINS(fb, "Profile: ");
+				CHECK_CONTAINS(fb, "cuda backend");
+				CHECK(kf_json_str(
+				    cJSON_GetObjectItem(item, "profile"),
+				    "note"));
+			}
+		}
+		cJSON_Delete(j);
+		kf_server_response_release(&r);
+		free(body);
+		cJSON_Delete(b);
+	}
+	free(code);
+	kf_server_free(s);
+}
+
 KF_TESTS(profile) = {
     KF_TEST(test_profile_parse_ncu_fixture),
     KF_TEST(test_profile_parse_ncu_units_and_errors),
@@ -594,5 +660,6 @@ KF_TESTS(profile) = {
     KF_TEST(test_profile_resources_compiled),
     KF_TEST(test_profile_cli_host_and_errors),
     KF_TEST(test_profile_feedback_text),
+    KF_TEST(test_profile_score_feedback_mode),
     KF_TESTS_END,
 };
