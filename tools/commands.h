@@ -42,6 +42,11 @@ int kf_report_bench_page(const struct cJSON *bench, const char *path);
 int kf_cmd_evalmany(int argc, char **argv);
 int kf_evalmany_wanted(int argc, char **argv);
 
+/* `kforge profile`: a candidate's kernels and the reference's under
+ * Nsight Compute, with the analysers' advice (tools/kforge_profile.c). */
+int kf_cmd_profile(int argc, char **argv);
+extern const char kf_profile_usage[];
+
 /* `kforge farm worker|status`: the farm on Redis Streams
  * (tools/kforge_farm.c). */
 int kf_cmd_farm(int argc, char **argv);

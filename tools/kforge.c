@@ -926,6 +926,7 @@ enum {
 	OO_TUNE_STRATEGY,
 	OO_HALVING_ETA,
 	OO_OBJECTIVE,
+	OO_FEEDBACK,
 	OO_HELP,
 };
 
@@ -971,6 +972,7 @@ static const struct option search_longopts[] = {
     {"tune-strategy", required_argument, NULL, OO_TUNE_STRATEGY},
     {"halving-eta", required_argument, NULL, OO_HALVING_ETA},
     {"objective", required_argument, NULL, OO_OBJECTIVE},
+    {"feedback", required_argument, NULL, OO_FEEDBACK},
     {"help", no_argument, NULL, OO_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -1227,6 +1229,15 @@ static int parse_search(int argc, char **argv, struct search_args *a,
 						  optarg);
 			a->so.objective = optarg;
 			break;
+		case OO_FEEDBACK:
+			if (strcmp(optarg, "standard") &&
+			    strcmp(optarg, "profile"))
+				return kf_cli_die("--feedback: unknown mode "
+						  "'%s' (one of standard, "
+						  "profile)",
+						  optarg);
+			a->so.feedback = optarg;
+			break;
 		case OO_HALVING_ETA:
 		case OO_WIDEN_C:
 		case OO_WIDEN_ALPHA:
@@ -1350,6 +1361,10 @@ static const char optimize_usage[] =
     "                       timings count against --budget)\n"
     "  --halving-eta K      halving: keep 1/K of a rung, caps grow K\n"
     "                       times a rung (default 3, 2 to 16)\n"
+    "  --feedback MODE      standard (default) or profile: each ok\n"
+    "                       result is also profiled with Nsight Compute\n"
+    "                       and the advice joins the model's feedback\n"
+    "                       (cuda; docs/profile.md)\n"
     "  --objective O        what is optimized: time (default, the\n"
     "                       speedup), energy (joules per call) or edp\n"
     "                       (energy x time), each over the reference;\n"
@@ -1715,7 +1730,7 @@ static int cmd_optimize(int argc, char **argv)
 			      "call-timeout-ms mem-limit-mb no-cache level suite "
 			      "widen-c widen-alpha explore fail-reward islands "
 			      "bins migrate-every redis tune-strategy halving-eta "
-			      "objective help");
+			      "objective feedback help");
 	if (rc)
 		goto out;
 	if (!a.so.resume && (rc = check_policy_options(&a)))
@@ -1938,6 +1953,14 @@ static int show_candidate(struct kf_store *st, int64_t run, int64_t id,
 			kf_result_print(res, &sb);
 			fputs(kf_strbuf_str(&sb), stdout);
 			kf_strbuf_release(&sb);
+			/* a result of the profile feedback mode
+			 * (optimize --feedback profile, docs/profile.md) */
+			const cJSON *prof = cJSON_GetObjectItem(res, "profile");
+			if (kf_json_str(prof, "text"))
+				fputs(kf_json_str(prof, "text"), stdout);
+			else if (kf_json_str(prof, "error"))
+				printf("Profile: not available (%s)\n",
+				       kf_json_str(prof, "error"));
 		} else {
 			printf("status     not evaluated yet\n");
 		}
@@ -2025,6 +2048,9 @@ static const struct command commands[] = {
      "the reward service for RL trainers (docs/api.md, docs/rl.md)"},
     {"bench", cmd_bench, bench_usage,
      "KernelBench's metrics over many tasks (docs/kernelbench.md)"},
+    {"profile", kf_cmd_profile, kf_profile_usage,
+     "a candidate's kernels under Nsight Compute, with advice "
+     "(docs/profile.md)"},
     {"farm", kf_cmd_farm, kf_farm_usage,
      "evaluation workers on Redis Streams (docs/scale.md)"},
 };

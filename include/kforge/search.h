@@ -45,11 +45,16 @@ struct kf_search_opts {
 				none); NULL: kf_eval here */
 	const char *objective; /* a new run's objective: "time" (NULL),
 				  "energy" or "edp" (kf_reward_objective_ratio) */
+	const char *feedback;  /* "profile": every ok result is profiled
+				  (src/profile) in its evaluator and carries
+				  "profile", which the feedback reads;
+				  "standard" or NULL: no profile. Not kept in
+				  the run: a resume gives it again */
 };
 #define KF_SEARCH_OPTS_INIT                                                    \
 	{                                                                      \
 		NULL, "tune", NULL, 20, 1, KF_EVAL_OPTS_INIT, 0, 0, 0, false,  \
-		    NULL, NULL, NULL, NULL                                     \
+		    NULL, NULL, NULL, NULL, NULL                               \
 	}
 
 /* What a run optimizes (kf_reward_objective_ratio says how each is

@@ -12,6 +12,7 @@
 
 #define LOG_CAP 4096	    /* bytes of a compiler log passed on */
 #define WORKER_LOG_CAP 1024 /* bytes of the worker's stderr passed on */
+#define PROFILE_CAP 6144    /* bytes of a profile's advice passed on */
 
 /* Appends at most cap bytes of s, cut at a line end when one is near. */
 static void add_head(struct kf_strbuf *sb, const char *s, size_t cap)
@@ -215,6 +216,15 @@ char *kf_prompt_feedback(const cJSON *result)
 		    cJSON_GetObjectItemCaseSensitive(result, "roofline"));
 	else if (strcmp(status, "ok") == 0)
 		kf_strbuf_addstr(&sb, "Correct on every trial; not timed.\n");
+	/* The profile feedback mode's advice (src/profile), when the result
+	 * carries one. */
+	const cJSON *prof = cJSON_GetObjectItemCaseSensitive(result, "profile");
+	const char *ptext = kf_json_str(prof, "text");
+	const char *perr = kf_json_str(prof, "error");
+	if (ptext && *ptext)
+		add_head(&sb, ptext, PROFILE_CAP);
+	else if (perr)
+		kf_strbuf_addf(&sb, "Profile: not available (%s).\n", perr);
 	/* Everything above came from outside: cap it and make it safe. */
 	char *s = kf_strbuf_detach(&sb);
 	if (strlen(s) > KF_PROMPT_FEEDBACK_CAP) {

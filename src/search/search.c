@@ -20,6 +20,7 @@
 #include <kforge/farm_redis.h>
 #include <kforge/policy.h>
 #include <kforge/reward.h>
+#include <kforge/profile.h>
 #include <kforge/search.h>
 #include <kforge/task.h>
 
@@ -352,6 +353,10 @@ static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
 	int rc = table && *table ? kf_search_score(table, path, &res, &err)
 		 : l->o->redis ? farm_eval(l, &eo, path, cand, &res, &err)
 			       : kf_eval(l->task_path, path, &eo, &res, &err);
+	/* The profile feedback mode: paid here, only when asked for. */
+	if (!rc && l->o->feedback && !strcmp(l->o->feedback, "profile"))
+		kf_profile_attach(res, l->task_path, path, eo.backend,
+				  eo.include_dir);
 	if (rc) {
 		msg = cJSON_CreateObject();
 		char *e = replaced(err.msg, path, label);

@@ -11,7 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
+#include <kforge/profile.h>
 #include <kforge/prompt.h>
 #include <kforge/task.h>
 
@@ -267,7 +269,46 @@ static cJSON *synth_result(struct kf_server *s, const struct sitem *it,
 	"the completion's code is the task's reference or a code block of "    \
 	"its prompt, copied: no kernel of its own is evaluated"
 
-static char *item_feedback(const struct sitem *it)
+/* The profile feedback mode: the item's code profiled beside the
+ * reference (src/profile) when its result is ok, the advice added to the
+ * feedback, and the profile itself in *prof. Paid only when asked for. */
+static char *profiled_feedback(const struct sitem *it, cJSON **prof)
+{
+	cJSON *r = cJSON_Duplicate(it->result, 1);
+	const char *status = kf_json_str(r, "status");
+	if (status && !strcmp(status, "ok")) {
+		struct kf_err err = KF_ERR_INIT;
+		char *dir = kf_path_join(kf_cache_dir(), "profile");
+		char *path = kf_xasprintf(
+		    "%s/src-%016llx%s", dir,
+		    (unsigned long long)kf_fnv1a64(it->code, strlen(it->code),
+						   0),
+		    strcmp(it->profile_backend, "cuda") ? ".c" : ".cu");
+		if (!kf_mkdir_p(dir, &err) &&
+		    !kf_file_write_atomic(path, it->code, strlen(it->code),
+					  &err))
+			kf_profile_attach(r, it->task_path, path,
+					  it->profile_backend,
+					  it->profile_include);
+		else
+			cJSON_AddStringToObject(
+			    cJSON_AddObjectToObject(r, "profile"), "error",
+			    err.msg);
+		unlink(path);
+		free(path);
+		free(dir);
+	}
+	char *fb = kf_prompt_feedback(r);
+	cJSON *p = cJSON_DetachItemFromObject(r, "profile");
+	if (prof)
+		*prof = p;
+	else
+		cJSON_Delete(p);
+	cJSON_Delete(r);
+	return fb;
+}
+
+static char *item_feedback(const struct sitem *it, cJSON **prof)
 {
 	if (it->copied)
 		return kf_xstrdup(
@@ -285,6 +326,8 @@ static char *item_feedback(const struct sitem *it)
 		return kf_xasprintf("The evaluation failed on the server's "
 				    "side, not because of your kernel: %s",
 				    kf_json_str(it->result, "reason"));
+	if (it->profile_backend)
+		return profiled_feedback(it, prof);
 	return kf_prompt_feedback(it->result);
 }
 
@@ -333,9 +376,12 @@ static cJSON *item_json(const struct sitem *it)
 	srv_add_num(t, "compile_s",
 		    path_num(r, "compile", "candidate", "seconds"));
 	srv_add_num(t, "eval_s", path_num(r, "seconds", NULL, NULL));
-	char *fb = item_feedback(it);
+	cJSON *prof = NULL;
+	char *fb = item_feedback(it, &prof);
 	cJSON_AddStringToObject(o, "feedback", fb);
 	free(fb);
+	if (prof)
+		cJSON_AddItemToObject(o, "profile", prof);
 	cJSON *m = cJSON_AddObjectToObject(o, "metrics");
 	srv_add_num(m, "pass_fraction",
 		    it->ri.status == KF_STATUS_INFRA_ERROR
@@ -722,6 +768,21 @@ void api_route_score(struct kf_server *s, const cJSON *body,
 	if (api_request_reward(s, body, &rw, out) ||
 	    api_request_deadline(s, body, &deadline_s, out))
 		return;
+	/* "feedback": "standard" (the default) or "profile" (the standard
+	 * text and the profiler's advice on each ok item: docs/profile.md) */
+	const cJSON *fm = cJSON_GetObjectItemCaseSensitive(body, "feedback");
+	bool profile = false;
+	if (fm && !cJSON_IsNull(fm)) {
+		if (!cJSON_IsString(fm) ||
+		    (strcmp(fm->valuestring, "standard") &&
+		     strcmp(fm->valuestring, "profile"))) {
+			srv_errorf(out, 400, "bad_field",
+				   "feedback must be \"standard\" or "
+				   "\"profile\"");
+			return;
+		}
+		profile = !strcmp(fm->valuestring, "profile");
+	}
 	struct sitem *it = kf_xcalloc((size_t)n + 1, sizeof(*it));
 	int i = 0;
 	const cJSON *o;
@@ -730,6 +791,10 @@ void api_route_score(struct kf_server *s, const cJSON *body,
 		if (parse_item(s, o, i, &it[i], out)) {
 			api_sitems_free(it, i + 1);
 			return;
+		}
+		if (profile) {
+			it[i].profile_backend = s->o.eo.backend;
+			it[i].profile_include = s->o.eo.include_dir;
 		}
 		i++;
 	}

@@ -193,6 +193,10 @@ struct sitem {
 	struct kf_reward_item ri;
 	double reward, advantage;
 	int64_t run_id, cand_id;
+	/* the profile feedback mode ("feedback": "profile"): the backend
+	 * and include directory to profile it with; NULL: the standard
+	 * feedback, no profile */
+	const char *profile_backend, *profile_include;
 };
 
 void api_sitems_free(struct sitem *it, int n);
