@@ -167,7 +167,7 @@ static bool sandboxed(void)
  * no network, the GPU's device files, the work directory writable and
  * what the driver reads (the task's directory, kforge's own) read-only. */
 static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
-			struct kf_err *err)
+			const char *so, struct kf_err *err)
 {
 	char *bwrap = kf_bwrap_path();
 	if (!bwrap)
@@ -197,17 +197,46 @@ static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
 		globfree(&g);
 	}
 	char real[PATH_MAX];
-	const char *ro[] = {task_dir, kf_exe_dir()};
-	for (int i = 0; i < 2; i++)
+	/* The shared objects live in kforge's compile cache, which may be
+	 * anywhere (KFORGE_CACHE=/tmp/..., under the private /tmp). */
+	char *so_dir = kf_xstrdup(so);
+	char *slash = strrchr(so_dir, '/');
+	if (slash)
+		*slash = '\0';
+	const char *ro[] = {task_dir, kf_exe_dir(), slash ? so_dir : NULL};
+	for (int i = 0; i < 3; i++)
 		if (ro[i] && realpath(ro[i], real)) {
 			av(a, "--ro-bind");
 			av(a, real);
 			av(a, real);
 		}
+	free(so_dir);
 	av(a, "--bind");
 	av(a, work);
 	av(a, work);
 	return 0;
+}
+
+/* text without ncu's ==WARNING== and ==PROF== lines (and a warning's
+ * continuation lines); the caller frees it. */
+static char *quiet_ncu(const char *text)
+{
+	struct kf_strbuf sb = KF_STRBUF_INIT;
+	bool in_warning = false;
+	for (const char *l = text; l && *l;) {
+		const char *e = strchr(l, '\n');
+		size_t len = e ? (size_t)(e - l) + 1 : strlen(l);
+		bool banner = !strncmp(l, "==WARNING==", 11) ||
+			      !strncmp(l, "==PROF==", 8);
+		if (banner)
+			in_warning = !strncmp(l, "==WARNING==", 11);
+		else if (!strncmp(l, "==", 2) || len <= 1)
+			in_warning = false;
+		if (!banner && !in_warning)
+			kf_strbuf_addf(&sb, "%.*s", (int)len, l);
+		l += len;
+	}
+	return kf_strbuf_detach(&sb);
 }
 
 /* Drops from list (comma separated) every metric an ncu error line
@@ -290,9 +319,15 @@ static int profile_side(const struct kf_task *t, const char *so,
 		av_free(&a);
 		kf_strbuf_release(&log);
 		if (sandboxed() &&
-		    (rc = sandbox_argv(&a, work, t->dir, err)))
+		    (rc = sandbox_argv(&a, work, t->dir, so, err)))
 			goto out;
 		const char *filter = getenv("KFORGE_NCU_FILTER");
+		/* ncu writes its section files under HOME: the work
+		 * directory is the one writable place. */
+		char *home = kf_xasprintf("HOME=%s", work);
+		av(&a, "/usr/bin/env");
+		av(&a, home);
+		free(home);
 		const char *args[] = {ncu,
 				      "--csv",
 				      "--page",
@@ -346,9 +381,13 @@ static int profile_side(const struct kf_task *t, const char *so,
 		break;
 	}
 	if (rc) {
+		/* What the driver said, not ncu's own banner lines. */
+		char *said = quiet_ncu(log.buf);
+		char *csvsaid = quiet_ncu(text);
 		kf_err_set(err, rc, "profile: ncu failed on the %s: %.800s%s%.400s",
-			   tag, text ? text : "", log.buf ? "\n" : "",
-			   log.buf ? log.buf : "");
+			   tag, said, *csvsaid ? "\n" : "", csvsaid);
+		free(said);
+		free(csvsaid);
 		goto out;
 	}
 	rc = kf_profile_parse_ncu(text, o->calls, s, err);
