@@ -2027,6 +2027,8 @@ static const struct command commands[] = {
      "KernelBench's metrics over many tasks (docs/kernelbench.md)"},
     {"farm", kf_cmd_farm, kf_farm_usage,
      "evaluation workers on Redis Streams (docs/scale.md)"},
+    {"attention", kf_cmd_attention, kf_attention_usage,
+     "attention variants from a spec (docs/attention.md)"},
 };
 
 static void usage(FILE *f)
