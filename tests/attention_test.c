@@ -363,6 +363,27 @@ static void test_attention_cuda_references_compile_with_nvcc(void)
 	}
 }
 
+/* The KernelBench-format versions parse (they run where torch is: the
+ * bench, docs/attention.md). */
+static void test_attention_kernelbench_versions_parse(void)
+{
+	for (int i = 0; i < N_VARIANTS; i++) {
+		char *cmd = kf_xasprintf(
+		    "python3 -c 'import ast,sys; "
+		    "t=ast.parse(open(sys.argv[1]).read()); "
+		    "n={d.name for d in t.body if hasattr(d, \"name\")}; "
+		    "sys.exit(0 if {\"Model\",\"get_inputs\","
+		    "\"get_init_inputs\"} <= n else 3)' "
+		    "tasks/attention/kernelbench/%d_%s.py 2>&1",
+		    i + 1, variants[i]);
+		int code = 0;
+		char *out = kf_test_shell(cmd, &code);
+		CHECK_MSG(code == 0, "%s: %s", cmd, out);
+		free(out);
+		free(cmd);
+	}
+}
+
 #define VARIANT_ENTRIES(v)                                                     \
 	KF_TEST(test_attention_##v##_naive_host_ok),                           \
 	    KF_TEST(test_attention_##v##_generated_host_ok)
@@ -371,6 +392,7 @@ KF_TESTS(attention) = {
     KF_TEST(test_attention_tasks_load_and_are_listed),
     KF_TEST(test_attention_spec_refusals_name_file_and_field),
     KF_TEST(test_attention_cli_check_and_gen),
+    KF_TEST(test_attention_kernelbench_versions_parse),
     KF_TEST(test_attention_shipped_candidates_are_current),
     VARIANT_ENTRIES(causal),
     VARIANT_ENTRIES(sliding_window),
