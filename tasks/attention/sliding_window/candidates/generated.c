@@ -254,9 +254,17 @@ static void kfa_block(const struct kfa_args *a, struct kfa_tile_buf *w,
 		for (int x = 0; x < nr; x++) {
 			float mx = -INFINITY;
 			for (int j = 0; j < nk; j++) {
-				float dot = 0.0f;
-				for (int d = 0; d < KFA_D; d++)
-					dot += w->q[x][d] * w->k[j][d];
+				/* eight partial sums (one vector register);
+				   the tensor cores sum in their own order too */
+				float part[8] = {0};
+				for (int d = 0; d < KFA_D; d += 8)
+					for (int e = 0; e < 8; e++)
+						part[e] += w->q[x][d + e] *
+							   w->k[j][d + e];
+				float dot = ((part[0] + part[1]) +
+					     (part[2] + part[3])) +
+					    ((part[4] + part[5]) +
+					     (part[6] + part[7]));
 				float v = dot * scale;
 				const int kv = k0 + j;
 #if KFA_HAS_MOD
