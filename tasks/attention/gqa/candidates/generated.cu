@@ -65,6 +65,7 @@ KFA_FN void kfa_seq(const struct kfa_args *a, int b, long long *start,
 		    int *sq, int *skv)
 {
 #if KFA_LAYOUT == 0
+	(void)b;
 	*start = 0;
 	*sq = a->S;
 	*skv = a->S;
@@ -86,8 +87,10 @@ KFA_FN long long kfa_qrow(const struct kfa_args *a, int b, long long start,
 			  int i, int h)
 {
 #if KFA_LAYOUT == 0
+	(void)start;
 	return (((long long)b * a->H + h) * a->S + i) * KFA_D;
 #elif KFA_LAYOUT == 1
+	(void)b;
 	return ((start + i) * a->H + h) * KFA_D;
 #else
 	(void)start;
