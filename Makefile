@@ -80,6 +80,16 @@ all: $(BINS) $(BUILD)/lib/libcjson.so.1 $(BUILD)/lib/libsqlite3.so.0 \
 	$(BUILD)/lib/libwslay.so.1 $(BUILD)/include/dlpack/dlpack.h \
 	$(BUILD)/runner/kforge_bridge.py $(SHIP_BWRAP) $(SHIP_CHARTJS) $(SHIP_HIREDIS)
 
+# The attention generator's kernel template (src/attention/*.tmpl) becomes
+# C string literals that gen.c includes (docs/attention.md).
+ATTN_TMPL := $(wildcard src/attention/*.tmpl)
+ATTN_INC := $(ATTN_TMPL:src/attention/%.tmpl=$(BUILD)/src/attention/%.inc)
+$(BUILD)/src/attention/%.inc: src/attention/%.tmpl
+	@mkdir -p $(dir $@)
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+$(BUILD)/src/attention/gen.o: $(ATTN_INC)
+$(BUILD)/src/attention/gen.o: CFLAGS += -I$(BUILD)/src/attention
+
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@

@@ -307,7 +307,7 @@ static void test_cli_help_gives_each_command_a_purpose(void)
 	const char *cmds[] = {"eval",	"compile", "suite", "tasks",
 			      "redteam", "doctor",  "optimize", "runs",
 			      "show",	"export",  "report", "serve",
-			      "bench",	"farm"};
+			      "bench",	"farm",	   "attention"};
 	for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++) {
 		char want[32];
 		snprintf(want, sizeof(want), "\n  %-9s ", cmds[i]);

@@ -39,6 +39,7 @@ extern const struct kf_test kf_tests_report[];
 extern const struct kf_test kf_tests_mcts[];
 extern const struct kf_test kf_tests_tune[];
 extern const struct kf_test kf_tests_profile[];
+extern const struct kf_test kf_tests_attention[];
 
 static const struct kf_test *const all_tables[] = {
     kf_tests_base,	  kf_tests_task,       kf_tests_compile,
@@ -49,6 +50,7 @@ static const struct kf_test *const all_tables[] = {
     kf_tests_kernelbench, kf_tests_worker,     kf_tests_server_openenv,
     kf_tests_export,	  kf_tests_report,     kf_tests_farm_redis,
     kf_tests_mcts,	  kf_tests_tune,       kf_tests_profile,
+    kf_tests_attention,
 };
 
 static char tmpdir[256];

@@ -16,6 +16,11 @@ int cmd_serve(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 extern const char bench_usage[];
 
+/* `kforge attention check|gen`: the attention variant generator
+ * (tools/kforge_attention.c, docs/attention.md). */
+int kf_cmd_attention(int argc, char **argv);
+extern const char kf_attention_usage[];
+
 /* `kforge compile`: builds sources through the compile cache and reports
  * their times and imports (tools/kforge_compile.c). */
 int kf_cmd_compile(int argc, char **argv);

@@ -2053,6 +2053,8 @@ static const struct command commands[] = {
      "(docs/profile.md)"},
     {"farm", kf_cmd_farm, kf_farm_usage,
      "evaluation workers on Redis Streams (docs/scale.md)"},
+    {"attention", kf_cmd_attention, kf_attention_usage,
+     "attention variants from a spec (docs/attention.md)"},
 };
 
 static void usage(FILE *f)
