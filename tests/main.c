@@ -1,7 +1,8 @@
 /*
  * main.c: runs the test cases of every module, each in its own process, and
  * prints "tests: N passed, N failed, N skipped". Arguments filter cases by
- * substring of their names; an argument "-x" leaves out those holding x.
+ * substring of their names; an argument "-x" leaves out those holding x,
+ * and "+x" keeps those holding x whatever else the arguments say.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -155,7 +156,13 @@ const char *kf_test_tmpdir(void)
 static int wanted(const char *name, int argc, char **argv)
 {
 	int includes = 0, included = 0;
+	for (int i = 1; i < argc; i++)
+		if (argv[i][0] == '+' && argv[i][1] &&
+		    strstr(name, argv[i] + 1))
+			return 1;
 	for (int i = 1; i < argc; i++) {
+		if (argv[i][0] == '+')
+			continue;
 		if (argv[i][0] == '-') {
 			if (argv[i][1] && strstr(name, argv[i] + 1))
 				return 0;
