@@ -7,7 +7,7 @@ KernelBench tasks and candidates (tests/data/kernelbench), through
 
   bench/kernelbench_throughput.py [--kforge build/kforge] [--backend cuda]
       [--jobs 2] [--time-cap 1] [--energy-time 0] [--python PY]
-      [--repeat 1]
+      [--repeat 1] [--one-task N]
 
 The batch mixes honest candidates, load_inline builds (C++ and, on cuda,
 CUDA), a build that fails, a candidate that falls back to PyTorch after a
@@ -15,7 +15,9 @@ failed build, and a wrong one. Prints per mode: n, wall, evaluations a
 minute, and the medians of what one evaluation cost: in all (its record's
 seconds), its timing, its candidate's build, and the rest (the fixed cost:
 processes, torch's import, the device context, loading, checking), with
-the statuses. One line per item with --items.
+the statuses, and how many ran in a warm bridge (worker.warm). One line
+per item with --items. --one-task N: N pairs of one task instead of the
+mix, the case warm bridges serve.
 """
 import argparse, os, shutil, statistics, sys, tempfile, time
 
@@ -49,8 +51,17 @@ CUDA_ONLY = [("level1/1_ReLU", "candidates/1_ReLU/cuda_inline")]
 HOST_SKIP = {"candidates/1_ReLU/cpp_inline"}  # slow C++ builds on 2 cores
 
 
-def pairs(backend, repeat):
+ONE_TASK = [("level1/1_ReLU", "candidates/1_ReLU/correct"),
+            ("level1/1_ReLU", "candidates/1_ReLU/wrong"),
+            ("level1/1_ReLU", "modelnew/1_ReLU")]
+
+
+def pairs(backend, repeat, one_task=0):
     ps = list(PAIRS) + (CUDA_ONLY if backend == "cuda" else [])
+    if one_task:
+        # Many candidates of one task, as a search or a trainer sends
+        # them: the case warm bridges serve.
+        ps = [ONE_TASK[k % len(ONE_TASK)] for k in range(one_task)]
     out = []
     for t, c in ps:
         tp, cp = os.path.join(KB, t + ".py"), os.path.join(KB, c + ".py")
@@ -86,8 +97,11 @@ def main():
     ap.add_argument("--python")
     ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--items", action="store_true")
+    ap.add_argument("--one-task", type=int, default=0, metavar="N",
+                    help="N pairs of level1/1_ReLU (its correct and wrong "
+                    "candidates and modelnew in turn) instead of the mix")
     a = ap.parse_args()
-    ps = pairs(a.backend, a.repeat)
+    ps = pairs(a.backend, a.repeat, a.one_task)
     if a.backend != "cuda":
         ps = [(t, c) for t, c in ps
               if not any(c.endswith(s + ".py") for s in HOST_SKIP)]
@@ -96,6 +110,7 @@ def main():
     for mode in ("cold", "warm"):
         wall, res = run_batch(a, ps, a.jobs, 1, cache)
         st, tot, tim, bld, fix = {}, [], [], [], []
+        warm = 0
         ph = {k: [] for k in PHASES}
         for (t, c), r in zip(ps, res):
             if not r:
@@ -105,6 +120,7 @@ def main():
             if k == "rejected":
                 k += "/" + (r.get("check") or "?")
             st[k] = st.get(k, 0) + 1
+            warm += bool((r.get("worker") or {}).get("warm"))
             x = costs(r)
             tot.append(x[0]); tim.append(x[1]); bld.append(x[2])
             fix.append(x[3])
@@ -120,7 +136,7 @@ def main():
                           flush=True)
         rows.append((mode, len(res), wall, len(res) * 60.0 / wall,
                      med(tot), med(tim), med(bld), max(bld or [0]),
-                     med(fix), st))
+                     med(fix), st, warm))
         phase_rows.append((mode, [med(ph[k]) for k in PHASES],
                            [sum(ph[k]) for k in PHASES]))
     shutil.rmtree(cache, ignore_errors=True)
@@ -131,10 +147,10 @@ def main():
           f"{os.uname().nodename}, {os.cpu_count()} cores")
     print(f"{'cache':5s} {'n':>3s} {'wall s':>7s} {'eval/min':>8s} "
           f"{'median s':>8s} {'timing':>6s} {'build':>6s} {'max build':>9s}"
-          f" {'fixed':>6s}  statuses")
-    for m, n, w, rate, t, ti, b, bm, fx, st in rows:
+          f" {'fixed':>6s} {'warm':>4s}  statuses")
+    for m, n, w, rate, t, ti, b, bm, fx, st, wm in rows:
         print(f"{m:5s} {n:3d} {w:7.1f} {rate:8.1f} {t:8.2f} {ti:6.2f} "
-              f"{b:6.2f} {bm:9.2f} {fx:6.2f}  "
+              f"{b:6.2f} {bm:9.2f} {fx:6.2f} {wm:4d}  "
               + ", ".join(f"{k} {v}" for k, v in sorted(st.items())))
     # Where the time went (the records' phases): the slot holds pin,
     # trials and timing of one evaluation at a time; the loading threads

@@ -1348,7 +1348,11 @@ class Runner:
         return st
 
     def load(self, req):
-        self.tt = tt = Torch(req.get("backend"))
+        # A warm bridge's reference loads once per evaluation, on the same
+        # device (its flush buffer kept).
+        if self.tt is None or self.tt.cuda != (req.get("backend") == "cuda"):
+            self.tt = Torch(req.get("backend"))
+        tt = self.tt
         torch = tt.torch
         if tt.cuda and not torch.cuda.is_available():
             return {"ev": "load_error", "what": "backend",
@@ -1975,6 +1979,10 @@ ENV_KEPT = ("PATH", "LANG", "LC_ALL", "LD_LIBRARY_PATH", "PYTHONPATH",
             "TORCH_CUDA_ARCH_LIST", "KFORGE_SANDBOX_WEAK", "CC", "CXX")
 
 
+# Where a spare candidate runner finds its candidate's files (Side.adopt).
+SPARE_INBOX = "/kforge-candidate"
+
+
 class ConfineError(Exception):
     pass
 
@@ -2035,6 +2043,14 @@ def ro_dirs():
     return out
 
 
+def extensions_root():
+    """Where the candidates' build directories are: <cache>/torch_extensions."""
+    root = os.environ.get("KFORGE_CACHE") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
+        "kforge")
+    return os.path.join(root, "torch_extensions")
+
+
 def build_dir(files):
     """The candidate's writable build directory (torch's load_inline),
     shared only with candidates of the same content."""
@@ -2043,12 +2059,47 @@ def build_dir(files):
     for f in files:
         with open(f, "rb") as fh:
             h.update(fh.read())
-    root = os.environ.get("KFORGE_CACHE") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache"),
-        "kforge")
-    d = os.path.join(root, "torch_extensions", h.hexdigest()[:32])
+    d = os.path.join(extensions_root(), h.hexdigest()[:32])
     os.makedirs(d, exist_ok=True)
     return d
+
+
+def link_tree(src, dst, only_new=False):
+    """dst gets src's tree: directories made, files and links hard-linked
+    (a copy where a link cannot be made). only_new: names dst has are
+    left as they are. A spare candidate runner's build directory is bound
+    before its candidate is known; the candidate's own directory (keyed by
+    its content, build_dir) is linked into it when it arrives, and what it
+    built that the directory lacks is linked back when it ends. A file
+    linked in is the same file as in the candidate's own directory, which
+    the candidate may write in any case (a cold runner gets that directory
+    itself); a name it adds or replaces stays in the spare's directory
+    until it is linked back."""
+    for root, dirs, files in os.walk(src):
+        rel = os.path.relpath(root, src)
+        out = os.path.normpath(os.path.join(dst, rel))
+        os.makedirs(out, exist_ok=True)
+        for n in list(dirs) + files:
+            a, b = os.path.join(root, n), os.path.join(out, n)
+            if os.path.isdir(a) and not os.path.islink(a):
+                continue  # walked into
+            if os.path.lexists(b):
+                if only_new:
+                    continue
+                try:
+                    os.unlink(b)
+                except OSError:
+                    continue
+            try:
+                if os.path.islink(a):
+                    os.symlink(os.readlink(a), b)
+                else:
+                    os.link(a, b, follow_symlinks=False)
+            except OSError:
+                try:
+                    shutil.copy2(a, b, follow_symlinks=False)
+                except OSError:
+                    pass
 
 
 def toolchain_key():
@@ -2113,11 +2164,12 @@ def remember_failed_build(d, rep):
 
 
 def confined_argv(python, script, fd, files, writable, cuda, info_fd,
-                  leave_fd):
+                  leave_fd, inbox=None):
     """The command line that starts one runner under bwrap, and its
     environment. bwrap writes the runner's pid, as this process sees it,
     to info_fd; the runner sends its filter's listener over leave_fd
-    (processes_by_leave)."""
+    (processes_by_leave). inbox: a directory shown read-only at
+    SPARE_INBOX, where a spare runner's candidate is put when it comes."""
     bwrap = find_bwrap()
     a = [bwrap, "--unshare-all", "--die-with-parent", "--new-session",
          "--cap-drop", "ALL", "--info-fd", str(info_fd)]
@@ -2143,6 +2195,8 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd,
         # bin/python3 -> /usr/bin/python3: bwrap cannot create the file).
         if not any(f.startswith(d.rstrip("/") + "/") for d in dirs):
             a += ["--ro-bind", f, f]
+    if inbox:
+        a += ["--ro-bind", inbox, SPARE_INBOX]
     env = {k: os.environ[k] for k in ENV_KEPT if k in os.environ}
     if writable:
         # At a path of its own, so that no directory of the machine's
@@ -2182,29 +2236,52 @@ def runner_status(rc):
 class Side:
     """The judge's end of one runner."""
 
-    def __init__(self, cuda, name, python, files=(), builds=False):
+    def __init__(self, cuda, name, python, files=(), builds=False,
+                 spare=False):
         """Starts the runner; attach() gives it the judge's torch once
-        that is imported (the runner's start does not wait for it)."""
+        that is imported (the runner's start does not wait for it).
+
+        spare: a candidate's runner started before its candidate is known
+        (a warm bridge's next evaluation, Judge.next): files holds the
+        task alone; an empty inbox directory is shown read-only at
+        SPARE_INBOX and an empty build directory of its own at
+        /kforge-build, filled when the candidate comes (adopt). Its
+        messages go to a file of its own, added to this process's (the
+        evaluation's log) when it ends: no later runner shares it."""
         self.name = name
         self.tt = None
         self.inbox = bytearray(0)
         self.pending = None  # a deferred read's sample (ask, finish_read)
         self.maps_for = None  # a deferred read's regions (check_maps)
         self.payload = None
+        self.spare = spare
+        self.inbox_dir = self.spare_build = None
+        self.shown = {}  # paths in the runner's root -> the user's
         self.fd = os.memfd_create("kforge-" + name, 0)
         script = os.path.abspath(__file__)
         info_r, info_w = os.pipe()
         mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.build_dir = build_dir(files) if builds else None
+        if spare:
+            self.build_dir = None  # the candidate's own, once adopted
+            self.inbox_dir = tempfile.mkdtemp(prefix="kforge-candidate-")
+            root = extensions_root()
+            os.makedirs(root, exist_ok=True)
+            self.spare_build = tempfile.mkdtemp(prefix=".spare-", dir=root)
+            writable = self.spare_build
+        else:
+            self.build_dir = build_dir(files) if builds else None
+            writable = self.build_dir
         argv, env = confined_argv(
-            python, script, self.fd, files, self.build_dir,
-            cuda, info_w, theirs.fileno())
+            python, script, self.fd, files, writable,
+            cuda, info_w, theirs.fileno(), inbox=self.inbox_dir)
         # The reference's messages are kept, for the error if it ends; the
         # candidate's go where this process's go (the evaluation's log).
         self.err = tempfile.TemporaryFile() if name == "reference" else None
+        self.own_err = tempfile.TemporaryFile() if spare else None
         self.proc = subprocess.Popen(
             argv, env=env,
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=self.err if self.err is not None else self.own_err,
             pass_fds=(self.fd, info_w, theirs.fileno()), close_fds=True)
         os.close(info_w)
         theirs.close()
@@ -2213,6 +2290,14 @@ class Side:
         # The runner is bwrap's child, not bwrap: its CPU clock is the
         # outside view of its calls (bwrap's own would see none of them).
         self.init, self.pid = runner_pid(info_r, self.proc.pid)
+        # Handles on the namespace's init and the runner that a reused pid
+        # cannot stand for: end() kills and checks through them.
+        self.pidfds = []
+        for p in (self.init, self.pid):
+            try:
+                self.pidfds.append(os.pidfd_open(p))
+            except (AttributeError, OSError):
+                self.pidfds.append(None)
         self.children0 = 0  # children's CPU time when loaded
         os.close(info_r)
         self.clock = cpu_clock(self.pid)
@@ -2508,7 +2593,7 @@ class Side:
         rep["view_ns"] = time.perf_counter_ns() - t0
         self.finish_read(rep)
         if rep.get("ev") == "error":
-            rep["error"] = rep.get("message") or "no message"
+            rep["error"] = self.show(rep.get("message") or "no message")
         if "payload" in rep and not self.take(
                 rep, bool(req.get("inputs_after"))):
             rep["error"] = "the runner's reply is incomplete"
@@ -2531,6 +2616,9 @@ class Side:
         return rep
 
     def quit(self):
+        if self.spare:
+            self.end()
+            return
         try:
             write_frame(self.proc.stdin, {"op": "quit"})
         except (BrokenPipeError, ValueError, OSError):
@@ -2541,6 +2629,103 @@ class Side:
             self.proc.kill()
             self.proc.wait()
 
+    def adopt(self, files):
+        """A spare runner's candidate (files: the task, then the candidate's
+        files): each file copied into the inbox, and the candidate's own
+        build directory (build_dir, keyed by the same content as a cold
+        runner's) linked into the spare's (link_tree). Returns the paths
+        the runner opens them by."""
+        inside = {}
+        for k, f in enumerate(files[1:]):
+            name = os.path.basename(f) if k == 0 else \
+                "%d-%s" % (k, os.path.basename(f))
+            shutil.copyfile(f, os.path.join(self.inbox_dir, name))
+            inside[f] = SPARE_INBOX + "/" + name
+            self.shown[inside[f]] = f
+        self.build_dir = build_dir(files)
+        link_tree(self.build_dir, self.spare_build)
+        return inside
+
+    def show(self, text):
+        """text with the runner's paths of a spare's files as the user
+        named them (a message that names the candidate's file)."""
+        if isinstance(text, str):
+            for a, b in self.shown.items():
+                text = text.replace(a, b)
+        return text
+
+    def end(self):
+        """Ends the runner and everything in its sandbox: SIGKILL to the
+        init of its pid namespace (the kernel kills every process of the
+        namespace with it, and the init's exit waits for them), then to
+        bwrap, which is reaped. True when both the init and the runner
+        are seen gone through their pidfds; False where that cannot be
+        told (no pidfd: the caller must not reuse what it shares with
+        this runner). A spare's files are then removed, what it built that
+        its candidate's build directory lacks linked back, and its
+        messages added to this process's."""
+        gone = all(fd is not None for fd in self.pidfds)
+        for fd in self.pidfds[:1]:
+            if fd is not None:
+                try:
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                except OSError:
+                    pass  # it has ended already
+        try:
+            self.proc.kill()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            gone = False
+        for fd in self.pidfds:
+            if fd is None:
+                continue
+            p = select.poll()
+            p.register(fd, select.POLLIN)
+            if not p.poll(10000):
+                gone = False
+            os.close(fd)
+        self.pidfds = [None, None]
+        for f in (self.proc.stdin, self.proc.stdout):
+            try:
+                f.close()
+            except OSError:
+                pass
+        try:
+            os.close(self.fd)
+        except OSError:
+            pass
+        self.fd = -1
+        if self.spare_build:
+            if self.build_dir:
+                try:
+                    link_tree(self.spare_build, self.build_dir,
+                              only_new=True)
+                except OSError:
+                    pass
+            shutil.rmtree(self.spare_build, ignore_errors=True)
+            self.spare_build = None
+        if self.inbox_dir:
+            shutil.rmtree(self.inbox_dir, ignore_errors=True)
+            self.inbox_dir = None
+        if self.own_err is not None:
+            try:
+                self.own_err.seek(0)
+                while True:
+                    b = memoryview(self.own_err.read(1 << 16))
+                    if not b:
+                        break
+                    while b:
+                        b = b[os.write(2, b):]
+            except OSError:
+                pass
+            self.own_err.close()
+            self.own_err = None
+        self.spare = False
+        return gone
+
 
 class Judge:
     def __init__(self, out):
@@ -2548,9 +2733,27 @@ class Judge:
         self.tt = None
         self.loaded = False
         self.ref = self.cand = None
+        # A warm bridge (the load's "warm"): the judge and the reference's
+        # runner serve one evaluation after another of the same task
+        # (next), each candidate in a runner of its own, started as a
+        # spare while the one before was measured.
+        self.warm = False
+        self.spare = None
+        self.fresh()
+
+    def fresh(self):
+        """What one evaluation's checks keep between requests, as at the
+        judge's start: nothing of an earlier candidate's evaluation is
+        read by a later one's."""
+        self.loaded = False
         self.noise_rate = {}     # per output: the trials' float noise / n
         self.noise_rel = {}      # per output: the trials' noise / l1_want
         self.timed_scale = None  # the timed inputs' scale, from pair 0
+        self.pair_index = 0      # kforge's timing: the next pair's index
+        self.state0 = None
+        self.load_facts = {}
+        self.builds = []
+        self.kernel = self.baseline = False
 
     def send(self, obj):
         write_frame(self.out, obj)
@@ -2608,6 +2811,10 @@ class Judge:
         task_abs = os.path.abspath(task)
         files = [task_abs] + [os.path.abspath(req[k])
                               for k in ("candidate", "kernel") if req.get(k)]
+        if self.ref is not None:
+            return {"ev": "error", "message": "load: loaded already (a "
+                    "warm bridge's next evaluation is next)"}
+        self.warm = bool(req.get("warm"))
         try:
             # Both runners start first, so that their start (torch's
             # import, the device's context) and this process's own import
@@ -2623,10 +2830,97 @@ class Judge:
             return {"ev": "load_error", "what": "sandbox",
                     "message": str(e)}
         self.tt = tt = Torch(req.get("backend"))
-        torch = tt.torch
         self.ref.attach(tt)
         self.cand.attach(tt)
+        self.task_abs, self.backend = task_abs, req.get("backend")
         self.protocol = req.get("protocol") or "kforge"
+        self.ref_layout = None
+        return self.load_pair(req, {})
+
+    def next(self, req):
+        """A warm bridge's next evaluation of its task: the candidate's
+        runner of the evaluation before ended (end), every per-evaluation
+        state fresh, the reference's model made again under this
+        evaluation's seed (its parameters drawn again) in the same
+        runner, and the candidate loaded into the spare runner, started
+        when the candidate before was loaded. The reply is load's."""
+        if not self.warm or self.ref is None or self.tt is None:
+            return {"ev": "error", "message": "next: not a warm bridge "
+                    "with its reference loaded"}
+        task_abs = os.path.abspath(req["task"])
+        if task_abs != self.task_abs or \
+                req.get("backend") != self.backend or \
+                (req.get("protocol") or "kforge") != self.protocol:
+            return {"ev": "error", "message": "next: this bridge serves "
+                    "%s (%s, %s protocol) only" % (
+                        self.task_abs, self.backend, self.protocol)}
+        if self.cand is not None and not self.end_candidate():
+            return {"ev": "error", "message": "next: the candidate "
+                    "runner before could not be seen ended"}
+        files = [task_abs] + [os.path.abspath(req[k])
+                              for k in ("candidate", "kernel") if req.get(k)]
+        spare, self.spare = self.spare, None
+        if spare is not None and spare.proc.poll() is not None:
+            spare.end()  # it ended while it waited: another one
+            spare = None
+        try:
+            if spare is None:
+                spare = self.new_spare()
+            inside = spare.adopt(files)
+        except (ConfineError, OSError) as e:
+            if spare is not None:
+                spare.end()
+            return {"ev": "load_error", "what": "sandbox",
+                    "message": "the candidate's runner: %s" % e}
+        self.cand = spare
+        if not self.tt.cuda:
+            pin_here()
+        return self.load_pair(req, inside)
+
+    def new_spare(self):
+        """A candidate's runner for the next evaluation, started now, with
+        this process's affinity as the first runners had theirs."""
+        side = Side(self.tt.cuda, "candidate", sys.executable,
+                    [self.task_abs], spare=True)
+        side.attach(self.tt)
+        return side
+
+    def start_spare(self):
+        """A warm bridge starts the next candidate's runner as soon as this
+        candidate is loaded: its start (torch's import, the device's
+        context) runs while this one is measured."""
+        if self.warm and self.spare is None:
+            try:
+                self.spare = self.new_spare()
+            except (ConfineError, OSError):
+                self.spare = None  # next starts one and says why
+
+    def end_candidate(self):
+        """Ends the candidate's runner and its sandbox (Side.end); True
+        when they were seen gone."""
+        cand, self.cand = self.cand, None
+        self.loaded = False
+        return cand.end() if cand is not None else True
+
+    def end(self, req):
+        """After a warm bridge's evaluation: every process back on the
+        cores it had before the pin (unpin), then the candidate's runner
+        ended (end_candidate). The reply says whether it was seen gone:
+        only then may the bridge serve another candidate."""
+        self.unpin()
+        gone = self.end_candidate()
+        return {"ev": "ended", "gone": bool(gone),
+                "spare": self.spare is not None}
+
+    def load_pair(self, req, inside):
+        """The task's inputs and reference, then the candidate (in
+        self.cand; inside: the paths of a spare's files in its root),
+        for one evaluation."""
+        self.fresh()
+        tt = self.tt
+        torch = tt.torch
+        task = req["task"]
+        task_abs = self.task_abs
         if self.protocol not in ("kforge", "kernelbench"):
             return {"ev": "error",
                     "message": "load: unknown protocol '%s'" % self.protocol}
@@ -2683,9 +2977,15 @@ class Judge:
                                    for n, o in zip(self.out_names,
                                                    out_meta)], 0)
         self.layout = (end, in_specs, out_specs, st_specs, others)
-        rep = self.ref.lay_out(*self.layout)
-        if rep.get("ev") != "ok":
-            return rep
+        # The reference's arena keeps its layout while the task's shapes
+        # do (a warm bridge's next evaluation): its runner registered it
+        # with the device once.
+        if self.layout != self.ref_layout:
+            self.ref_layout = None
+            rep = self.ref.lay_out(*self.layout)
+            if rep.get("ev") != "ok":
+                return rep
+            self.ref_layout = self.layout
         rep = self.ref.ask({"op": "export_state"})
         if rep.get("ev") != "ok":
             return rep
@@ -2697,12 +2997,17 @@ class Judge:
             if req.get(key):
                 creq[key] = req[key] if key == "baseline" else \
                     os.path.abspath(req[key])
+                creq[key] = inside.get(creq[key], creq[key])
         self.kernel = bool(req.get("kernel"))
         self.baseline = bool(req.get("baseline"))
         failed = failed_build(self.cand.build_dir)
         if failed and req.get("candidate"):
+            self.start_spare()
             return failed
         rep = self.cand.ask(creq)
+        self.start_spare()
+        if "message" in rep:
+            rep["message"] = self.cand.show(rep["message"])
         if rep.get("ev") == "load_error" and rep.get("what") == "compile":
             remember_failed_build(self.cand.build_dir, rep)
         if rep.get("ev") != "loaded":
@@ -2742,7 +3047,9 @@ class Judge:
                           "randomized": "reference", "unmatched":
                           unmatched[:32]},
                 "flops": flops, "bytes": bytes_,
-                "python": sys.version.split()[0]}
+                "python": sys.version.split()[0],
+                "runners": {"reference": self.ref.pid,
+                            "candidate": self.cand.pid}}
 
     def pin(self, req):
         """Before the trials: every thread of this process and of both
@@ -2767,6 +3074,7 @@ class Judge:
         an H100) runs beside the next evaluation's measurement, not on its
         core."""
         cores = getattr(self, "unpinned", None)
+        self.unpinned = None
         if cores:
             self.pin_sides(cores)
 
@@ -3270,8 +3578,6 @@ class Judge:
         seed = int(req.get("seed", "1")) % (1 << 62)
         pairs = int(req.get("pairs", 10))
         warmup = int(req.get("warmup", 0))
-        if not hasattr(self, "pair_index"):
-            self.pair_index = 0
         rep = self.samples(False)
         first = self.pair_index
         for k in range(warmup + pairs):
@@ -3346,9 +3652,10 @@ class Judge:
         return 1
 
     def shutdown(self):
-        for side in (self.cand, self.ref):
+        for side in (self.cand, self.ref, self.spare):
             if side:
                 side.quit()
+        self.cand = self.spare = None
 
     def serve(self, inp):
         while True:
@@ -3367,11 +3674,12 @@ class Judge:
                 self.unpin()
                 return 0
             ops = {"load": self.load, "pin": self.pin, "trial": self.trial,
-                   "time": self.time_pairs}
+                   "time": self.time_pairs, "next": self.next,
+                   "end": self.end}
             try:
                 if op not in ops:
                     rep = {"ev": "error", "message": "unknown op '%s'" % op}
-                elif op != "load" and not self.loaded:
+                elif op not in ("load", "next", "end") and not self.loaded:
                     rep = {"ev": "error", "message": "nothing loaded"}
                 else:
                     rep = ops[op](req)

@@ -1164,6 +1164,221 @@ static void test_kernelbench_eval_batch_takes_kernelbench_pairs(void)
 	free(batch);
 }
 
+/* The task's own Model as its candidate (an A/A pair), in dir. */
+static char *aa_candidate(const char *dir, const char *task)
+{
+	char *path = kf_path_join(dir, "aa_relu.py");
+	char *text = kf_test_read_text(task);
+	char *aa = kf_xasprintf("%s\n\nModelNew = Model\n", text);
+	kf_test_write_text(path, aa);
+	free(aa);
+	free(text);
+	return path;
+}
+
+/* One line of tests/bridge_warm.py's output: the k-th candidate's. */
+static cJSON *warm_line(const char *out, int k)
+{
+	const char *at = out;
+	for (int i = 0; i < k && at; i++) {
+		at = strchr(at, '\n');
+		if (at)
+			at++;
+	}
+	while (at && *at && *at != '{') { /* a line of the bridge's own */
+		at = strchr(at, '\n');
+		if (at)
+			at++;
+	}
+	return at && *at ? cJSON_ParseWithOpts(at, NULL, false) : NULL;
+}
+
+static double runner_pid(const cJSON *line, const char *side)
+{
+	return kf_json_num(cJSON_GetObjectItem(line, "runners"), side, -1);
+}
+
+/* A warm bridge (the bridge's next request, driven as a batch's pool
+ * drives it): one judge and one reference's runner for every candidate of
+ * the task, each candidate in a runner of its own, whose end is seen. A
+ * candidate that changes torch's flags, patches torch.clamp and leaves
+ * files in /tmp and its build directory is followed by one that looks for
+ * all of it and finds none; a crash ends the bridge, and the next
+ * candidate loads in a fresh one; the task's own Model as its candidate
+ * matches. */
+static void test_kernelbench_warm_bridge_renews_the_candidates_runner(void)
+{
+	kf_test_need_torch();
+	struct kf_err err = KF_ERR_INIT;
+	char *python = kf_eval_python(&err);
+	CHECK_MSG(python, "%s", err.msg);
+	char *script =
+	    kf_path_join(kf_test_build_dir(), "runner/kforge_bridge.py");
+	char *aa = aa_candidate(kf_test_tmpdir(), RELU);
+	char *argv[] = {python,
+			"tests/bridge_warm.py",
+			script,
+			RELU,
+			CAND "1_ReLU/correct.py",
+			CAND "1_ReLU/wrong.py",
+			CAND "1_ReLU/leave_state.py",
+			CAND "1_ReLU/probe_state.py",
+			aa,
+			CAND "1_ReLU/segfault.py",
+			CAND "1_ReLU/probe_state.py",
+			CAND "1_ReLU/correct.py",
+			NULL};
+	int code = -1;
+	char *out = kf_test_run(argv, 600000, 1 << 22, &code);
+	CHECK_MSG(code == 0, "%s", out);
+	cJSON *l[8];
+	for (int k = 0; k < 8; k++) {
+		l[k] = warm_line(out, k);
+		CHECK_MSG(l[k], "line %d: %s", k, out);
+	}
+	double ref = runner_pid(l[0], "reference");
+	CHECK_STR(kf_json_str(l[0], "op"), "load");
+	for (int k = 0; k < 8 && l[0] && l[7]; k++) {
+		const cJSON *x = l[k];
+		/* Each candidate loaded, in a runner of its own. */
+		CHECK_MSG(!strcmp(kf_json_str(x, "load"), "loaded"), "%d: %s",
+			  k, out);
+		for (int j = 0; j < k; j++)
+			CHECK_MSG(runner_pid(x, "candidate") !=
+				      runner_pid(l[j], "candidate"),
+				  "%d and %d share a runner: %s", k, j, out);
+		const cJSON *t0 =
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(x, "trials"), 0);
+		if (k == 5) { /* the crash ends the bridge */
+			CHECK(cJSON_IsString(t0) &&
+			      !strcmp(t0->valuestring, "died"));
+			continue;
+		}
+		/* Before the crash, the same reference's runner; after it,
+		 * another bridge's, then kept again. */
+		if (k < 6)
+			CHECK_MSG(runner_pid(x, "reference") == ref, "%d: %s",
+				  k, out);
+		else
+			CHECK_MSG(runner_pid(x, "reference") != ref &&
+				      runner_pid(x, "reference") ==
+					  runner_pid(l[6], "reference"),
+				  "%d: %s", k, out);
+		CHECK_STR(kf_json_str(x, "op"), k == 0 || k == 6 ? "load"
+								 : "next");
+		/* Ended, its sandbox seen gone. */
+		CHECK_MSG(cJSON_IsTrue(cJSON_GetObjectItem(
+			      cJSON_GetObjectItem(x, "ended"), "gone")),
+			  "%d: %s", k, out);
+		CHECK_MSG(cJSON_IsNull(cJSON_GetObjectItem(t0, "cand_error")),
+			  "%d: %s", k, out);
+		const cJSON *mm = cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(t0, "mismatches"), 0);
+		CHECK_MSG(cJSON_IsNumber(mm) &&
+			      (k == 1 ? mm->valuedouble > 0
+				      : mm->valuedouble == 0),
+			  "%d: %s", k, out);
+	}
+	for (int k = 0; k < 8; k++)
+		cJSON_Delete(l[k]);
+	free(out);
+	free(aa);
+	free(script);
+	free(python);
+}
+
+/* `kforge eval --batch` with pairs of one task: bridges are kept warm and
+ * serve later pairs (worker.warm), with the statuses and reasons a cold
+ * evaluation gives: a correct, a wrong, a crash followed by a correct one,
+ * one that leaves global state changed followed by one that looks for it,
+ * an A/A pair, a syntax error. A warm one's load is the candidate's, not
+ * the bridge's start. */
+static void test_kernelbench_warm_bridges_in_a_batch(void)
+{
+	kf_test_need_torch();
+	char *batch = kf_path_join(kf_test_tmpdir(), "warm.batch");
+	char *aa = aa_candidate(kf_test_tmpdir(), RELU);
+	const char *cands[] = {"correct",     "wrong",	     "segfault",
+			       "correct",     "leave_state", "probe_state",
+			       NULL,	      "syntax",	     "correct"};
+	const char *want[][2] = {{"ok", NULL},
+				 {"wrong_answer", "mismatch"},
+				 {"runtime_error", "crash"},
+				 {"ok", NULL},
+				 {"rejected", "global_state"},
+				 {"ok", NULL},
+				 {"ok", NULL},
+				 {"load_error", "load"},
+				 {"ok", NULL}};
+	enum { N = 9 };
+	struct kf_strbuf text = KF_STRBUF_INIT;
+	for (int i = 0; i < N; i++) {
+		if (cands[i])
+			kf_strbuf_addf(&text, "%s %s1_ReLU/%s.py\n", RELU,
+					 CAND, cands[i]);
+		else
+			kf_strbuf_addf(&text, "%s %s\n", RELU, aa);
+	}
+	kf_test_write_text(batch, kf_strbuf_str(&text));
+	const char *args[] = {"eval",	    "--batch",	   batch,   "--jobs",
+			      "2",	    "--trials",	   "5",	    "--time-cap",
+			      "0.2",	    "--energy-time", "0",   "--json",
+			      NULL};
+	int code = -1;
+	char *out = kf_test_kforge(args, 600000, 1 << 23, &code);
+	cJSON *all = cJSON_Parse(out);
+	CHECK_MSG(cJSON_IsArray(all) && cJSON_GetArraySize(all) == N, "%s",
+		  out);
+	int warm = 0;
+	double cold_max = 0, warm_max = 0;
+	for (int i = 0; i < N && all; i++) {
+		const cJSON *r = cJSON_GetArrayItem(all, i);
+		CHECK_MSG(!strcmp(kf_json_str(r, "status"), want[i][0]),
+			  "item %d: %s, want %s: %s", i,
+			  kf_json_str(r, "status"), want[i][0],
+			  kf_json_str(r, "reason"));
+		if (want[i][1])
+			CHECK_STR(kf_json_str(r, "check"), want[i][1]);
+		const cJSON *w = cJSON_GetObjectItem(r, "worker");
+		const cJSON *wm = cJSON_GetObjectItem(w, "warm");
+		CHECK_MSG(cJSON_IsBool(wm), "item %d: no worker.warm", i);
+		double load =
+		    kf_json_num(cJSON_GetObjectItem(r, "phases"), "load", -1);
+		if (cJSON_IsTrue(wm)) {
+			warm++;
+			warm_max = load > warm_max ? load : warm_max;
+		} else {
+			cold_max = load > cold_max ? load : cold_max;
+		}
+		/* A bridge kept after a clean end says so; the crash's
+		 * ended with the candidate's process. */
+		if (i == 2)
+			CHECK_CONTAINS(kf_json_str(w, "exit"), "SIGSEGV");
+		else
+			CHECK_STR(kf_json_str(w, "exit"),
+				  "kept for the next evaluation");
+	}
+	/* What the cold path says of these (see the cases above). */
+	const cJSON *r4 = cJSON_GetArrayItem(all, 4);
+	CHECK_CONTAINS(kf_json_str(r4, "reason"),
+		       "torch.backends.mkldnn.enabled=False");
+	const cJSON *r2 = cJSON_GetArrayItem(all, 2);
+	CHECK_CONTAINS(kf_json_str(r2, "reason"),
+		       "the candidate's process died");
+	const cJSON *r7 = cJSON_GetArrayItem(all, 7);
+	CHECK_CONTAINS(kf_json_str(r7, "reason"), "1_ReLU/syntax.py: "
+						  "SyntaxError");
+	/* Two bridges run the task at most: most pairs find one warm. */
+	CHECK_MSG(warm >= 4, "%d warm: %s", warm, out);
+	CHECK_MSG(warm_max < cold_max, "warm loads up to %.2f s, cold %.2f s",
+		  warm_max, cold_max);
+	cJSON_Delete(all);
+	kf_strbuf_release(&text);
+	free(out);
+	free(aa);
+	free(batch);
+}
+
 static void test_kernelbench_bench_jsonl_metrics(void)
 {
 	kf_test_need_torch();
@@ -1438,6 +1653,8 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_forged_clock_is_unaccounted_time),
     KF_TEST(test_kernelbench_corpus_all_as_expected),
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
+    KF_TEST(test_kernelbench_warm_bridge_renews_the_candidates_runner),
+    KF_TEST(test_kernelbench_warm_bridges_in_a_batch),
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),

@@ -193,6 +193,9 @@ int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
  * (if not NULL) says whether any of them is running or waiting for a CPU.
  * -1 when pid cannot be read. */
 double kf_proc_tree_cpu_ms(pid_t pid, bool *runnable);
+/* A running process's peak resident memory in KiB (VmHWM); 0 when it
+ * cannot be read. */
+long kf_proc_peak_kib(pid_t pid);
 /* Describes a wait status: "exited with code 3", "killed by signal 11
  * (SIGSEGV)". */
 char *kf_wait_describe(int status);

@@ -68,11 +68,15 @@ struct kf_eval_opts {
 	/* KernelBench-format: a ModelNew that built no extension (PyTorch
 	 * alone) or loaded after a failed build fails, no_custom_kernel. */
 	bool require_custom_kernel;
+	/* KernelBench-format, two steps (kf_eval_open, kf_eval_finish): warm
+	 * bridges of the same task to take and give back (borrowed; NULL:
+	 * every evaluation starts its bridge and ends it). */
+	struct kf_bridge_pool *pool;
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0, NULL, -1, NULL, 0.5, NULL, false                 \
+		    false, 0, NULL, -1, NULL, 0.5, NULL, false, NULL           \
 	}
 #define KF_ENERGY_MAX_S 60.0
 
@@ -111,6 +115,26 @@ void kf_result_print(const cJSON *result, struct kf_strbuf *out);
  * tasks: KF_EINVAL. Thread-safe as kf_eval is.
  */
 struct kf_eval_pending;
+/*
+ * Warm bridges, for a batch of KernelBench-format pairs (src/farm): with
+ * opts->pool set, kf_eval_open takes an idle bridge of the same task,
+ * backend, device, protocol and Python when there is one (the judge and
+ * the reference's runner kept, the candidate loaded into a fresh runner
+ * the bridge started ahead: the bridge's "next" request), else starts one;
+ * kf_eval_finish gives it back after a clean end (the candidate's runner
+ * and its sandbox seen gone; not after a crash, a deadline, a device fault
+ * or an infra_error). At most max_idle bridges wait (the longest idle is
+ * ended for a newer one), and at most per_key of one key run: past that,
+ * kf_eval_open waits for one of them to be given back or to end. A bridge's processes die with the thread that
+ * started it (PR_SET_PDEATHSIG): a pool's bridges must be started on
+ * threads that outlive it. kf_bridge_pool_retire ends the idle bridges of
+ * a task that will not be evaluated again; kf_bridge_pool_free ends all
+ * and frees the pool. Thread-safe.
+ */
+struct kf_bridge_pool;
+struct kf_bridge_pool *kf_bridge_pool_new(int max_idle, int per_key);
+void kf_bridge_pool_retire(struct kf_bridge_pool *pool, const char *task_path);
+void kf_bridge_pool_free(struct kf_bridge_pool *pool);
 int kf_eval_open(const char *task_path, const char *candidate_path,
 		 const struct kf_eval_opts *opts, struct kf_eval_pending **p,
 		 struct kf_err *err);

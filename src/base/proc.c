@@ -189,6 +189,25 @@ int kf_proc_wait(struct kf_proc *p, int timeout_ms, int *status,
 	return KF_ETIMEDOUT;
 }
 
+long kf_proc_peak_kib(pid_t pid)
+{
+	char path[64], line[256];
+	long kib = 0;
+	if (pid <= 0)
+		return 0;
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	FILE *f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmHWM:", 6)) {
+			kib = strtol(line + 6, NULL, 10);
+			break;
+		}
+	fclose(f);
+	return kib;
+}
+
 /* One process's user and system time in ticks, its state, and its
  * children, from /proc. */
 static double tree_ticks(pid_t pid, int depth, bool *runnable)

@@ -4,6 +4,7 @@
  * the worker's place and speaks its protocol; the judge is the same.
  */
 #include <math.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -573,11 +574,13 @@ static void load_failed(struct bsession *s, const cJSON *rep)
 	kf_session_verdict(&s->core, &v);
 }
 
-/* Loads the task and the candidate (or the baseline) in the bridge; false
- * when that ended the evaluation. */
-static bool load(struct bsession *s, const char *proto, cJSON **device)
+/* Loads the task and the candidate (or the baseline) in the bridge (op
+ * "load"; "next" in a warm bridge, which keeps its judge and reference's
+ * runner and loads the candidate into a runner of its own); false when that
+ * ended the evaluation. */
+static bool load(struct bsession *s, const char *op, cJSON **device)
 {
-	cJSON *req = kf_request("load");
+	cJSON *req = kf_request(op);
 	cJSON_AddStringToObject(req, "backend", s->core.o->backend);
 	cJSON_AddStringToObject(req, "task", s->core.task->path);
 	if (s->core.o->baseline)
@@ -589,7 +592,10 @@ static bool load(struct bsession *s, const char *proto, cJSON **device)
 	cJSON_AddStringToObject(req, "protocol",
 				s->kb_checks ? "kernelbench" : "kforge");
 	kf_add_u64(req, "seed", s->core.o->seed);
-	(void)proto;
+	/* A bridge that may serve further candidates starts the next one's
+	 * runner once this one is loaded. */
+	if (s->core.o->pool)
+		cJSON_AddBoolToObject(req, "warm", true);
 	cJSON *rep =
 	    kf_session_exchange(&s->core, req, LOAD_DEADLINE_MS, "loading");
 	if (!rep)
@@ -762,7 +768,232 @@ struct kf_eval_pending {
 	 * and after the timing; 0 for a phase not reached. */
 	uint64_t t[4];
 	bool measured;
+	/* With a pool (o.pool): the bridge's key there, whether it came warm
+	 * (loaded by "next"), evaluations it served before this one, and
+	 * whether "end" was sent after the measurement. */
+	char *key;
+	bool warm, end_sent;
+	int uses;
 };
+
+/* Evaluations one warm bridge serves at most. */
+#define WARM_MAX_USES 64
+/* How long the end of a candidate's runner may take. */
+#define WARM_END_MS 60000.0
+
+/* An idle warm bridge: its process and log, as a session held them. */
+struct warm {
+	char *key;
+	struct kf_proc proc;
+	int log_fd;
+	int uses;
+	struct warm *next; /* the longest idle last */
+};
+
+/* How many bridges of one key are running (idle, loading or measuring). */
+struct keycount {
+	char *key;
+	int live;
+	struct keycount *next;
+};
+
+struct kf_bridge_pool {
+	pthread_mutex_t lock;
+	pthread_cond_t changed; /* a bridge was given back or ended */
+	struct warm *idle;
+	int n_idle, max_idle, per_key;
+	struct keycount *counts;
+};
+
+struct kf_bridge_pool *kf_bridge_pool_new(int max_idle, int per_key)
+{
+	struct kf_bridge_pool *pool = kf_xcalloc(1, sizeof(*pool));
+	pthread_mutex_init(&pool->lock, NULL);
+	pthread_cond_init(&pool->changed, NULL);
+	pool->max_idle = max_idle > 0 ? max_idle : 1;
+	pool->per_key = per_key > 0 ? per_key : 1;
+	return pool;
+}
+
+/* The count of key's running bridges (made at 0); under the lock. */
+static int *live_of(struct kf_bridge_pool *pool, const char *key)
+{
+	struct keycount *c = pool->counts;
+	while (c && strcmp(c->key, key))
+		c = c->next;
+	if (!c) {
+		c = kf_xcalloc(1, sizeof(*c));
+		c->key = kf_xstrdup(key);
+		c->next = pool->counts;
+		pool->counts = c;
+	}
+	return &c->live;
+}
+
+/* One bridge of key fewer running. */
+static void pool_release(struct kf_bridge_pool *pool, const char *key)
+{
+	pthread_mutex_lock(&pool->lock);
+	(*live_of(pool, key))--;
+	pthread_cond_broadcast(&pool->changed);
+	pthread_mutex_unlock(&pool->lock);
+}
+
+/* Ends an idle bridge, taken out of the pool (and out of its key's
+ * count): told to quit, reaped, its log closed. */
+static void warm_end(struct warm *w)
+{
+	cJSON *q = kf_request("quit");
+	struct kf_err err = KF_ERR_INIT;
+	int status = 0;
+	long rss = 0;
+	kf_frame_write(w->proc.to_child, q, &err);
+	cJSON_Delete(q);
+	kf_proc_wait(&w->proc, bridge.quit_wait_ms, &status, &rss);
+	if (w->log_fd >= 0)
+		close(w->log_fd);
+	free(w->key);
+	free(w);
+}
+
+/* True when an idle bridge is still waiting for a request: nothing to read
+ * and its pipe open (one that ended while idle is not). */
+static bool warm_alive(const struct warm *w)
+{
+	struct pollfd pfd = {w->proc.from_child, POLLIN, 0};
+	return w->proc.pid > 0 && poll(&pfd, 1, 0) == 0;
+}
+
+/*
+ * An idle bridge of key (the one that waited least), or NULL when the
+ * caller is to start one, counted for key. While per_key bridges of key
+ * are running and none is idle, waits for one to be given back or to end:
+ * a bridge's next evaluation loads in a fraction of a second, so two per
+ * task (one measured, one loaded ahead) keep a slot busy, where more would
+ * each pay the cold start.
+ */
+static struct warm *pool_take(struct kf_bridge_pool *pool, const char *key)
+{
+	struct warm *got = NULL, *dead = NULL;
+	pthread_mutex_lock(&pool->lock);
+	for (;;) {
+		for (struct warm **pp = &pool->idle; *pp && !got;) {
+			struct warm *w = *pp;
+			if (strcmp(w->key, key)) {
+				pp = &w->next;
+				continue;
+			}
+			*pp = w->next;
+			pool->n_idle--;
+			if (warm_alive(w)) {
+				got = w;
+				break;
+			}
+			(*live_of(pool, key))--;
+			w->next = dead;
+			dead = w;
+		}
+		int *live = live_of(pool, key);
+		if (got || *live < pool->per_key) {
+			if (!got)
+				(*live)++;
+			break;
+		}
+		pthread_cond_wait(&pool->changed, &pool->lock);
+	}
+	pthread_mutex_unlock(&pool->lock);
+	while (dead) {
+		struct warm *n = dead->next;
+		warm_end(dead);
+		dead = n;
+	}
+	return got;
+}
+
+/* Gives w back; the longest idle is ended when the pool is full. */
+static void pool_put(struct kf_bridge_pool *pool, struct warm *w)
+{
+	struct warm *out = NULL;
+	pthread_mutex_lock(&pool->lock);
+	w->next = pool->idle;
+	pool->idle = w;
+	if (++pool->n_idle > pool->max_idle) {
+		struct warm **pp = &pool->idle;
+		while ((*pp)->next)
+			pp = &(*pp)->next;
+		out = *pp;
+		*pp = NULL;
+		pool->n_idle--;
+		(*live_of(pool, out->key))--;
+	}
+	pthread_cond_broadcast(&pool->changed);
+	pthread_mutex_unlock(&pool->lock);
+	if (out)
+		warm_end(out);
+}
+
+/* Ends the idle bridges whose key begins with prefix (all: ""). */
+static void pool_end(struct kf_bridge_pool *pool, const char *prefix)
+{
+	struct warm *out = NULL;
+	size_t n = strlen(prefix);
+	pthread_mutex_lock(&pool->lock);
+	for (struct warm **pp = &pool->idle; *pp;) {
+		struct warm *w = *pp;
+		if (strncmp(w->key, prefix, n)) {
+			pp = &w->next;
+			continue;
+		}
+		*pp = w->next;
+		pool->n_idle--;
+		(*live_of(pool, w->key))--;
+		w->next = out;
+		out = w;
+	}
+	pthread_cond_broadcast(&pool->changed);
+	pthread_mutex_unlock(&pool->lock);
+	while (out) {
+		struct warm *next = out->next;
+		warm_end(out);
+		out = next;
+	}
+}
+
+void kf_bridge_pool_retire(struct kf_bridge_pool *pool, const char *task_path)
+{
+	if (!pool || !task_path)
+		return;
+	char *prefix = kf_xasprintf("%s\n", task_path);
+	pool_end(pool, prefix);
+	free(prefix);
+}
+
+void kf_bridge_pool_free(struct kf_bridge_pool *pool)
+{
+	if (!pool)
+		return;
+	pool_end(pool, "");
+	while (pool->counts) {
+		struct keycount *c = pool->counts;
+		pool->counts = c->next;
+		free(c->key);
+		free(c);
+	}
+	pthread_cond_destroy(&pool->changed);
+	pthread_mutex_destroy(&pool->lock);
+	free(pool);
+}
+
+/* A bridge's key in the pool: what its judge and reference's runner were
+ * made for. The task first (kf_bridge_pool_retire). */
+static char *pool_key(const struct kf_eval_pending *p)
+{
+	const struct kf_eval_opts *o = &p->o;
+	return kf_xasprintf("%s\n%s\n%d\n%s\n%s", p->s.core.task->path,
+			    o->backend, o->device,
+			    p->s.kb_checks ? "kernelbench" : "kforge",
+			    p->python);
+}
 
 static void pending_free(struct kf_eval_pending *p)
 {
@@ -773,6 +1004,10 @@ static void pending_free(struct kf_eval_pending *p)
 		kf_session_close(&p->s.core);
 	cJSON_Delete(p->s.core.res);
 	cJSON_Delete(p->device);
+	/* Its bridge ended, or never started: one fewer of its key. */
+	if (p->key)
+		pool_release(p->o.pool, p->key);
+	free(p->key);
 	free(p->python);
 	free(p->script);
 	kf_compile_result_release(&p->cr);
@@ -862,12 +1097,31 @@ int kf_eval_bridge_open(const char *task_path, const char *candidate_path,
 			goto done;
 		s->kernel = p->cr.so_path;
 	}
+	if (o->pool) {
+		p->key = pool_key(p);
+		struct warm *w = pool_take(o->pool, p->key);
+		/* The wait for a bridge of its task is not its load. */
+		p->start = p->began = kf_now_ns();
+		if (w) {
+			/* Warm: its judge and reference's runner serve this
+			 * evaluation too; its log is this one's from here. */
+			s->core.proc = w->proc;
+			s->core.log_fd = w->log_fd;
+			s->core.log_from = (long)lseek(w->log_fd, 0, SEEK_END);
+			p->warm = true;
+			p->uses = w->uses;
+			free(w->key);
+			free(w);
+			(void)load(s, "next", &p->device);
+			goto done;
+		}
+	}
 	if (spawn_bridge(s, p->python, p->script, err)) {
 		kf_session_finish(&s->core, KF_STATUS_INFRA_ERROR, "spawn",
 				  err->msg);
 		goto done;
 	}
-	(void)load(s, p->proto, &p->device);
+	(void)load(s, "load", &p->device);
 done:
 	p->opened = kf_now_ns();
 	*out = p;
@@ -914,8 +1168,53 @@ void kf_eval_bridge_measure(struct kf_eval_pending *p, int core)
 done:
 	/* Measured: the bridge moves its processes off the slot's core and
 	 * ends while the slot measures the next (kf_eval_bridge_finish
-	 * reaps it). */
+	 * reaps it); a pool's bridge ends the candidate's runner alone (its
+	 * "end"), and kf_eval_bridge_finish reads whether it did. */
+	if (o->pool && !s->core.reaped && s->core.proc.pid > 0) {
+		cJSON *req = kf_request("end");
+		struct kf_err err = KF_ERR_INIT;
+		p->end_sent =
+		    kf_frame_write(s->core.proc.to_child, req, &err) == 0;
+		cJSON_Delete(req);
+		if (p->end_sent)
+			return;
+	}
 	kf_session_quit(&s->core);
+}
+
+/* True when a pool's bridge may serve another candidate: it answered "end"
+ * in time, the candidate's runner and its sandbox seen gone, after an
+ * evaluation that ended cleanly (a verdict of the candidate's, not a
+ * deadline or the engine's failure), with CPU time and uses to spare. */
+static bool reusable(struct kf_eval_pending *p)
+{
+	struct bsession *s = &p->s;
+	if (!p->end_sent || s->core.reaped || s->core.proc.pid <= 0)
+		return false;
+	cJSON *rep = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	struct pollfd pfd = {s->core.proc.from_child, POLLIN, 0};
+	bool ok = poll(&pfd, 1, (int)WARM_END_MS) > 0 &&
+		  kf_frame_read(s->core.proc.from_child,
+				kf_now_ns() + (uint64_t)(WARM_END_MS * 1e6),
+				&rep, &err) == 0;
+	const char *ev = ok ? kf_json_str(rep, "ev") : NULL;
+	ok = ev && !strcmp(ev, "ended") &&
+	     cJSON_IsTrue(cJSON_GetObjectItem(rep, "gone"));
+	cJSON_Delete(rep);
+	if (!ok)
+		return false;
+	const char *st = kf_json_str(s->core.res, "status");
+	if (!st || !strcmp(st, kf_status_name(KF_STATUS_TIMEOUT)) ||
+	    !strcmp(st, kf_status_name(KF_STATUS_INFRA_ERROR)))
+		return false;
+	/* The judge and the reference's runner add up CPU time under the
+	 * limit the bridge was started with: kept while under half. */
+	double used = kf_proc_tree_cpu_ms(s->core.proc.pid, NULL);
+	if (used < 0 || (s->core.proc.cpu_soft_s > 0 &&
+			 used / 1000.0 > s->core.proc.cpu_soft_s / 2))
+		return false;
+	return p->uses + 1 < WARM_MAX_USES;
 }
 
 int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
@@ -923,10 +1222,27 @@ int kf_eval_bridge_finish(struct kf_eval_pending *p, int core,
 {
 	struct bsession *s = &p->s;
 	kf_eval_bridge_measure(p, core);
+	bool keep = reusable(p);
+	s->core.kept = keep;
 	*result = kf_session_end(&s->core, p->device, p->start);
-	if (*result)
+	if (*result) {
 		kf_judge_unmatched_parameters(*result);
+		cJSON *w = cJSON_GetObjectItem(*result, "worker");
+		if (w)
+			cJSON_AddBoolToObject(w, "warm", p->warm);
+	}
 	add_phases(*result, p, kf_now_ns());
+	if (keep) {
+		struct warm *w = kf_xcalloc(1, sizeof(*w));
+		w->key = p->key;
+		p->key = NULL;
+		w->proc = s->core.proc;
+		w->log_fd = s->core.log_fd;
+		w->uses = p->uses + 1;
+		s->core.proc = (struct kf_proc)KF_PROC_INIT;
+		s->core.log_fd = -1;
+		pool_put(p->o.pool, w);
+	}
 	pending_free(p);
 	return 0;
 }

@@ -204,6 +204,11 @@ struct kf_session_core {
 	bool done;	/* a final status is set */
 	bool reaped;	/* the child is gone; exit_status says how */
 	bool quit_sent; /* kf_session_quit told the child to end */
+	/* A warm bridge (bridge.c's pool) serves evaluation after
+	 * evaluation: its log is this evaluation's from log_from on, and
+	 * kept says it stays running for the next one (no quit, no reap). */
+	long log_from;
+	bool kept;
 	int exit_status;
 	long maxrss_kib;
 };
@@ -275,7 +280,9 @@ bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
 /* Tells the child to quit, once, without waiting for it. */
 void kf_session_quit(struct kf_session_core *s);
 /* Asks the child to quit (kf_session_quit), reaps it and adds the "worker"
- * block (exit, maxrss_kib, the tail of its log); closes the log. */
+ * block (exit, maxrss_kib, the tail of its log); closes the log. A kept
+ * child (s->kept) is neither told nor reaped, and its log stays open: the
+ * block says it was kept, with its peak memory so far. */
 void kf_session_close(struct kf_session_core *s);
 
 /*

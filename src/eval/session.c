@@ -420,13 +420,16 @@ bool kf_session_unexpected(struct kf_session_core *s, cJSON *rep,
 	return true;
 }
 
-/* The last bytes of the child's stderr (what the candidate printed). */
-static char *log_tail(int fd)
+/* The last bytes of the child's stderr (what the candidate printed), from
+ * offset from on. */
+static char *log_tail(int fd, off_t from)
 {
 	if (fd < 0)
 		return kf_xstrdup("");
 	off_t end = lseek(fd, 0, SEEK_END);
 	off_t start = end > LOG_TAIL_BYTES ? end - LOG_TAIL_BYTES : 0;
+	if (start < from)
+		start = from < end ? from : end;
 	char *buf = kf_xmalloc(LOG_TAIL_BYTES + 1);
 	ssize_t n = pread(fd, buf, (size_t)(end - start), start);
 	buf[n > 0 ? n : 0] = '\0';
@@ -451,6 +454,16 @@ void kf_session_close(struct kf_session_core *s)
 {
 	/* Either child's block is "worker": the bridge takes its place. */
 	cJSON *w = cJSON_AddObjectToObject(s->res, "worker");
+	if (s->kept) {
+		cJSON_AddStringToObject(w, "exit", "kept for the next "
+						   "evaluation");
+		cJSON_AddNumberToObject(w, "maxrss_kib",
+					(double)kf_proc_peak_kib(s->proc.pid));
+		char *tail = log_tail(s->log_fd, (off_t)s->log_from);
+		cJSON_AddStringToObject(w, "log", tail);
+		free(tail);
+		return;
+	}
 	if (s->proc.pid > 0) {
 		kf_session_quit(s);
 		kf_proc_wait(&s->proc, s->child->quit_wait_ms, &s->exit_status,
@@ -463,7 +476,7 @@ void kf_session_close(struct kf_session_core *s)
 		free(d);
 	}
 	cJSON_AddNumberToObject(w, "maxrss_kib", (double)s->maxrss_kib);
-	char *tail = log_tail(s->log_fd);
+	char *tail = log_tail(s->log_fd, (off_t)s->log_from);
 	cJSON_AddStringToObject(w, "log", tail);
 	free(tail);
 	if (s->log_fd >= 0)

@@ -123,6 +123,7 @@ struct task_ctx {
 	struct kf_task *t;
 	struct kf_compile_opts co; /* its candidates' compile options */
 	const char **libs;
+	int unopened; /* KernelBench-format pairs not yet loaded (the pool) */
 };
 
 struct farm {
@@ -145,6 +146,12 @@ struct farm {
 	bool preload;
 	int timing_core; /* -1: none reserved */
 	struct kf_eval_pending **pending;
+	/* Warm bridges (o->eval.pool, with preload): a pair's bridge serves
+	 * the next pair of its task once it has ended cleanly, its judge and
+	 * reference's runner kept and the candidate loaded into a runner it
+	 * started ahead; the compile threads start them all, and outlive
+	 * the pool. */
+	struct kf_bridge_pool *pool;
 	/* Measured pairs whose bridges end beside the slot's next one
 	 * (kf_eval_measure, then kf_eval_finish on the closing thread). */
 	struct kf_queue closing;
@@ -264,8 +271,19 @@ static void evaluate(struct farm *f, int i, int device)
 		it->rc = KF_EINVAL;
 		snprintf(it->err, sizeof(it->err), "%s", c->err);
 	} else {
+		/* Not through the pool: a bridge started on this thread
+		 * must not outlive it. */
+		eo.pool = NULL;
 		it->rc =
 		    kf_eval(c->path, it->candidate, &eo, &it->result, &err);
+	}
+	/* No pair of its task left to load: its idle bridges end. */
+	if (f->pool && c->path && kf_task_is_kernelbench(c->path)) {
+		pthread_mutex_lock(&f->lock);
+		bool last = c->unopened == 0;
+		pthread_mutex_unlock(&f->lock);
+		if (last)
+			kf_bridge_pool_retire(f->pool, c->path);
 	}
 	it->eval_s = (double)(kf_now_ns() - t0) * 1e-9;
 	it->device = device;
@@ -329,6 +347,9 @@ static void *compile_thread(void *arg)
 						 &f->pending[i], &oerr))
 					f->pending[i] = NULL;
 			}
+			pthread_mutex_lock(&f->lock);
+			c->unopened--;
+			pthread_mutex_unlock(&f->lock);
 			r->ok = true;
 			r->cached = false;
 			r->seconds = secs;
@@ -438,6 +459,7 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 		if (k == f.n_tasks)
 			f.tasks[f.n_tasks++].path = tp;
 		f.task_of[i] = k;
+		f.tasks[k].unopened++;
 		items[i].result = NULL;
 		items[i].rc = 0;
 		items[i].err[0] = '\0';
@@ -488,6 +510,12 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 					break;
 				}
 	}
+	if (f.preload) {
+		/* Two bridges a task (one measured, one loaded ahead), and
+		 * a few idle ones of tasks that come again later. */
+		f.pool = kf_bridge_pool_new(jobs + 2, 2);
+		o.eval.pool = f.pool;
+	}
 	f.compiled_at = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t));
 	kf_queue_init(&f.ready, cap);
 	pthread_mutex_init(&f.lock, NULL);
@@ -534,6 +562,9 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 	kf_queue_close(&f.closing);
 	if (f.closer)
 		pthread_join(closer, NULL);
+	/* Before the compile threads that started them end. */
+	kf_bridge_pool_free(f.pool);
+	f.pool = NULL;
 	pthread_mutex_lock(&f.lock);
 	f.drained = true;
 	pthread_cond_broadcast(&f.changed);
