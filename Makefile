@@ -176,18 +176,31 @@ test: all $(BUILD)/kforge-tests
 test-gpu: all $(BUILD)/kforge-tests
 	KFORGE_BUILD=$(BUILD) KFORGE_REQUIRE_GPU=1 $(BUILD)/kforge-tests gpu
 
-# Sanitizers: a separate build tree, so that both can coexist. The red-team
-# corpora run once, in `make test`: under the sanitizers they only repeat
-# the same worker code over many candidates, for most of the run's time.
-# So do the cases whose time is torch building extensions (the custom-code
-# probe's, the compiled baseline's: 2.5 minutes), whose C paths other
-# cases run. The report's and export's fixtures (a tuner's run, a bench, a
-# store of evaluations: 2 and 1.8 minutes under the sanitizers) are read
-# from make test's build (KFORGE_TEST_DATA, tests' kf_test_data_dir).
+# Sanitizers: a separate build tree, so that both can coexist. The slow
+# groups run once, in `make test`: the red-team corpora (under the
+# sanitizers they only repeat the same worker code over many candidates);
+# the cases whose time is torch building extensions (the custom-code
+# probe's, the compiled baseline's: 2.5 minutes); the KernelBench-format
+# cases, whose time is torch's, but for SAN_KB, which take every C path of
+# the bridge's supervisor (a batch with warm bridges, a crash, an exception,
+# oversized replies, a wrong answer, an alias, both protocols, the bench,
+# a kforge kernel); the attention family's evaluations but one, and its
+# builds with nvcc (the expression parser's and the spec checker's cases
+# do run). The report's and export's fixtures (a tuner's run, a bench, a store of evaluations: 2
+# and 1.8 minutes under the sanitizers) are read from make test's build
+# (KFORGE_TEST_DATA, tests' kf_test_data_dir).
+SAN_KB = +kernelbench_modelnew_passes +kernelbench_wrong_values \
+	+kernelbench_input_alias_is +kernelbench_exception \
+	+kernelbench_oversized +kernelbench_protocol_kernelbench \
+	+kernelbench_kforge_kernel_fast +kernelbench_candidate_crash \
+	+kernelbench_warm_bridges_in +kernelbench_eval_batch \
+	+kernelbench_bench_jsonl +server_score_kernelbench \
+	+search_replay_kernelbench_dir +search_llm_policy_kernelbench \
+	+server_episode_kernelbench +eval_kernelbench_protocol \
+	+gpu_kernelbench +attention_causal_generated
 check:
 	$(MAKE) BUILD=build/san OPT=-O1 TEST_ENV="KFORGE_TEST_DATA=$(CURDIR)/build/test-data" \
-		TESTS="$(or $(TESTS),-corpus \
-		-require_custom_kernel -baseline_unavailable -baseline_is_cached)" \
+		TESTS="$(or $(TESTS),-corpus -kernelbench -_host_ok -compiles_with_nvcc $(SAN_KB))" \
 		SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined" test
 
 deps:
