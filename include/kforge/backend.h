@@ -209,4 +209,7 @@ double kf_load_as_double(const void *base, enum kf_dtype dt, int64_t i);
 /* Stores v into element i, rounding to dt (nearest-even; ints truncate). */
 void kf_store_from_double(void *base, enum kf_dtype dt, int64_t i, double v);
 
+/* The DLPack type (kernel.h) of a task's dtype. */
+DLDataType kf_dl_dtype(enum kf_dtype d);
+
 #endif

@@ -200,6 +200,15 @@ long kf_proc_peak_kib(pid_t pid);
  * (SIGSEGV)". */
 char *kf_wait_describe(int status);
 
+/* A growing, NULL-terminated argument vector of owned copies (a command
+ * line for kf_proc_run). */
+struct kf_argv {
+	char **v;
+	int n, cap;
+};
+void kf_argv_add(struct kf_argv *a, const char *s);
+void kf_argv_free(struct kf_argv *a); /* frees every string; zeroes a */
+
 /*
  * Runs argv to completion with stdout and stderr captured together into out
  * (at most cap_bytes kept, the rest dropped and counted). Returns KF_ETIMEDOUT

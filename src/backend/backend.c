@@ -263,3 +263,31 @@ void kf_store_from_double(void *base, enum kf_dtype dt, int64_t i, double v)
 		break;
 	}
 }
+
+/* The DLPack type of a task's dtype. */
+DLDataType kf_dl_dtype(enum kf_dtype d)
+{
+	DLDataType t = {kDLFloat, 32, 1};
+	switch (d) {
+	case KF_F32:
+		break;
+	case KF_F64:
+		t.bits = 64;
+		break;
+	case KF_F16:
+		t.bits = 16;
+		break;
+	case KF_BF16:
+		t.code = kDLBfloat;
+		t.bits = 16;
+		break;
+	case KF_I32:
+		t.code = kDLInt;
+		break;
+	default:
+		t.code = kDLInt;
+		t.bits = 64;
+		break;
+	}
+	return t;
+}

@@ -391,3 +391,21 @@ char *kf_which(const char *name)
 		p += n + 1;
 	}
 }
+
+void kf_argv_add(struct kf_argv *a, const char *s)
+{
+	if (a->n + 2 > a->cap) {
+		a->cap = a->cap ? 2 * a->cap : 32;
+		a->v = kf_xrealloc(a->v, sizeof(char *) * (size_t)a->cap);
+	}
+	a->v[a->n++] = kf_xstrdup(s);
+	a->v[a->n] = NULL;
+}
+
+void kf_argv_free(struct kf_argv *a)
+{
+	for (int i = 0; i < a->n; i++)
+		free(a->v[i]);
+	free(a->v);
+	memset(a, 0, sizeof(*a));
+}

@@ -739,29 +739,6 @@ static int source_unchanged(const char *path, const char *src, size_t bytes)
  * the current directory, all read-only, and a directory of its own for
  * its output. */
 
-struct argvec {
-	char **v;
-	int n, cap;
-};
-
-static void av_add(struct argvec *a, const char *s)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 64;
-		a->v = kf_xrealloc(a->v, sizeof(char *) * (size_t)a->cap);
-	}
-	a->v[a->n++] = kf_xstrdup(s);
-	a->v[a->n] = NULL;
-}
-
-static void av_free(struct argvec *a)
-{
-	for (int i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof(*a));
-}
-
 /* Whether path lies in the system's directories, which every compile
  * sees already (/usr, read-only, and the links to it). */
 static const char *const system_dirs[] = {"/usr",    "/lib", "/lib64", "/lib32",
@@ -781,27 +758,27 @@ static bool in_system(const char *path)
 
 /* --ro-bind of path's real path onto itself, when it exists and lies
  * outside the system's directories. */
-static void av_ro(struct argvec *a, const char *path)
+static void av_ro(struct kf_argv *a, const char *path)
 {
 	char real[PATH_MAX];
 	if (!path || path[0] != '/' || !realpath(path, real) ||
 	    (in_system(real) && in_system(path)))
 		return;
 	if (!in_system(real)) {
-		av_add(a, "--ro-bind");
-		av_add(a, real);
-		av_add(a, real);
+		kf_argv_add(a, "--ro-bind");
+		kf_argv_add(a, real);
+		kf_argv_add(a, real);
 	}
 	if (strcmp(real, path) && !in_system(path)) {
 		/* The path as the command line names it, through links. */
-		av_add(a, "--ro-bind");
-		av_add(a, real);
-		av_add(a, path);
+		kf_argv_add(a, "--ro-bind");
+		kf_argv_add(a, real);
+		kf_argv_add(a, path);
 	}
 }
 
 struct include_binds {
-	struct argvec *a;
+	struct kf_argv *a;
 	char cwd[PATH_MAX];
 };
 
@@ -824,15 +801,15 @@ static void bind_include(const char *inc_path, const char *name,
  * argv[src_i], when src_i >= 0) is passed by its real path. */
 static char **confine(const char *bwrap, char *const argv[], int src_i,
 		      const char *work, const char *source_path,
-		      const char *src, size_t src_bytes, struct argvec *a)
+		      const char *src, size_t src_bytes, struct kf_argv *a)
 {
 	static const char *const flags[] = {
 	    "--unshare-all", "--die-with-parent",
 	    "--new-session", "--cap-drop",
 	    "ALL",	     NULL};
-	av_add(a, bwrap);
+	kf_argv_add(a, bwrap);
 	for (int i = 0; flags[i]; i++)
-		av_add(a, flags[i]);
+		kf_argv_add(a, flags[i]);
 	/* The system's directories, or the links to them (merged /usr). */
 	for (size_t i = 0; i < N_SYSTEM_DIRS; i++) {
 		const char *top = system_dirs[i];
@@ -841,28 +818,28 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 		struct stat st;
 		if (k > 0) {
 			link[k] = '\0';
-			av_add(a, "--symlink");
-			av_add(a, link);
-			av_add(a, top);
+			kf_argv_add(a, "--symlink");
+			kf_argv_add(a, link);
+			kf_argv_add(a, top);
 		} else if (stat(top, &st) == 0 && S_ISDIR(st.st_mode)) {
-			av_add(a, "--ro-bind");
-			av_add(a, top);
-			av_add(a, top);
+			kf_argv_add(a, "--ro-bind");
+			kf_argv_add(a, top);
+			kf_argv_add(a, top);
 		}
 	}
 	static const char *const etc[] = {"/etc/ld.so.cache",
 					  "/etc/alternatives"};
 	for (size_t i = 0; i < sizeof(etc) / sizeof(etc[0]); i++) {
-		av_add(a, "--ro-bind-try");
-		av_add(a, etc[i]);
-		av_add(a, etc[i]);
+		kf_argv_add(a, "--ro-bind-try");
+		kf_argv_add(a, etc[i]);
+		kf_argv_add(a, etc[i]);
 	}
-	av_add(a, "--tmpfs");
-	av_add(a, "/tmp");
-	av_add(a, "--proc");
-	av_add(a, "/proc");
-	av_add(a, "--dev");
-	av_add(a, "/dev");
+	kf_argv_add(a, "--tmpfs");
+	kf_argv_add(a, "/tmp");
+	kf_argv_add(a, "--proc");
+	kf_argv_add(a, "/proc");
+	kf_argv_add(a, "--dev");
+	kf_argv_add(a, "/dev");
 	/* Libraries the toolchain finds through LD_LIBRARY_PATH. */
 	const char *llp = getenv("LD_LIBRARY_PATH");
 	while (llp && *llp) {
@@ -877,9 +854,9 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 	}
 	/* The compiler and the directories of its command line, by their
 	 * real paths (the compile runs in the candidate's directory). */
-	struct argvec cmd = {0};
+	struct kf_argv cmd = {0};
 	for (int i = 0; argv[i]; i++)
-		av_add(&cmd, argv[i]);
+		kf_argv_add(&cmd, argv[i]);
 	av_ro(a, argv[0]);
 	for (int i = 1; cmd.v[i]; i++) {
 		char *x = cmd.v[i], real[PATH_MAX];
@@ -915,21 +892,21 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 			walk_local_includes(source_path, src, src_bytes, 0,
 					    bind_include, &ib);
 	}
-	av_add(a, "--bind");
-	av_add(a, work);
-	av_add(a, work);
+	kf_argv_add(a, "--bind");
+	kf_argv_add(a, work);
+	kf_argv_add(a, work);
 	/* The compiler's own temporary files go to the work directory: /tmp
 	 * is read-only where the candidate's directory is /tmp itself (a
 	 * candidate saved as /tmp/x.c got "Cannot create temporary file"). */
-	av_add(a, "--setenv");
-	av_add(a, "TMPDIR");
-	av_add(a, work);
-	av_add(a, "--chdir");
-	av_add(a, have_src ? src_dir : work);
-	av_add(a, "--");
+	kf_argv_add(a, "--setenv");
+	kf_argv_add(a, "TMPDIR");
+	kf_argv_add(a, work);
+	kf_argv_add(a, "--chdir");
+	kf_argv_add(a, have_src ? src_dir : work);
+	kf_argv_add(a, "--");
 	for (int i = 0; cmd.v[i]; i++)
-		av_add(a, i == src_i && have_src ? real_src : cmd.v[i]);
-	av_free(&cmd);
+		kf_argv_add(a, i == src_i && have_src ? real_src : cmd.v[i]);
+	kf_argv_free(&cmd);
 	return a->v;
 }
 
@@ -990,7 +967,7 @@ static int run_compiler(struct build *b, const char *dir,
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 	char *obj = NULL, *tmp = NULL, *work = NULL, *bwrap = kf_bwrap_path();
-	struct argvec ca = {0}, la = {0};
+	struct kf_argv ca = {0}, la = {0};
 	if (!bwrap) {
 		rc = kf_err_set(err, KF_ENOENT,
 				"bubblewrap (bwrap) not found (KFORGE_BWRAP, "
@@ -1083,8 +1060,8 @@ out:
 		rmdir(work);
 	free(work);
 	free(bwrap);
-	av_free(&ca);
-	av_free(&la);
+	kf_argv_free(&ca);
+	kf_argv_free(&la);
 	kf_strbuf_release(&log);
 	free(tmp);
 	free(obj);

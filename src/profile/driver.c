@@ -18,33 +18,6 @@
 #include <kforge/profile.h>
 #include <kforge/task.h>
 
-static DLDataType dtype_of(enum kf_dtype d)
-{
-	DLDataType t = {kDLFloat, 32, 1};
-	switch (d) {
-	case KF_F32:
-		break;
-	case KF_F64:
-		t.bits = 64;
-		break;
-	case KF_F16:
-		t.bits = 16;
-		break;
-	case KF_BF16:
-		t.code = kDLBfloat;
-		t.bits = 16;
-		break;
-	case KF_I32:
-		t.code = kDLInt;
-		break;
-	default:
-		t.code = kDLInt;
-		t.bits = 64;
-		break;
-	}
-	return t;
-}
-
 static int cmp_d(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -110,7 +83,7 @@ int kf_profile_driver_main(int argc, char **argv)
 			d->data = ptr;
 			d->device.device_type = ops->device_type;
 			d->ndim = sp->ndim;
-			d->dtype = dtype_of(sp->dtype);
+			d->dtype = kf_dl_dtype(sp->dtype);
 			d->shape = shape;
 		}
 	}

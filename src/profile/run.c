@@ -20,29 +20,6 @@
 #include <kforge/compile.h>
 #include <kforge/profile.h>
 
-struct argv {
-	char **v;
-	int n, cap;
-};
-
-static void av(struct argv *a, const char *s)
-{
-	if (a->n + 2 > a->cap) {
-		a->cap = a->cap ? 2 * a->cap : 32;
-		a->v = kf_xrealloc(a->v, sizeof(char *) * (size_t)a->cap);
-	}
-	a->v[a->n++] = kf_xstrdup(s);
-	a->v[a->n] = NULL;
-}
-
-static void av_free(struct argv *a)
-{
-	for (int i = 0; i < a->n; i++)
-		free(a->v[i]);
-	free(a->v);
-	memset(a, 0, sizeof(*a));
-}
-
 /* The host: whether this process may count its own cycles. */
 static char *host_note(void)
 {
@@ -166,7 +143,7 @@ static bool sandboxed(void)
 /* bubblewrap's part of the command: the system read-only, a private /tmp,
  * no network, the GPU's device files, the work directory writable and
  * what the driver reads (the task's directory, kforge's own) read-only. */
-static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
+static int sandbox_argv(struct kf_argv *a, const char *work, const char *task_dir,
 			const char *so, struct kf_err *err)
 {
 	char *bwrap = kf_bwrap_path();
@@ -176,7 +153,7 @@ static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
 				  "profiled process (install bubblewrap, or "
 				  "set KFORGE_BWRAP; KFORGE_PROFILE_SANDBOX=off "
 				  "runs it unconfined)");
-	av(a, bwrap);
+	kf_argv_add(a, bwrap);
 	free(bwrap);
 	static const char *const flags[] = {
 	    "--die-with-parent", "--new-session", "--unshare-net",
@@ -186,13 +163,13 @@ static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
 	    "/proc",		 "--tmpfs",	  "/tmp",
 	    "--tmpfs",		 "/dev/shm",	  NULL};
 	for (int i = 0; flags[i]; i++)
-		av(a, flags[i]);
+		kf_argv_add(a, flags[i]);
 	glob_t g;
 	if (!glob("/dev/nvidia*", 0, NULL, &g)) {
 		for (size_t i = 0; i < g.gl_pathc; i++) {
-			av(a, "--dev-bind");
-			av(a, g.gl_pathv[i]);
-			av(a, g.gl_pathv[i]);
+			kf_argv_add(a, "--dev-bind");
+			kf_argv_add(a, g.gl_pathv[i]);
+			kf_argv_add(a, g.gl_pathv[i]);
 		}
 		globfree(&g);
 	}
@@ -206,14 +183,14 @@ static int sandbox_argv(struct argv *a, const char *work, const char *task_dir,
 	const char *ro[] = {task_dir, kf_exe_dir(), slash ? so_dir : NULL};
 	for (int i = 0; i < 3; i++)
 		if (ro[i] && realpath(ro[i], real)) {
-			av(a, "--ro-bind");
-			av(a, real);
-			av(a, real);
+			kf_argv_add(a, "--ro-bind");
+			kf_argv_add(a, real);
+			kf_argv_add(a, real);
 		}
 	free(so_dir);
-	av(a, "--bind");
-	av(a, work);
-	av(a, work);
+	kf_argv_add(a, "--bind");
+	kf_argv_add(a, work);
+	kf_argv_add(a, work);
 	return 0;
 }
 
@@ -289,13 +266,13 @@ static int profile_side(const struct kf_task *t, const char *so,
 	char *out = kf_xasprintf("%s/%s.json", work, tag);
 	char *csv = kf_xasprintf("%s/%s.csv", work, tag);
 	struct kf_strbuf log = KF_STRBUF_INIT;
-	struct argv a = {0};
+	struct kf_argv a = {0};
 	char *text = NULL;
 	int rc;
 	const char *driver[] = {worker, "--profile-driver", t->path, "cuda", so,
 				calls, out};
 	for (int i = 0; i < 7; i++)
-		av(&a, driver[i]);
+		kf_argv_add(&a, driver[i]);
 	rc = run(a.v, 120000, &log, err);
 	if (rc) {
 		kf_err_set(err, rc,
@@ -316,7 +293,7 @@ static int profile_side(const struct kf_task *t, const char *so,
 	free(text);
 	text = NULL;
 	for (int attempt = 0;; attempt++) {
-		av_free(&a);
+		kf_argv_free(&a);
 		kf_strbuf_release(&log);
 		if (sandboxed() &&
 		    (rc = sandbox_argv(&a, work, t->dir, so, err)))
@@ -325,8 +302,8 @@ static int profile_side(const struct kf_task *t, const char *so,
 		/* ncu writes its section files under HOME: the work
 		 * directory is the one writable place. */
 		char *home = kf_xasprintf("HOME=%s", work);
-		av(&a, "/usr/bin/env");
-		av(&a, home);
+		kf_argv_add(&a, "/usr/bin/env");
+		kf_argv_add(&a, home);
 		free(home);
 		const char *args[] = {ncu,
 				      "--csv",
@@ -344,14 +321,14 @@ static int profile_side(const struct kf_task *t, const char *so,
 				      metrics,
 				      NULL};
 		for (int i = 0; args[i]; i++)
-			av(&a, args[i]);
+			kf_argv_add(&a, args[i]);
 		if (!(filter && !strcmp(filter, "off"))) {
-			av(&a, "--kernel-name");
-			av(&a, filter && *filter ? filter
+			kf_argv_add(&a, "--kernel-name");
+			kf_argv_add(&a, filter && *filter ? filter
 						 : kf_profile_ncu_filter());
 		}
 		for (int i = 0; i < 7; i++)
-			av(&a, driver[i]);
+			kf_argv_add(&a, driver[i]);
 		unlink(csv);
 		rc = run(a.v, o->timeout_ms, &log, err);
 		free(text);
@@ -408,7 +385,7 @@ static int profile_side(const struct kf_task *t, const char *so,
 		free(res);
 	}
 out:
-	av_free(&a);
+	kf_argv_free(&a);
 	kf_strbuf_release(&log);
 	free(text);
 	free(worker);

@@ -25,33 +25,6 @@
 
 #include "worker_state.h"
 
-static DLDataType dl_dtype(enum kf_dtype d)
-{
-	DLDataType t = {kDLFloat, 32, 1};
-	switch (d) {
-	case KF_F32:
-		break;
-	case KF_F64:
-		t.bits = 64;
-		break;
-	case KF_F16:
-		t.bits = 16;
-		break;
-	case KF_BF16:
-		t.code = kDLBfloat;
-		t.bits = 16;
-		break;
-	case KF_I32:
-		t.code = kDLInt;
-		break;
-	default:
-		t.code = kDLInt;
-		t.bits = 64;
-		break;
-	}
-	return t;
-}
-
 /* Describes tensor t of shape spec at dimset, placed at ptr. */
 static int tensor_init(struct worker *w, struct tensor *t,
 		       const struct kf_tensor_spec *spec, int dimset,
@@ -68,7 +41,7 @@ static int tensor_init(struct worker *w, struct tensor *t,
 	dl->device.device_type = w->ops->device_type;
 	dl->device.device_id = 0;
 	dl->ndim = spec->ndim;
-	dl->dtype = dl_dtype(spec->dtype);
+	dl->dtype = kf_dl_dtype(spec->dtype);
 	dl->shape = t->shape;
 	dl->strides = NULL;
 	dl->byte_offset = 0;
