@@ -198,3 +198,102 @@ engine_error:
 	cJSON_Delete(m);
 	return wk_reply_engine_error(w, rc, &err);
 }
+
+/*
+ * A check call among the timed pairs (wk_do_time): inputs drawn, under a
+ * seed the supervisor chose, from the distributions a trial had (dist
+ * index per input) at the timing dims, written into the timing set s that
+ * the next pair would use (the same buffers, shapes and flush as a timed
+ * call), the candidate called, then the reference, and their outputs
+ * compared as in a trial. The frame has a trial's form, with one call of
+ * the candidate (checksum_2 is checksum_1; the trials hold determinism);
+ * NULL with *rc set on an engine error.
+ */
+cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
+		     const int *dist_index, int *rc, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	struct kf_sample smp;
+	uint64_t wall;
+	*rc = 0;
+	for (int i = 0; i < t->n_inputs && !*rc; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
+		const struct kf_dist *d = &sp->dists[dist_index[i] % sp->n_dists];
+		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}, 0};
+		kf_dist_params(t, d, 0, f.p);
+		*rc = w->ops->fill(w->ctx, s->in_c[i].ptr, sp->dtype,
+				   s->in_c[i].n, &f, err);
+		if (!*rc)
+			*rc = w->ops->copy(w->ctx, s->in_r[i].ptr,
+					   s->in_c[i].ptr, s->in_c[i].bytes,
+					   err);
+		if (!*rc)
+			*rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
+					       s->in_c[i].bytes, &s->in_sum[i],
+					       err);
+	}
+	if (*rc)
+		return NULL;
+	cJSON *m = cJSON_CreateObject();
+	*rc = wk_call(w, SIDE_CAND, s, true, false, &smp, &wall, err);
+	if (*rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "cand_rc", smp.rc);
+	cJSON_AddNumberToObject(m, "cand_ns", smp.ns);
+	if (w->cuda_error) {
+		wk_add_cuda_error(w, m, "cand_cuda_error");
+		return m;
+	}
+	if (wk_add_violation(w, m) || smp.rc)
+		return m;
+	*rc = wk_reference_intact(w, s, err);
+	if (*rc)
+		goto engine_error;
+	if (wk_add_violation(w, m))
+		return m;
+	*rc = wk_call(w, SIDE_REF, s, false, false, &smp, &wall, err);
+	if (*rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
+	if (smp.rc || w->cuda_error) {
+		if (w->cuda_error)
+			wk_add_cuda_error(w, m, "ref_cuda_error");
+		return m;
+	}
+	cJSON_AddNumberToObject(m, "cand_rc_2", 0);
+	cJSON *outs = cJSON_AddArrayToObject(m, "outputs");
+	for (int j = 0; j < t->n_outputs; j++) {
+		struct kf_cmp c;
+		uint64_t sum;
+		*rc = w->ops->compare(w->ctx, s->out_c[j].ptr, s->out_r[j].ptr,
+				      t->outputs[j].dtype, s->out_c[j].n,
+				      t->tol[t->outputs[j].dtype], &c, err);
+		if (!*rc)
+			*rc = w->ops->checksum(w->ctx, s->out_c[j].ptr,
+					       s->out_c[j].bytes, &sum, err);
+		if (*rc)
+			goto engine_error;
+		cJSON *o = cmp_json(&c);
+		cJSON_AddStringToObject(o, "name", t->outputs[j].name);
+		wk_add_hex(o, "checksum_1", sum);
+		wk_add_hex(o, "checksum_2", sum);
+		cJSON_AddItemToArray(outs, o);
+	}
+	cJSON *ins = cJSON_AddArrayToObject(m, "inputs");
+	for (int i = 0; i < t->n_inputs; i++) {
+		uint64_t after;
+		*rc = w->ops->checksum(w->ctx, s->in_c[i].ptr, s->in_c[i].bytes,
+				       &after, err);
+		if (*rc)
+			goto engine_error;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", t->inputs[i].name);
+		wk_add_hex(o, "before", s->in_sum[i]);
+		wk_add_hex(o, "after", after);
+		cJSON_AddItemToArray(ins, o);
+	}
+	return m;
+engine_error:
+	cJSON_Delete(m);
+	return NULL;
+}
