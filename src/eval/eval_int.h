@@ -310,6 +310,10 @@ struct kf_timing {
 	int n_check_plans;
 	uint64_t check_key, check_ctr;
 	int checks;
+	/* Native tasks: per output, the trials' largest float noise of the
+	 * reference relative to its norm (< 0: none), the yardstick of the
+	 * timed outputs' measured-noise rule (the bridge keeps its own). */
+	double noise_rel[KF_MAX_TENSORS];
 };
 /* Starts the clock; the first batch is 10 pairs after 3 untimed ones. */
 void kf_timing_start(struct kf_timing *tg);

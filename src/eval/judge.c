@@ -309,14 +309,21 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 		    "%s: output '%s' is within the tolerance and its L1 "
 		    "relative error %.3g within %.0e, but that error is over "
 		    "%.1e of the norm and %s times the reference's own "
-		    "rounding error on the same inputs (its distance from a "
-		    "float64 run of the model), where float32 arithmetic in "
+		    "%s, where float32 arithmetic in "
 		    "another order measured up to about %.0f times it. Its "
 		    "causes: fp16, bf16 or tf32 operands, approximate "
 		    "functions, or a long float32 reduction summed in one "
 		    "order (pairwise or blocked sums, or float64 "
 		    "accumulation, keep that one near the reference)",
 		    label, s->name, l1, bound, KF_PRECISION_NOISE_REL, times,
+		    t->kernelbench
+			? "rounding error on the same inputs (its distance "
+			  "from a float64 run of the model)"
+			: "float noise on the same inputs (how far its "
+			  "outputs move when its float32 inputs move by one "
+			  "unit in the last place, and at least their own "
+			  "rounding to float32; the reference computes in "
+			  "float64)",
 		    KF_PRECISION_NOISE_TIMES / 2);
 		return true;
 	}

@@ -508,6 +508,8 @@ void kf_timing_start(struct kf_timing *tg)
 	tg->batch = 10;
 	tg->warmup = 3;
 	tg->t0_ns = kf_now_ns();
+	for (int j = 0; j < KF_MAX_TENSORS; j++)
+		tg->noise_rel[j] = -1;
 	/* The check calls' key: fresh for every evaluation. */
 	if (getrandom(&tg->check_key, sizeof(tg->check_key), 0) !=
 	    (ssize_t)sizeof(tg->check_key))
@@ -586,6 +588,20 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 			tg->fresh_moves[i] =
 			    cJSON_IsTrue(cJSON_GetArrayItem(fm, i));
 		}
+	}
+	/* The timed outputs' yardstick: the trials' largest noise relative to
+	 * the norm, scaled to the output (the bridge sends its own). */
+	const cJSON *o;
+	int j = 0;
+	cJSON_ArrayForEach(
+	    o, cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "check"), "outputs"))
+	{
+		if (j < KF_MAX_TENSORS && tg->noise_rel[j] >= 0 &&
+		    !cJSON_GetObjectItem(o, "l1_noise64"))
+			cJSON_AddNumberToObject(
+			    (cJSON *)o, "l1_noise64",
+			    tg->noise_rel[j] * kf_json_num(o, "l1_want", 0));
+		j++;
 	}
 	struct verdict v = {0};
 	kf_judge_samples(s->task, rep, &v);
