@@ -901,8 +901,8 @@ static void test_judge_rounding_bias_of_16_bit_outputs(void)
  * were 4.4e-5 to 6e-5 of the norm and 717 to 993 times the noise; honest
  * reorderings measured 1 to 107 times it, or stay under 2.5e-5 of the
  * norm (a float32 scan against a reference that accumulates in float64:
- * 1.1e-5, 534 times). Without a measured noise (native tasks) only the
- * bound applies. */
+ * 1.1e-5, 534 times). Without a measured noise (the cuda worker's native
+ * tasks) only the bound applies. */
 static void test_judge_precision_against_the_reference_noise(void)
 {
 	struct kf_err err = KF_ERR_INIT;
