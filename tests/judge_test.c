@@ -986,7 +986,8 @@ static cJSON *samples_with_check(double err, double noise, int mismatches)
  * error 6e-5 of the norm, a thousand times the reference's noise) is
  * rejected by the rule a trial would have applied, the reason naming the
  * check call, its place and its inputs; an honest kernel's check (1e-7,
- * near the noise) passes; a check call's wrong values are a mismatch. */
+ * near the noise) passes; a check call's wrong values are a timed
+ * output's failure (wrong_answer/timed_output), the reason naming it. */
 static void test_judge_check_calls_among_timed_calls(void)
 {
 	struct kf_err err = KF_ERR_INIT;
@@ -1017,7 +1018,7 @@ static void test_judge_check_calls_among_timed_calls(void)
 	f = samples_with_check(1e-3, 6e-8, 5);
 	kf_judge_samples(t, f, &v);
 	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
-	CHECK_STR(v.check, "mismatch");
+	CHECK_STR(v.check, "timed_output");
 	CHECK_CONTAINS(v.reason, "timing: check call before timed pair 7");
 	CHECK_CONTAINS(v.reason, "5 of 64 elements outside the tolerance");
 	cJSON_Delete(f);

@@ -891,6 +891,10 @@ static void judge_check_call(const struct kf_task *t, const cJSON *ck,
 		judge_bridge(t, &p, ck, label, v);
 	else
 		judge_trial_as(t, &p, ck, label, v);
+	/* Wrong values among the timed calls are a timed output's failure,
+	 * whichever call showed them: the reason says which. */
+	if (v->status == KF_STATUS_WRONG_ANSWER)
+		snprintf(v->check, sizeof(v->check), "timed_output");
 	if (v->status == KF_STATUS_OK || !v->failure)
 		return;
 	char *dims = t->kernelbench ? kf_xstrdup("") : kf_task_dims_str(t, 0);
