@@ -3339,6 +3339,8 @@ class Judge:
         rep = {"ev": "trial", "index": index, "input_seed": str(seed),
                "in_scale": self.in_scale(base)}
         probe = bool(req.get("probe_custom"))
+        # The near-zero share, for the check calls among the timed ones.
+        self.near_zero = float(req.get("near_zero", 0))
         if kb:
             # KernelBench runs the reference first.
             r = self.ref.call(kb=True)
@@ -3366,43 +3368,8 @@ class Judge:
         self.add_facts(rep, self.call_facts(c, r, kb))
         if self.nothing_to_compare(c):
             return rep
-        got, want = self.cand.got, self.ref.got
-        outs = []
-        exact = None
-        # The share of the inputs' scale under which the judge calls an
-        # output near zero and compares it at the reference's own float
-        # noise (judge.c, KF_BRIDGE_NEAR_ZERO).
-        near_zero = float(req.get("near_zero", 0))
-        for j, (g, w) in enumerate(zip(got, want)):
-            st = self.compare(g, w, kb)
-            st["unwritten"] = self.unwritten(g, w)
-            st["name"] = self.out_names[j]
-            st["checksum_ref"] = self.tt.hash_tensor(w)
-            st["checksum_1"] = self.tt.hash_tensor(g)
-            if not kb and w.is_floating_point() and st["n"]:
-                # The reference's own float noise on these inputs, from
-                # its float64 run, for the judge's precision check: its
-                # floor where the output is near zero, and the yardstick
-                # for errors that lower-precision operands leave once a
-                # reduction has averaged them below the fixed bound.
-                if exact is None:
-                    exact = self.ref.call64() or []
-                if j < len(exact):
-                    noise = self.noise(w, exact[j])
-                    st["l1_noise64"] = noise
-                    if st["l1_want"] > 0:
-                        self.noise_rel[j] = max(
-                            self.noise_rel.get(j, 0.0),
-                            noise / st["l1_want"])
-                    if st["l1_want"] < near_zero * st["n"] * \
-                            rep["in_scale"]:
-                        # Near zero against the inputs' scale: compared
-                        # at that noise (judge.c); its rate per element,
-                        # for the timed outputs.
-                        st["l1_noise"] = noise
-                        self.noise_rate[j] = max(
-                            self.noise_rate.get(j, 0.0), noise / st["n"])
-            outs.append(st)
+        want = self.ref.got
+        outs = self.trial_outputs(rep, req, kb, True)
         after = c.get("inputs_after") or before
         rep["inputs"] = [{"name": self.in_names[i], "before": b,
                           "after": a}
@@ -3439,6 +3406,98 @@ class Judge:
             if o["checksum_2"] != o["checksum_1"]:
                 o["mismatches_2"] = self.compare(g, want[j],
                                                  False)["mismatches"]
+        return rep
+
+    def trial_outputs(self, rep, req, kb, learn):
+        """The comparisons of a trial's outputs (the candidate's last call
+        against the reference's on the same inputs), with the reference's
+        float noise where kforge's protocol measures it; learn: keep that
+        noise as the yardstick of the timed outputs (trials only, not the
+        check calls among the timed ones)."""
+        got, want = self.cand.got, self.ref.got
+        outs = []
+        exact = None
+        # The share of the inputs' scale under which the judge calls an
+        # output near zero and compares it at the reference's own float
+        # noise (judge.c, KF_BRIDGE_NEAR_ZERO).
+        near_zero = float(req.get("near_zero", 0))
+        for j, (g, w) in enumerate(zip(got, want)):
+            st = self.compare(g, w, kb)
+            st["unwritten"] = self.unwritten(g, w)
+            st["name"] = self.out_names[j]
+            st["checksum_ref"] = self.tt.hash_tensor(w)
+            st["checksum_1"] = self.tt.hash_tensor(g)
+            if not kb and w.is_floating_point() and st["n"]:
+                # The reference's own float noise on these inputs, from
+                # its float64 run, for the judge's precision check: its
+                # floor where the output is near zero, and the yardstick
+                # for errors that lower-precision operands leave once a
+                # reduction has averaged them below the fixed bound.
+                if exact is None:
+                    exact = self.ref.call64() or []
+                if j < len(exact):
+                    noise = self.noise(w, exact[j])
+                    st["l1_noise64"] = noise
+                    if st["l1_want"] > 0 and learn:
+                        self.noise_rel[j] = max(
+                            self.noise_rel.get(j, 0.0),
+                            noise / st["l1_want"])
+                    if st["l1_want"] < near_zero * st["n"] * \
+                            rep["in_scale"]:
+                        # Near zero against the inputs' scale: compared
+                        # at that noise (judge.c); its rate per element,
+                        # for the timed outputs.
+                        st["l1_noise"] = noise
+                        if learn:
+                            self.noise_rate[j] = max(
+                                self.noise_rate.get(j, 0.0),
+                                noise / st["n"])
+            outs.append(st)
+        return outs
+
+    def check_call(self, ck, near_zero):
+        """A check call among the timed pairs (the supervisor's "checks",
+        judge.c): fresh inputs drawn as for trial ck["trial"] (its values
+        reshaped) under the check's own seed, the candidate called exactly
+        as in a timed call (the same request and flush, so that nothing in
+        its process tells them apart but the values), then the reference
+        and its float64 run. The frame has a trial's form, one call of the
+        candidate (checksum_2 is checksum_1); None after a fault was
+        sent."""
+        dist = int((ck.get("dists") or [0])[0])
+        seed = int(ck.get("seed", "1")) % (1 << 63)
+        base = self.tensors(seed, dist)
+        before = [self.tt.hash_tensor(x) for x in base]
+        self.ref.put(base)
+        self.cand.put(base)
+        rep = {"ev": "check", "at": ck.get("at"), "trial": ck.get("trial"),
+               "seed": str(seed), "dists": [dist],
+               "in_scale": self.in_scale(base)}
+        c = self.cand.timed_call(not self.tt.cuda, kb=False)
+        if self.fault(c):
+            return None
+        r = self.ref.call()
+        if self.fault(r):
+            return None
+        rep["ref_rc"] = 1 if r.get("error") else 0
+        if r.get("error"):
+            rep["ref_error"] = r["error"]
+            return rep
+        rep["cand_rc"] = 1 if c.get("error") else 0
+        if c.get("error"):
+            rep["cand_error"] = c["error"]
+            return rep
+        self.add_facts(rep, self.call_facts(c, r, False))
+        if self.nothing_to_compare(c):
+            return rep
+        outs = self.trial_outputs(rep, {"near_zero": near_zero}, False,
+                                  False)
+        for o in outs:
+            o["checksum_2"] = o["checksum_1"]
+        rep["outputs"] = outs
+        rep["cand_rc_2"] = 0
+        rep["inputs"] = [{"name": self.in_names[i], "before": b, "after": b}
+                         for i, b in enumerate(before)]
         return rep
 
     # -- timing ----------------------------------------------------------
@@ -3579,8 +3638,18 @@ class Judge:
         pairs = int(req.get("pairs", 10))
         warmup = int(req.get("warmup", 0))
         rep = self.samples(False)
+        rep["checks"] = []
+        checks = req.get("checks") or []
         first = self.pair_index
         for k in range(warmup + pairs):
+            for ck in checks:
+                if int(ck.get("at", -1)) != k:
+                    continue
+                f = self.check_call(ck, getattr(self, "near_zero", 0.0))
+                if f is None:
+                    return None
+                f["pair"] = self.pair_index if k >= warmup else -1
+                rep["checks"].append(f)
             p = first if k < warmup else self.pair_index
             # Warm-up pairs get inputs of their own: none repeats.
             base = self.timing_tensors(seed, p if k >= warmup else

@@ -901,8 +901,8 @@ static void test_judge_rounding_bias_of_16_bit_outputs(void)
  * were 4.4e-5 to 6e-5 of the norm and 717 to 993 times the noise; honest
  * reorderings measured 1 to 107 times it, or stay under 2.5e-5 of the
  * norm (a float32 scan against a reference that accumulates in float64:
- * 1.1e-5, 534 times). Without a measured noise (native tasks) only the
- * bound applies. */
+ * 1.1e-5, 534 times). Without a measured noise (the cuda worker's native
+ * tasks) only the bound applies. */
 static void test_judge_precision_against_the_reference_noise(void)
 {
 	struct kf_err err = KF_ERR_INIT;
@@ -942,8 +942,10 @@ static void test_judge_precision_against_the_reference_noise(void)
 			CHECK(v.status == KF_STATUS_REJECTED);
 		}
 		if (got && cases[i].err < 1e-4) {
+			/* A native task's reference computes in float64: its
+			 * noise is measured by moving its inputs. */
 			CHECK_CONTAINS(v.reason, "times the reference's own "
-						 "rounding error on the same "
+						 "float noise on the same "
 						 "inputs");
 			CHECK_CONTAINS(v.reason, "a long float32 "
 						 "reduction summed in one "
@@ -953,7 +955,123 @@ static void test_judge_precision_against_the_reference_noise(void)
 	kf_task_free(t);
 }
 
+/* A samples frame of one batch, its timed outputs clean, with one check
+ * call before timed pair 7 on inputs drawn as for trial 2: L1 error and
+ * the reference's measured noise (per element), mismatches. */
+static cJSON *samples_with_check(double err, double noise, int mismatches)
+{
+	char buf[2048];
+	double n = 64;
+	snprintf(buf, sizeof(buf),
+		 "{\"ev\":\"samples\",\"cand_rc_nonzero\":0,"
+		 "\"cand_cuda_errors\":0,\"check\":{\"mismatches\":0,"
+		 "\"unwritten\":0,\"first_bad_pair\":-1,\"inputs_intact\":true,"
+		 "\"outputs\":[]},\"checks\":[{\"at\":9,\"pair\":7,\"trial\":2,"
+		 "\"seed\":\"99\",\"dists\":[1],\"cand_rc\":0,\"ref_rc\":0,"
+		 "\"cand_rc_2\":0,\"outputs\":[{\"name\":\"y\",\"n\":%g,"
+		 "\"mismatches\":%d,\"unwritten\":0,\"worst_index\":3,"
+		 "\"worst_got\":1.5,\"worst_want\":1.4,\"max_abs\":%g,"
+		 "\"max_rel\":1e-3,\"l1_err\":%g,\"l1_want\":%g,"
+		 "\"want_min\":-2,\"want_max\":2,\"l1_noise64\":%g,"
+		 "\"checksum_1\":\"a1\",\"checksum_2\":\"a1\","
+		 "\"checksum_ref\":\"b2\"}],\"inputs\":[{\"name\":\"x\","
+		 "\"before\":\"c3\",\"after\":\"c3\"}]}]}",
+		 n, mismatches, mismatches ? 0.1 : err * 4, err * n, n,
+		 noise * n);
+	return cJSON_Parse(buf);
+}
+
+/* Check calls placed among the timed calls are judged as trials: an
+ * approximation switched on once the trials' calls are counted out (its
+ * error 6e-5 of the norm, a thousand times the reference's noise) is
+ * rejected by the rule a trial would have applied, the reason naming the
+ * check call, its place and its inputs; an honest kernel's check (1e-7,
+ * near the noise) passes; a check call's wrong values are a timed
+ * output's failure (wrong_answer/timed_output), the reason naming it. */
+static void test_judge_check_calls_among_timed_calls(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tests/fixtures/rowsum", &t, &err) == 0, "%s",
+		  err.msg);
+	struct verdict v = {0};
+	cJSON *f = samples_with_check(6e-5, 6e-8, 0);
+	kf_judge_samples(t, f, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "precision");
+	CHECK_CONTAINS(v.reason, "timing: check call before timed pair 7, "
+				 "on fresh inputs drawn as for trial 2 (seed "
+				 "99, timing dims B=64 N=256, dists "
+				 "x=uniform)");
+	CHECK_CONTAINS(v.reason, "L1 relative error 6e-05");
+	CHECK_CONTAINS(v.reason, "1000 times the reference's own float noise");
+	cJSON_Delete(f);
+	cJSON_Delete(v.failure);
+
+	memset(&v, 0, sizeof(v));
+	f = samples_with_check(1e-7, 6e-8, 0);
+	kf_judge_samples(t, f, &v);
+	CHECK_MSG(v.status == KF_STATUS_OK, "%s", v.reason);
+	cJSON_Delete(f);
+
+	memset(&v, 0, sizeof(v));
+	f = samples_with_check(1e-3, 6e-8, 5);
+	kf_judge_samples(t, f, &v);
+	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
+	CHECK_STR(v.check, "timed_output");
+	CHECK_CONTAINS(v.reason, "timing: check call before timed pair 7");
+	CHECK_CONTAINS(v.reason, "5 of 64 elements outside the tolerance");
+	cJSON_Delete(f);
+	cJSON_Delete(v.failure);
+	kf_task_free(t);
+}
+
+/* Native tasks' measured noise (the worker's l1_noise64: how far the
+ * reference's outputs move under one-ulp moves of its float32 inputs, at
+ * least their rounding): a bfloat16-grade exp in a cross-entropy measured
+ * 6.1e-5 of the loss and 1025 times that noise (rejected), an honest
+ * float32 kernel with its own degree-8 exp 2.4e-6 and 41 times (ok), a
+ * float32 two-pass layernorm on rows of mean 30 1.4e-5 and 6 times (ok);
+ * past 2.5e-5 of the norm, an ill-conditioned reference's larger noise
+ * keeps an error of the same multiple ok. */
+static void test_judge_native_measured_noise(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tests/fixtures/rowsum", &t, &err) == 0, "%s",
+		  err.msg);
+	static const struct {
+		double err, noise;
+		bool rejected;
+	} cases[] = {
+	    {6.1e-5, 6.0e-8, true},  /* bfloat16-grade exp */
+	    {3.2e-5, 6.0e-8, true},  /* quadratic 2^f */
+	    {2.4e-6, 6.0e-8, false}, /* degree-8 exp, float32 sums */
+	    {1.4e-5, 2.3e-6, false}, /* layernorm, mean 30 */
+	    {6.0e-5, 2.0e-6, false}, /* 30 times an ill-conditioned noise */
+	};
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		cJSON *f = samples_with_check(cases[i].err, cases[i].noise, 0);
+		struct verdict v = {0};
+		kf_judge_samples(t, f, &v);
+		CHECK_MSG((v.status == KF_STATUS_REJECTED) == cases[i].rejected,
+			  "case %zu: %s", i, v.reason);
+		if (cases[i].rejected) {
+			CHECK_STR(v.check, "precision");
+			CHECK_CONTAINS(v.reason, "how far its outputs move "
+						 "when its float32 inputs "
+						 "move by one unit in the last "
+						 "place");
+		}
+		cJSON_Delete(f);
+		cJSON_Delete(v.failure);
+	}
+	kf_task_free(t);
+}
+
 KF_TESTS(judge) = {
+    KF_TEST(test_judge_check_calls_among_timed_calls),
+    KF_TEST(test_judge_native_measured_noise),
     KF_TEST(test_judge_precision_against_the_reference_noise),
     KF_TEST(test_judge_bridge_facts),
     KF_TEST(test_judge_worker_observations),

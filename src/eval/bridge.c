@@ -403,11 +403,20 @@ static void roofline_json(struct bsession *s)
 
 /* kforge's protocol: interleaved pairs on fresh inputs, every output
  * checked, until the medians' intervals are tight or the cap passes. */
-static void time_kforge(struct bsession *s)
+static void time_kforge(struct bsession *s, const struct trial_plan *plans,
+			int n)
 {
 	struct bsamples sm = {0};
 	struct kf_timing tg;
 	kf_timing_start(&tg);
+	/* Check calls draw their inputs like the trials whose values were
+	 * reshaped (the timed calls have get_inputs()'s own). */
+	struct trial_plan *cp = kf_xcalloc((size_t)n + 1, sizeof(*cp));
+	int ncp = 0;
+	for (int k = 0; k < n; k++)
+		if (plans[k].dists[0] != 0)
+			cp[ncp++] = plans[k];
+	kf_timing_checks(&tg, cp, ncp);
 	while (!s->core.done) {
 		cJSON *rep = kf_session_time_batch(&s->core, &tg, 30000);
 		if (!rep)
@@ -430,6 +439,7 @@ static void time_kforge(struct bsession *s)
 	roofline_json(s);
 out:
 	bsamples_release(&sm);
+	free(cp);
 }
 
 /* KernelBench's timing (see the bridge): each side alone, 3 warm-ups, 101
@@ -1159,7 +1169,7 @@ void kf_eval_bridge_measure(struct kf_eval_pending *p, int core)
 		goto done;
 	if (!o->no_timing) {
 		if (!s->kb_checks)
-			time_kforge(s);
+			time_kforge(s, plans, n);
 		if (!s->core.done && strcmp(p->proto, "kforge"))
 			time_kernelbench(
 			    s, s->kb_checks ? "timing" : "timing_kernelbench");

@@ -572,12 +572,38 @@ static void energy(struct session *s)
 	cJSON_Delete(rep);
 }
 
-static void run_timing(struct session *s, const cJSON *peak)
+static void run_timing(struct session *s, const cJSON *peak,
+		       const struct trial_plan *plans, const cJSON *frames)
 {
 	struct samples sm = {0};
 	sm.kernels = sm.streams = -1;
 	struct kf_timing tg;
 	kf_timing_start(&tg);
+	/* Check calls draw their inputs like the trials at the timing dims
+	 * (a timing set holds no other shape): every distribution of every
+	 * input is among them (plan_trials). */
+	struct trial_plan *cp =
+	    kf_xcalloc((size_t)s->n_trials + 1, sizeof(*cp));
+	int ncp = 0;
+	for (int k = 0; k < s->n_trials; k++)
+		if (plans[k].dimset == 0)
+			cp[ncp++] = plans[k];
+	kf_timing_checks(&tg, cp, ncp);
+	const cJSON *f;
+	cJSON_ArrayForEach(f, frames)
+	{
+		const cJSON *o;
+		int j = 0;
+		cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+		{
+			double n = kf_json_num(o, "l1_noise64", -1);
+			double w = kf_json_num(o, "l1_want", 0);
+			if (j < KF_MAX_TENSORS && n >= 0 && w > 0 &&
+			    n / w > tg.noise_rel[j])
+				tg.noise_rel[j] = n / w;
+			j++;
+		}
+	}
 	while (!s->core.done) {
 		/* Generating, comparing and hashing: 2 s and 1 us per
 		 * element. */
@@ -615,6 +641,7 @@ static void run_timing(struct session *s, const cJSON *peak)
 		energy(s);
 out:
 	samples_release(&sm);
+	free(cp);
 }
 
 /*
@@ -918,7 +945,7 @@ int kf_eval(const char *task_path, const char *candidate_path,
 		bool kb = !strcmp(proto, "kernelbench");
 		peak = peaks(&s, device);
 		if (!kb && !s.core.done)
-			run_timing(&s, peak);
+			run_timing(&s, peak, plans, frames);
 		if (!s.core.done && (kb || !strcmp(proto, "both")))
 			run_timing_kb(&s, peak,
 				      kb ? "timing" : "timing_kernelbench");

@@ -312,9 +312,30 @@ struct kf_timing {
 	 * output was seen to fail at that many (the worker's calibration). */
 	double fresh[KF_MAX_TENSORS];
 	bool fresh_moves[KF_MAX_TENSORS];
+	/* Check calls among the timed ones (kf_timing_checks): the trial
+	 * plans their inputs are drawn like (dim set 0), the key of this
+	 * evaluation's draws of their places and seeds (getrandom, not the
+	 * seed: a candidate that knew the seed's rule still cannot tell
+	 * where they fall), the draws made, the checks sent. */
+	const struct trial_plan *check_plans;
+	int n_check_plans;
+	uint64_t check_key, check_ctr;
+	int checks;
+	/* Native tasks: per output, the trials' largest float noise of the
+	 * reference relative to its norm (< 0: none), the yardstick of the
+	 * timed outputs' measured-noise rule (the bridge keeps its own). */
+	double noise_rel[KF_MAX_TENSORS];
 };
 /* Starts the clock; the first batch is 10 pairs after 3 untimed ones. */
 void kf_timing_start(struct kf_timing *tg);
+/* Check calls in every timing batch, this many, at places drawn among its
+ * calls, each on fresh inputs drawn like one of the n plans (trials whose
+ * inputs are at the timing dims: the only ones a timing set holds), a
+ * plan drawn per check. Their outputs are judged as a trial's
+ * (kf_judge_samples); their times are in no sample. */
+#define KF_TIMING_CHECKS 2
+void kf_timing_checks(struct kf_timing *tg, const struct trial_plan *plans,
+		      int n);
 /*
  * The next batch of tg, each call within call_ms, plus slack_ms for the
  * batch. Returns the judged "samples" frame (the caller frees it), or NULL

@@ -309,14 +309,21 @@ bool kf_judge_precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 		    "%s: output '%s' is within the tolerance and its L1 "
 		    "relative error %.3g within %.0e, but that error is over "
 		    "%.1e of the norm and %s times the reference's own "
-		    "rounding error on the same inputs (its distance from a "
-		    "float64 run of the model), where float32 arithmetic in "
+		    "%s, where float32 arithmetic in "
 		    "another order measured up to about %.0f times it. Its "
 		    "causes: fp16, bf16 or tf32 operands, approximate "
 		    "functions, or a long float32 reduction summed in one "
 		    "order (pairwise or blocked sums, or float64 "
 		    "accumulation, keep that one near the reference)",
 		    label, s->name, l1, bound, KF_PRECISION_NOISE_REL, times,
+		    t->kernelbench
+			? "rounding error on the same inputs (its distance "
+			  "from a float64 run of the model)"
+			: "float noise on the same inputs (how far its "
+			  "outputs move when its float32 inputs move by one "
+			  "unit in the last place, and at least their own "
+			  "rounding to float32; the reference computes in "
+			  "float64)",
 		    KF_PRECISION_NOISE_TIMES / 2);
 		return true;
 	}
@@ -676,10 +683,19 @@ static bool frame_violation(const cJSON *frame, struct verdict *fv)
 	return kf_judge_bridge_facts(cJSON_GetObjectItem(frame, "facts"), fv);
 }
 
+/* A trial's verdict, its reasons opening with label (owned, freed). */
+static void judge_trial_as(const struct kf_task *t, const struct trial_plan *p,
+			   const cJSON *frame, char *label, struct verdict *v);
+
 void kf_judge_trial(const struct kf_task *t, const struct trial_plan *p,
 		    const cJSON *frame, struct verdict *v)
 {
-	char *label = kf_judge_trial_label(t, p);
+	judge_trial_as(t, p, frame, kf_judge_trial_label(t, p), v);
+}
+
+static void judge_trial_as(const struct kf_task *t, const struct trial_plan *p,
+			   const cJSON *frame, char *label, struct verdict *v)
+{
 	const cJSON *outs = cJSON_GetObjectItem(frame, "outputs");
 	const cJSON *ins = cJSON_GetObjectItem(frame, "inputs");
 	int ref_rc = (int)kf_json_num(frame, "ref_rc", 0);
@@ -840,6 +856,54 @@ static double bridge_floor(const cJSON *o, double scale, bool *raise)
 	return floor_l1;
 }
 
+/*
+ * One check call among the timed calls (a "checks" entry of a samples
+ * frame: the worker's or the bridge's trial frame of one candidate call on
+ * inputs drawn like trial "trial"'s under "seed", placed before call "at"
+ * of the batch), judged by the trials' rules; the failure's details carry
+ * the seed, as a trial's.
+ */
+static void judge_bridge(const struct kf_task *t, const struct trial_plan *p,
+			 const cJSON *frame, char *label, struct verdict *v);
+
+static void judge_check_call(const struct kf_task *t, const cJSON *ck,
+			     struct verdict *v)
+{
+	struct trial_plan p = {0};
+	p.index = (int)kf_json_num(ck, "trial", 0);
+	const char *seed = kf_json_str(ck, "seed");
+	p.seed = seed ? strtoull(seed, NULL, 10) : 0;
+	const cJSON *ds = cJSON_GetObjectItem(ck, "dists");
+	for (int i = 0; i < t->n_inputs && i < cJSON_GetArraySize(ds); i++)
+		p.dists[i] = cJSON_GetArrayItem(ds, i)->valueint;
+	char *like = kf_judge_trial_label(t, &p);
+	double pair = kf_json_num(ck, "pair", -1);
+	char where[48] = "among the warm-up calls";
+	if (pair >= 0)
+		snprintf(where, sizeof(where), "before timed pair %.0f", pair);
+	/* "trial 3 (seed ..." names the plan; the seed is the check's own. */
+	char *label = kf_xasprintf(
+	    "timing: check call %s, on fresh inputs drawn as for %s", where,
+	    like);
+	free(like);
+	v->status = KF_STATUS_OK;
+	if (t->kernelbench)
+		judge_bridge(t, &p, ck, label, v);
+	else
+		judge_trial_as(t, &p, ck, label, v);
+	/* Wrong values among the timed calls are a timed output's failure,
+	 * whichever call showed them: the reason says which. */
+	if (v->status == KF_STATUS_WRONG_ANSWER)
+		snprintf(v->check, sizeof(v->check), "timed_output");
+	if (v->status == KF_STATUS_OK || !v->failure)
+		return;
+	char *dims = t->kernelbench ? kf_xstrdup("") : kf_task_dims_str(t, 0);
+	cJSON_AddStringToObject(v->failure, "dims", dims);
+	free(dims);
+	kf_add_u64(v->failure, "seed", p.seed);
+	cJSON_AddNumberToObject(v->failure, "check_call_before_pair", pair);
+}
+
 void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		      struct verdict *v)
 {
@@ -906,6 +970,16 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		snprintf(label, sizeof(label), "timing: pair %.0f",
 			 kf_json_num(o, "pair", 0));
 		kf_judge_precision(t, j, &e, label, v);
+	}
+	/* The check calls placed among the timed ones, each judged as a
+	 * trial on its own inputs: approximation switched on once the trials
+	 * are over meets the trials' inputs there. */
+	const cJSON *ck;
+	cJSON_ArrayForEach(ck, cJSON_GetObjectItem(frame, "checks"))
+	{
+		if (!t || v->status != KF_STATUS_OK)
+			break;
+		judge_check_call(t, ck, v);
 	}
 }
 
@@ -1700,7 +1774,7 @@ static void judge_kb(const struct kf_task *t, const struct trial_plan *p,
  * GroupNorm and a mean gives about 1e-9) is compared at the scale of the
  * computation, not at the noise's. */
 static void judge_bridge(const struct kf_task *t, const struct trial_plan *p,
-			 const cJSON *frame, struct verdict *v)
+			 const cJSON *frame, char *label, struct verdict *v)
 {
 	double scale = kf_json_num(frame, "in_scale", 0);
 	cJSON *f = cJSON_Duplicate(frame, 1);
@@ -1715,7 +1789,7 @@ static void judge_bridge(const struct kf_task *t, const struct trial_plan *p,
 		else if (fl > 0)
 			cJSON_AddNumberToObject(o, "l1_floor", fl);
 	}
-	kf_judge_trial(t, p, f, v);
+	judge_trial_as(t, p, f, label ? label : kf_judge_trial_label(t, p), v);
 	cJSON_Delete(f);
 }
 
@@ -1726,7 +1800,7 @@ void kf_judge_bridge_trial(const struct kf_task *t, const struct trial_plan *p,
 	if (kb_checks)
 		judge_kb(t, p, frame, v);
 	else
-		judge_bridge(t, p, frame, v);
+		judge_bridge(t, p, frame, NULL, v);
 	/* Python raises where C returns a code: name the exception, and
 	 * count a shape KernelBench rejects as a wrong answer. */
 	const char *cerr = kf_json_str(frame, "cand_error");

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -528,6 +529,59 @@ void kf_timing_start(struct kf_timing *tg)
 	tg->batch = 10;
 	tg->warmup = 3;
 	tg->t0_ns = kf_now_ns();
+	for (int j = 0; j < KF_MAX_TENSORS; j++)
+		tg->noise_rel[j] = -1;
+	/* The check calls' key: fresh for every evaluation. */
+	if (getrandom(&tg->check_key, sizeof(tg->check_key), 0) !=
+	    (ssize_t)sizeof(tg->check_key))
+		tg->check_key = kf_now_ns() ^ ((uint64_t)getpid() << 32);
+}
+
+void kf_timing_checks(struct kf_timing *tg, const struct trial_plan *plans,
+		      int n)
+{
+	tg->check_plans = plans;
+	tg->n_check_plans = n;
+}
+
+/* The next of this evaluation's draws (splitmix64 over its key). */
+static uint64_t check_draw(struct kf_timing *tg)
+{
+	uint64_t z = tg->check_key + 0x9e3779b97f4a7c15ull * ++tg->check_ctr;
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+/* Adds the batch's check calls to a time request: KF_TIMING_CHECKS of
+ * them, each at a place drawn among the batch's calls (warm-ups counted),
+ * on inputs drawn like a plan drawn among the check plans, under a seed
+ * of its own. */
+static int add_checks(struct kf_timing *tg, const struct kf_task *t,
+		      cJSON *req)
+{
+	int calls = tg->batch + tg->warmup, n = 0;
+	if (tg->n_check_plans <= 0 || calls <= 0)
+		return 0;
+	cJSON *arr = cJSON_AddArrayToObject(req, "checks");
+	for (int k = 0; k < KF_TIMING_CHECKS; k++, n++) {
+		const struct trial_plan *p =
+		    &tg->check_plans[check_draw(tg) %
+				     (uint64_t)tg->n_check_plans];
+		cJSON *c = cJSON_CreateObject();
+		cJSON_AddNumberToObject(c, "at",
+					(double)(check_draw(tg) %
+						 (uint64_t)calls));
+		cJSON_AddNumberToObject(c, "trial", p->index);
+		kf_add_u64(c, "seed", check_draw(tg) >> 2);
+		cJSON *d = cJSON_AddArrayToObject(c, "dists");
+		for (int i = 0; i < (t ? t->n_inputs : 1); i++)
+			cJSON_AddItemToArray(d,
+					     cJSON_CreateNumber(p->dists[i]));
+		cJSON_AddItemToArray(arr, c);
+	}
+	tg->checks += n;
+	return n;
 }
 
 cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
@@ -538,8 +592,11 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 	kf_add_u64(req, "seed", s->o->seed + 1000003u);
 	cJSON_AddNumberToObject(req, "pairs", tg->batch);
 	cJSON_AddNumberToObject(req, "warmup", tg->warmup);
-	/* A pair is two calls. */
-	double ms = (tg->batch + tg->warmup) * 2 * s->call_ms + slack_ms;
+	int checks = add_checks(tg, s->task, req);
+	/* A pair is two calls; a check call two, and the reference's float64
+	 * run on the bridge. */
+	double ms = (tg->batch + tg->warmup + 2 * checks) * 2 * s->call_ms +
+		    slack_ms;
 	cJSON *rep = kf_session_exchange(s, req, ms, "timing");
 	if (!rep || kf_session_unexpected(s, rep, "samples", "timing"))
 		return NULL;
@@ -553,8 +610,24 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 			    cJSON_IsTrue(cJSON_GetArrayItem(fm, i));
 		}
 	}
+	/* The timed outputs' yardstick: the trials' largest noise relative to
+	 * the norm, scaled to the output (the bridge sends its own). */
+	const cJSON *o;
+	int j = 0;
+	cJSON_ArrayForEach(
+	    o, cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "check"), "outputs"))
+	{
+		if (j < KF_MAX_TENSORS && tg->noise_rel[j] >= 0 &&
+		    !cJSON_GetObjectItem(o, "l1_noise64"))
+			cJSON_AddNumberToObject(
+			    (cJSON *)o, "l1_noise64",
+			    tg->noise_rel[j] * kf_json_num(o, "l1_want", 0));
+		j++;
+	}
 	struct verdict v = {0};
 	kf_judge_samples(s->task, rep, &v);
+	if (v.failure) /* a check call's, as a trial's */
+		cJSON_AddItemToObject(s->res, "failure", v.failure);
 	if (v.status != KF_STATUS_OK) {
 		kf_session_finish(s, v.status, v.check, v.reason);
 		cJSON_Delete(rep);
@@ -606,6 +679,7 @@ cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,
 	cJSON_AddNumberToObject(tm, "discarded_throttled", throttled);
 	cJSON_AddNumberToObject(tm, "seconds", tg->elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
+	cJSON_AddNumberToObject(tm, "check_calls", tg->checks);
 	cJSON *fv = cJSON_AddArrayToObject(tm, "fresh_values");
 	cJSON *fm = cJSON_AddArrayToObject(tm, "fresh_moves_outputs");
 	for (int i = 0; i < s->task->n_inputs && i < KF_MAX_TENSORS; i++) {

@@ -352,10 +352,60 @@ int wk_do_time(struct worker *w, const cJSON *req)
 	int nonzero = 0, cuda_errors = 0, bad_pair = -1;
 	int64_t mism = 0, unwr = 0;
 	bool intact = true;
-	for (int k = -warmup; k < pairs; k++) {
+	/* The supervisor's check calls: where among this batch's calls
+	 * (warm-ups counted from 0) each goes, and its inputs' seed and
+	 * distributions. Untimed: none of their figures enters the samples. */
+	const cJSON *checks = cJSON_GetObjectItem(req, "checks");
+	cJSON *cfr = cJSON_AddArrayToObject(m, "checks");
+	bool check_failed = false;
+	for (int k = -warmup; k < pairs && !check_failed; k++) {
 		/* Every pair, warm-up included, has inputs of its own. */
-		int p = w->pairs_done++;
+		int p = w->pairs_done;
 		struct tensor_set *s = &w->timing[p & 1];
+		const cJSON *ck;
+		cJSON_ArrayForEach(ck, checks)
+		{
+			if ((int)kf_json_num(ck, "at", -1) != k + warmup ||
+			    check_failed)
+				continue;
+			int dist_index[KF_MAX_TENSORS] = {0};
+			const cJSON *ds = cJSON_GetObjectItem(ck, "dists");
+			for (int i = 0;
+			     i < t->n_inputs && i < cJSON_GetArraySize(ds); i++)
+				dist_index[i] =
+				    cJSON_GetArrayItem(ds, i)->valueint;
+			cJSON *f = wk_check_call(w, s, wk_parse_u64(ck, "seed"),
+						 dist_index, &rc, &err);
+			if (!f)
+				goto engine_error;
+			wk_cand_idle_check(w);
+			cJSON_AddNumberToObject(f, "at", k + warmup);
+			cJSON_AddNumberToObject(f, "pair", k < 0 ? -1 : p);
+			cJSON_AddNumberToObject(f, "trial",
+						kf_json_num(ck, "trial", 0));
+			cJSON_AddStringToObject(f, "seed",
+						kf_json_str(ck, "seed")
+						    ? kf_json_str(ck, "seed")
+						    : "0");
+			cJSON_AddItemToObject(f, "dists",
+					      cJSON_Duplicate(ds, true));
+			cJSON_AddItemToArray(cfr, f);
+			/* A failed check is the verdict: no need to go on. */
+			const cJSON *o;
+			cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+			{
+				if (kf_json_num(o, "mismatches", 0) +
+					kf_json_num(o, "unwritten", 0) >
+				    0)
+					check_failed = true;
+			}
+			if (!cJSON_GetObjectItem(f, "outputs") ||
+			    cJSON_GetObjectItem(f, "violation"))
+				check_failed = true;
+		}
+		if (check_failed)
+			break;
+		w->pairs_done++;
 		rc = rotate_inputs(w, s, p, &err);
 		if (rc)
 			goto engine_error;

@@ -66,6 +66,98 @@ static cJSON *cmp_json(const struct kf_cmp *c)
 	return o;
 }
 
+/*
+ * The reference's float noise on set s's inputs, on the host, for the
+ * judge's measured-noise precision rule (judge.c, kf_judge_precision): its
+ * outputs again on the same inputs with every finite nonzero float32
+ * element moved one unit in the last place, up or down as a hash of the
+ * seed and its index says, and per float32 output the L1 distance of those
+ * outputs from its first ones into noise[j], at least the outputs' own rounding (-1 elsewhere). A task's
+ * reference is its ground truth, computed in float64 and rounded once:
+ * its distance from a float64 run is its last rounding, which tells
+ * nothing of the problem; how far float32 rounding of its operands moves
+ * it does (cancellation: a layernorm of rows of mean 30 moves thousands of
+ * times more than a softmax). The reference's inputs and outputs are put
+ * back as they were; nothing of this reaches the candidate's side.
+ */
+static int ref_noise(struct worker *w, struct tensor_set *s, uint64_t seed,
+		     double *noise, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	void *keep_in[KF_MAX_TENSORS] = {0}, *keep_out[KF_MAX_TENSORS] = {0};
+	bool any_in = false, any_out = false;
+	int rc = 0;
+	for (int j = 0; j < t->n_outputs; j++) {
+		noise[j] = -1;
+		any_out = any_out || t->outputs[j].dtype == KF_F32;
+	}
+	for (int i = 0; i < t->n_inputs; i++)
+		any_in = any_in || (t->inputs[i].dtype == KF_F32 &&
+				    s->in_r[i].n > 0);
+	if (w->ops->device_type != kDLCPU || !any_in || !any_out)
+		return 0;
+	for (int i = 0; i < t->n_inputs; i++) {
+		if (t->inputs[i].dtype != KF_F32)
+			continue;
+		keep_in[i] = kf_xmalloc(s->in_r[i].bytes + 1);
+		memcpy(keep_in[i], s->in_r[i].ptr, s->in_r[i].bytes);
+		uint32_t *x = s->in_r[i].ptr;
+		for (int64_t e = 0; e < s->in_r[i].n; e++) {
+			if ((x[e] & 0x7fffffffu) == 0 ||
+			    (x[e] & 0x7f800000u) == 0x7f800000u)
+				continue;
+			uint64_t z = seed + 0x9e3779b97f4a7c15ull *
+						(uint64_t)(e + 1 + ((int64_t)i << 40));
+			z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
+			z ^= z >> 29;
+			bool up = z & 1;
+			/* Magnitude one ulp up, or down (not below the
+			 * smallest normal's neighbour: a zero stays out). */
+			if (up && (x[e] & 0x7fffffffu) < 0x7f7fffffu)
+				x[e]++;
+			else if (!up && (x[e] & 0x7fffffffu) > 1)
+				x[e]--;
+		}
+	}
+	for (int j = 0; j < t->n_outputs; j++) {
+		keep_out[j] = kf_xmalloc(s->out_r[j].bytes + 1);
+		memcpy(keep_out[j], s->out_r[j].ptr, s->out_r[j].bytes);
+	}
+	struct kf_sample smp;
+	uint64_t wall;
+	rc = wk_call(w, SIDE_REF, s, false, false, &smp, &wall, err);
+	for (int j = 0; j < t->n_outputs && !rc; j++) {
+		if (t->outputs[j].dtype != KF_F32 || smp.rc)
+			continue;
+		const float *a = keep_out[j], *b = s->out_r[j].ptr;
+		double d = 0, l1 = 0;
+		for (int64_t e = 0; e < s->out_r[j].n; e++)
+			if (isfinite(a[e]) && isfinite(b[e])) {
+				d += fabs((double)a[e] - (double)b[e]);
+				l1 += fabs((double)a[e]);
+			}
+		/* At least the outputs' own rounding to float32: half a unit
+		 * in the last place, at most 2^-24 of each value. */
+		noise[j] = fmax(d, l1 * 0x1p-24);
+	}
+	for (int i = 0; i < t->n_inputs; i++)
+		if (keep_in[i]) {
+			memcpy(s->in_r[i].ptr, keep_in[i], s->in_r[i].bytes);
+			free(keep_in[i]);
+		}
+	for (int j = 0; j < t->n_outputs; j++) {
+		memcpy(s->out_r[j].ptr, keep_out[j], s->out_r[j].bytes);
+		free(keep_out[j]);
+	}
+	return rc;
+}
+
+static void add_noise(cJSON *o, double noise)
+{
+	if (noise >= 0)
+		cJSON_AddNumberToObject(o, "l1_noise64", noise);
+}
+
 int wk_do_trial(struct worker *w, const cJSON *req)
 {
 	const struct kf_task *t = w->task;
@@ -122,6 +214,10 @@ int wk_do_trial(struct worker *w, const cJSON *req)
 		goto done;
 	}
 
+	double noise[KF_MAX_TENSORS];
+	rc = ref_noise(w, &s, seed, noise, &err);
+	if (rc)
+		goto engine_error;
 	cJSON *outs = cJSON_AddArrayToObject(m, "outputs");
 	uint64_t first[KF_MAX_TENSORS];
 	for (int j = 0; j < t->n_outputs; j++) {
@@ -141,6 +237,7 @@ int wk_do_trial(struct worker *w, const cJSON *req)
 			goto engine_error;
 		cJSON *o = cmp_json(&c);
 		cJSON_AddStringToObject(o, "name", t->outputs[j].name);
+		add_noise(o, noise[j]);
 		wk_add_hex(o, "checksum_ref", ref_sum);
 		wk_add_hex(o, "checksum_1", first[j]);
 		cJSON_AddItemToArray(outs, o);
@@ -197,4 +294,112 @@ engine_error:
 	wk_set_release(w, &s);
 	cJSON_Delete(m);
 	return wk_reply_engine_error(w, rc, &err);
+}
+
+/*
+ * A check call among the timed pairs (wk_do_time): inputs drawn, under a
+ * seed the supervisor chose, from the distributions a trial had (dist
+ * index per input) at the timing dims, written into the timing set s that
+ * the next pair would use (the same buffers, shapes and flush as a timed
+ * call), the candidate called, then the reference, and their outputs
+ * compared as in a trial. The frame has a trial's form, with one call of
+ * the candidate (checksum_2 is checksum_1; the trials hold determinism);
+ * NULL with *rc set on an engine error.
+ */
+cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
+		     const int *dist_index, int *rc, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	struct kf_sample smp;
+	uint64_t wall;
+	*rc = 0;
+	for (int i = 0; i < t->n_inputs && !*rc; i++) {
+		const struct kf_tensor_spec *sp = &t->inputs[i];
+		const struct kf_dist *d = &sp->dists[dist_index[i] % sp->n_dists];
+		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}, 0};
+		kf_dist_params(t, d, 0, f.p);
+		*rc = w->ops->fill(w->ctx, s->in_c[i].ptr, sp->dtype,
+				   s->in_c[i].n, &f, err);
+		if (!*rc)
+			*rc = w->ops->copy(w->ctx, s->in_r[i].ptr,
+					   s->in_c[i].ptr, s->in_c[i].bytes,
+					   err);
+		if (!*rc)
+			*rc = w->ops->checksum(w->ctx, s->in_c[i].ptr,
+					       s->in_c[i].bytes, &s->in_sum[i],
+					       err);
+	}
+	if (*rc)
+		return NULL;
+	cJSON *m = cJSON_CreateObject();
+	*rc = wk_call(w, SIDE_CAND, s, true, false, &smp, &wall, err);
+	if (*rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "cand_rc", smp.rc);
+	cJSON_AddNumberToObject(m, "cand_ns", smp.ns);
+	if (w->cuda_error) {
+		wk_add_cuda_error(w, m, "cand_cuda_error");
+		return m;
+	}
+	if (wk_add_violation(w, m) || smp.rc)
+		return m;
+	*rc = wk_reference_intact(w, s, err);
+	if (*rc)
+		goto engine_error;
+	if (wk_add_violation(w, m))
+		return m;
+	*rc = wk_call(w, SIDE_REF, s, false, false, &smp, &wall, err);
+	if (*rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "ref_rc", smp.rc);
+	if (smp.rc || w->cuda_error) {
+		if (w->cuda_error)
+			wk_add_cuda_error(w, m, "ref_cuda_error");
+		return m;
+	}
+	double noise[KF_MAX_TENSORS];
+	*rc = ref_noise(w, s, seed, noise, err);
+	if (*rc)
+		goto engine_error;
+	cJSON_AddNumberToObject(m, "cand_rc_2", 0);
+	cJSON *outs = cJSON_AddArrayToObject(m, "outputs");
+	for (int j = 0; j < t->n_outputs; j++) {
+		struct kf_cmp c;
+		uint64_t sum, ref_sum;
+		*rc = w->ops->compare(w->ctx, s->out_c[j].ptr, s->out_r[j].ptr,
+				      t->outputs[j].dtype, s->out_c[j].n,
+				      t->tol[t->outputs[j].dtype], &c, err);
+		if (!*rc)
+			*rc = w->ops->checksum(w->ctx, s->out_c[j].ptr,
+					       s->out_c[j].bytes, &sum, err);
+		if (!*rc)
+			*rc = w->ops->checksum(w->ctx, s->out_r[j].ptr,
+					       s->out_r[j].bytes, &ref_sum, err);
+		if (*rc)
+			goto engine_error;
+		cJSON *o = cmp_json(&c);
+		cJSON_AddStringToObject(o, "name", t->outputs[j].name);
+		add_noise(o, noise[j]);
+		wk_add_hex(o, "checksum_ref", ref_sum);
+		wk_add_hex(o, "checksum_1", sum);
+		wk_add_hex(o, "checksum_2", sum);
+		cJSON_AddItemToArray(outs, o);
+	}
+	cJSON *ins = cJSON_AddArrayToObject(m, "inputs");
+	for (int i = 0; i < t->n_inputs; i++) {
+		uint64_t after;
+		*rc = w->ops->checksum(w->ctx, s->in_c[i].ptr, s->in_c[i].bytes,
+				       &after, err);
+		if (*rc)
+			goto engine_error;
+		cJSON *o = cJSON_CreateObject();
+		cJSON_AddStringToObject(o, "name", t->inputs[i].name);
+		wk_add_hex(o, "before", s->in_sum[i]);
+		wk_add_hex(o, "after", after);
+		cJSON_AddItemToArray(ins, o);
+	}
+	return m;
+engine_error:
+	cJSON_Delete(m);
+	return NULL;
 }
