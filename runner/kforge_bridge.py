@@ -2754,6 +2754,7 @@ class Judge:
         self.load_facts = {}
         self.builds = []
         self.kernel = self.baseline = False
+        self.near_zero = 0.0     # the trials' near-zero share, for check calls
 
     def send(self, obj):
         write_frame(self.out, obj)

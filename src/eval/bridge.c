@@ -1164,17 +1164,18 @@ void kf_eval_bridge_measure(struct kf_eval_pending *p, int core)
 	if (!s->core.done)
 		kf_judge_degenerate(s->core.task, plans, frames, s->core.res);
 	cJSON_Delete(frames);
-	free(plans);
-	if (s->core.done)
-		goto done;
-	if (!o->no_timing) {
+	bool timed = !s->core.done;
+	if (timed && !o->no_timing) {
+		/* The check calls among the timed ones draw on the plans. */
 		if (!s->kb_checks)
 			time_kforge(s, plans, n);
 		if (!s->core.done && strcmp(p->proto, "kforge"))
 			time_kernelbench(
 			    s, s->kb_checks ? "timing" : "timing_kernelbench");
 	}
-	t[3] = kf_now_ns();
+	free(plans);
+	if (timed)
+		t[3] = kf_now_ns();
 done:
 	/* Measured: the bridge moves its processes off the slot's core and
 	 * ends while the slot measures the next (kf_eval_bridge_finish
