@@ -591,7 +591,8 @@ void kf_profile_finish(struct kf_profile *p)
 	 * table order since qsort may reorder: break ties by index */
 	for (int i = 0; i < p->n_f; i++)
 		p->f[i].weight -= i * 1e-9;
-	qsort(p->f, (size_t)p->n_f, sizeof(*p->f), by_weight);
+	if (p->n_f > 1) /* p->f is NULL when nothing was found */
+		qsort(p->f, (size_t)p->n_f, sizeof(*p->f), by_weight);
 	for (int i = 0; i < p->n_f; i++)
 		p->f[i].weight = round(p->f[i].weight * 1e6) / 1e6;
 }
