@@ -230,6 +230,20 @@ static const struct {
     {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
      "\"n_kv_heads\": 8}, \"score_mod\": \"score * qidx\"}",
      "bad.json: score_mod: unknown identifier 'qidx'"},
+    /* Strings the generated source carries: nothing that ends its
+     * comment (a blind round's spec wrote #error lines into the kernel). */
+    {"{\"name\": \"x */ #error injected /*\", \"dtype\": \"float16\", "
+     "\"head_dim\": 64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: name: must be 1 to 64 letters, digits"},
+    {"{\"task\": \"attention/x\\n#define a b\", \"dtype\": \"float16\", "
+     "\"head_dim\": 64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: task: must be a task id"},
+    /* A number the checker holds in double but the kernel's float
+     * cannot (1e308f is inf: NaN everywhere). */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": "
+     "8, \"n_kv_heads\": 8}, \"params\": {\"cap\": 1e308}, "
+     "\"score_mod\": \"score * cap\"}",
+     "bad.json: params.cap: must be a finite number a float holds"},
     {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
      "\"n_kv_heads\": 8}, \"score_mod\": \"softplus(score)\"}",
      "bad.json: score_mod: unknown function 'softplus'"},

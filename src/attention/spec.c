@@ -5,6 +5,7 @@
  * typed, their head indices in range over every head, and a mask declared
  * causal checked to be causal. Errors are "<file>: <field>: <why>".
  */
+#include <float.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -99,6 +100,22 @@ static bool is_ident(const char *s)
 	return true;
 }
 
+/* True when text is 1 to 64 characters of letters, digits, '_', '-', '.'
+ * and those of extra: nothing that could end a comment or a line of the
+ * generated source it is written into. */
+static bool plain_text(const char *text, const char *extra)
+{
+	size_t n = strlen(text);
+	if (n == 0 || n > 64)
+		return false;
+	for (const char *c = text; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+		      (*c >= '0' && *c <= '9') || *c == '_' || *c == '-' ||
+		      *c == '.' || (*c && strchr(extra, *c))))
+			return false;
+	return true;
+}
+
 static const char *const reserved[] = {
     "score", "b",   "h",   "q_idx", "kv_idx", "n_heads", "tanh",
     "exp",   "exp2", "log", "sqrt",  "abs",    "min",     "max",
@@ -124,9 +141,12 @@ static int parse_params(struct kf_attn_spec *s, const cJSON *p,
 		for (const cJSON *d = c->next; d; d = d->next)
 			if (!strcmp(d->string, c->string))
 				return bad(err, label, field, "duplicate key");
-		if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble))
+		if (!cJSON_IsNumber(c) || !isfinite(c->valuedouble) ||
+		    fabs(c->valuedouble) > FLT_MAX)
 			return bad(err, label, field,
-				   "must be a finite number");
+				   "must be a finite number a float holds "
+				   "(|x| <= 3.4e38: the kernel computes in "
+				   "float)");
 		if (s->n_params == KFA_MAX_PARAMS)
 			return bad(err, label, field, "more than %d params",
 				   KFA_MAX_PARAMS);
@@ -334,14 +354,17 @@ int kf_attn_spec_parse(const char *text, const char *label,
 			     label, "", err)))
 		goto out;
 	v = cJSON_GetObjectItemCaseSensitive(j, "name");
-	if (v && (!cJSON_IsString(v) || !*v->valuestring)) {
-		rc = bad(err, label, "name", "must be a non-empty string");
+	if (v && (!cJSON_IsString(v) || !plain_text(v->valuestring, ""))) {
+		rc = bad(err, label, "name",
+			 "must be 1 to 64 letters, digits, '_', '-' or '.' "
+			 "(it is written into the generated source)");
 		goto out;
 	}
 	s->name = kf_xstrdup(v ? v->valuestring : "attention");
 	v = cJSON_GetObjectItemCaseSensitive(j, "task");
 	if (v) {
-		if (!cJSON_IsString(v) || !strchr(v->valuestring, '/')) {
+		if (!cJSON_IsString(v) || !strchr(v->valuestring, '/') ||
+		    !plain_text(v->valuestring, "/")) {
 			rc = bad(err, label, "task",
 				 "must be a task id such as "
 				 "\"attention/causal\"");
