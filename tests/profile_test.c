@@ -17,6 +17,7 @@
 #include <kforge/server.h>
 
 #include "harness.h"
+#include "serve_proc.h"
 
 static char *fixture(const char *name)
 {
@@ -591,21 +592,7 @@ static void test_profile_feedback_text(void)
  * the standard mode carries none; another value is refused. */
 static void test_profile_score_feedback_mode(void)
 {
-	char exe[512], db[512];
-	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
-	if (!kf_is_executable(exe))
-		SKIP("%s is not built (no libmicrohttpd here)", exe);
-	snprintf(db, sizeof(db), "%s/p.db", kf_test_tmpdir());
-	struct kf_server_opts o = KF_SERVER_OPTS_INIT;
-	o.tasks_dir = "tests/fixtures";
-	o.db_path = db;
-	o.eval_exe = exe;
-	o.eo.no_timing = true;
-	o.eo.trials = 5;
-	o.queue_cap = 4;
-	struct kf_server *s = NULL;
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(!kf_server_new(&o, &s, &err), "%s", err.msg);
+	struct kf_server *s = kf_test_server_lib("p.db");
 	char *code = kf_test_read_text("tests/fixtures/scale/candidates/vector_reads.c");
 	for (int mode = 0; mode < 3; mode++) {
 		cJSON *b = cJSON_CreateObject();

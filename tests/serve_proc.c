@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include <kforge/base.h>
+#include <kforge/server.h>
 
 #include "harness.h"
 #include "serve_proc.h"
@@ -172,4 +173,24 @@ char *kf_test_text(const char *path)
 	CHECK_MSG(!kf_file_read(path, 1 << 20, &out, NULL, &err), "%s",
 		  err.msg);
 	return out;
+}
+
+struct kf_server *kf_test_server_lib(const char *db_name)
+{
+	char exe[512], db[512];
+	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
+	if (!kf_is_executable(exe))
+		SKIP("%s is not built (no libmicrohttpd here)", exe);
+	snprintf(db, sizeof(db), "%s/%s", kf_test_tmpdir(), db_name);
+	struct kf_server_opts o = KF_SERVER_OPTS_INIT;
+	o.tasks_dir = "tests/fixtures";
+	o.db_path = db;
+	o.eval_exe = exe;
+	o.eo.no_timing = true;
+	o.eo.trials = 5;
+	o.queue_cap = 4;
+	struct kf_server *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(!kf_server_new(&o, &s, &err), "%s", err.msg);
+	return s;
 }

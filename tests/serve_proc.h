@@ -25,6 +25,12 @@ void kf_test_serve_start(struct kf_test_serve *s, bool via_cli,
 			 const char *const *extra);
 /* Stops it; it must exit 0. */
 void kf_test_serve_stop(struct kf_test_serve *s);
+struct kf_server;
+/* The server library without HTTP (kf_server_handle), with the test
+ * defaults (tests/fixtures, checks only, --trials 5, a queue of 4) and a
+ * store named db in the test's directory; the caller frees it
+ * (kf_server_free). Skips the test where kforge-serve is not built. */
+struct kf_server *kf_test_server_lib(const char *db);
 /* A connected socket to the loopback port, reads timing out after 180 s. */
 int kf_test_dial(int port);
 /* One HTTP exchange with the server on port ("Connection: close", a JSON

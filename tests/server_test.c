@@ -1336,21 +1336,7 @@ static void test_server_integrations(void)
 /* The library without HTTP: kf_server_handle checks requests itself. */
 static void test_server_handle_without_http(void)
 {
-	char exe[512], db[512];
-	snprintf(exe, sizeof(exe), "%s/kforge-serve", kf_test_build_dir());
-	if (!kf_is_executable(exe))
-		SKIP("%s is not built (no libmicrohttpd here)", exe);
-	snprintf(db, sizeof(db), "%s/lib.db", kf_test_tmpdir());
-	struct kf_server_opts o = KF_SERVER_OPTS_INIT;
-	o.tasks_dir = "tests/fixtures";
-	o.db_path = db;
-	o.eval_exe = exe;
-	o.eo.no_timing = true;
-	o.eo.trials = 5;
-	o.queue_cap = 4;
-	struct kf_server *s = NULL;
-	struct kf_err err = KF_ERR_INIT;
-	CHECK_MSG(!kf_server_new(&o, &s, &err), "%s", err.msg);
+	struct kf_server *s = kf_test_server_lib("lib.db");
 	struct {
 		const char *method, *path, *body;
 		int status;
