@@ -404,6 +404,54 @@ static void test_compile_log_is_capped(void)
 	free(src);
 }
 
+/* A source that includes /dev/zero: the preprocessor reads forever into
+ * memory. The build's processes are held to KFORGE_COMPILE_MEM_MB, so the
+ * compile fails at once with a log that says why, instead of growing until
+ * the kernel's OOM killer picks a process of the machine. */
+static void test_compile_memory_is_limited(void)
+{
+	use_tmp_cache();
+	CHECK(setenv("KFORGE_COMPILE_MEM_MB", "512", 1) == 0);
+	char *src = write_tmp("zero.c", "#include \"/dev/zero\"\n");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	struct timespec t0, t1;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	compile_ok(src, &o, &r, 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	double s = (double)(t1.tv_sec - t0.tv_sec) +
+		   (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+	CHECK_MSG(s < 60.0, "took %.1f s", s);
+	CHECK(!r.timed_out && !r.so_path);
+	CHECK_CONTAINS(r.log, "out of memory");
+	CHECK_CONTAINS(r.log, "may take 512 MiB each (KFORGE_COMPILE_MEM_MB)");
+	kf_compile_result_release(&r);
+
+	/* A value that is not a whole number of MiB, or too small, is an
+	 * error naming the variable; nothing is compiled. */
+	const char *bad[] = {"12x", "100", "-1", ""};
+	for (int i = 0; i < 3; i++) {
+		CHECK(setenv("KFORGE_COMPILE_MEM_MB", bad[i], 1) == 0);
+		struct kf_compile_result q = KF_COMPILE_RESULT_INIT;
+		struct kf_err err = KF_ERR_INIT;
+		o.no_cache = true;
+		CHECK(kf_compile(src, &o, &q, &err) == KF_EINVAL);
+		CHECK_CONTAINS(err.msg, "KFORGE_COMPILE_MEM_MB=");
+		CHECK_CONTAINS(err.msg, bad[i]);
+		CHECK_CONTAINS(err.msg, "at least 256");
+		CHECK(!q.ok && !q.so_path);
+		kf_compile_result_release(&q);
+	}
+	CHECK(unsetenv("KFORGE_COMPILE_MEM_MB") == 0);
+	/* Under the default an honest source builds as before. */
+	char *good = write_tmp("good-mem.c", good_c);
+	o.no_cache = true;
+	compile_ok(good, &o, &r, 1);
+	kf_compile_result_release(&r);
+	free(good);
+	free(src);
+}
+
 static void test_compile_missing_source_is_enoent(void)
 {
 	use_tmp_cache();
@@ -665,6 +713,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_sees_only_the_candidates_directory),
     KF_TEST(test_compile_hung_compiler_is_killed),
     KF_TEST(test_compile_log_is_capped),
+    KF_TEST(test_compile_memory_is_limited),
     KF_TEST(test_compile_missing_source_is_enoent),
     KF_TEST(test_compile_cu_on_host_names_the_backend),
     KF_TEST(test_compile_missing_compiler_is_enoent),

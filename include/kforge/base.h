@@ -159,6 +159,7 @@ struct kf_limits {
 	uint64_t as_bytes;    /* RLIMIT_AS, 0 = unchanged */
 	uint64_t fsize_bytes; /* RLIMIT_FSIZE, 0 = unchanged */
 	uint64_t nproc;	      /* RLIMIT_NPROC, 0 = unchanged */
+	uint64_t data_bytes;  /* RLIMIT_DATA, 0 = unchanged */
 	int no_core;	      /* RLIMIT_CORE = 0 */
 };
 
@@ -216,6 +217,11 @@ void kf_argv_free(struct kf_argv *a); /* frees every string; zeroes a */
  */
 int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 		struct kf_strbuf *out, int *status, struct kf_err *err);
+/* kf_proc_run with the child's rlimits set from lim (NULL: none). */
+int kf_proc_run_limited(char *const argv[], const struct kf_limits *lim,
+			int timeout_ms, size_t cap_bytes,
+			struct kf_strbuf *out, int *status,
+			struct kf_err *err);
 /* Where name would run from: itself when it holds a '/', else the first
  * match in $PATH (kf_proc_spawn uses execv, which does not search). NULL
  * when not found; caller frees. */

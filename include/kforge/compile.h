@@ -65,6 +65,19 @@ void kf_compile_result_release(struct kf_compile_result *r);
 int kf_compile_imports(const char *so_path, char ***names, int *n,
 		       struct kf_err *err);
 
+/*
+ * The memory (RLIMIT_DATA, bytes) each process of a build may take: the
+ * compiler and its passes under kf_compile, torch's extension builds under
+ * the KernelBench-format prebuild. $KFORGE_COMPILE_MEM_MB in MiB (at least
+ * 256), else KF_COMPILE_MEM_MB_DEFAULT. A compile that reads /dev/zero
+ * through #include ends there, not in the kernel's OOM killer. KF_EINVAL
+ * with err naming the variable when it is not a whole number >= 256.
+ */
+#define KF_COMPILE_MEM_MB_DEFAULT 8192
+int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err);
+/* The line a failed build's log gets when it may have met that limit. */
+void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes);
+
 /* The toolchain's version line for a backend ("cc (Debian 12.2.0-14) ..."),
  * or NULL when the compiler is missing; caller frees. */
 char *kf_compile_toolchain(const char *backend);

@@ -48,6 +48,8 @@ static void apply_limits(const struct kf_limits *lim)
 		set_limit(RLIMIT_FSIZE, lim->fsize_bytes);
 	if (lim->nproc)
 		set_limit(RLIMIT_NPROC, lim->nproc);
+	if (lim->data_bytes)
+		set_limit(RLIMIT_DATA, lim->data_bytes);
 }
 
 int kf_proc_spawn(struct kf_proc *p, char *const argv[],
@@ -275,11 +277,20 @@ char *kf_wait_describe(int status)
 int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 		struct kf_strbuf *out, int *status, struct kf_err *err)
 {
+	return kf_proc_run_limited(argv, NULL, timeout_ms, cap_bytes, out,
+				   status, err);
+}
+
+int kf_proc_run_limited(char *const argv[], const struct kf_limits *lim,
+			int timeout_ms, size_t cap_bytes,
+			struct kf_strbuf *out, int *status,
+			struct kf_err *err)
+{
 	int pfd[2];
 	if (pipe2(pfd, O_CLOEXEC))
 		return kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
 	struct kf_proc p = KF_PROC_INIT;
-	int rc = kf_proc_spawn(&p, argv, NULL, pfd[1], err);
+	int rc = kf_proc_spawn(&p, argv, lim, pfd[1], err);
 	close(pfd[1]);
 	if (rc) {
 		close(pfd[0]);

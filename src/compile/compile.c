@@ -910,12 +910,55 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 	return a->v;
 }
 
-/* Runs one step within the deadline; the output joins log. Returns 0 with
- * *ok or *timed_out set, or a negative code when it could not run. */
-static int run_step(char *const argv[], uint64_t deadline_ns, int timeout_ms,
+int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err)
+{
+	const char *v = getenv("KFORGE_COMPILE_MEM_MB");
+	uint64_t mb = KF_COMPILE_MEM_MB_DEFAULT;
+	if (v && *v) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (errno || *end || *v == '-' || x < 256 || x > (1ull << 30))
+			return kf_err_set(err, KF_EINVAL,
+					  "KFORGE_COMPILE_MEM_MB=%s: the memory "
+					  "a build's process may take is a "
+					  "whole number of MiB, at least 256",
+					  v);
+		mb = x;
+	}
+	*bytes = mb << 20;
+	return 0;
+}
+
+/* What a compiler prints when an allocation fails: cc1 ("out of memory
+ * allocating"), C++ passes (std::bad_alloc), the C library's strerror. */
+static bool says_no_memory(const char *text)
+{
+	return text && (strstr(text, "out of memory") ||
+			strstr(text, "bad_alloc") ||
+			strstr(text, "Cannot allocate memory") ||
+			strstr(text, "virtual memory exhausted"));
+}
+
+void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
+{
+	kf_strbuf_addf(log,
+		       "%sthe build's processes may take %llu MiB each "
+		       "(KFORGE_COMPILE_MEM_MB)\n",
+		       log->len && log->buf[log->len - 1] != '\n' ? "\n" : "",
+		       (unsigned long long)(bytes >> 20));
+}
+
+/* Runs one step within the deadline, each of its processes held to
+ * mem_bytes (RLIMIT_DATA); the output joins log. Returns 0 with *ok or
+ * *timed_out set, or a negative code when it could not run. */
+static int run_step(char *const argv[], uint64_t mem_bytes,
+		    uint64_t deadline_ns, int timeout_ms,
 		    struct kf_strbuf *log, bool *ok, bool *timed_out,
 		    struct kf_err *err)
 {
+	struct kf_limits lim = {0};
+	lim.data_bytes = mem_bytes;
 	int status = 0;
 	uint64_t now = kf_now_ns();
 	int left_ms = now >= deadline_ns
@@ -923,9 +966,9 @@ static int run_step(char *const argv[], uint64_t deadline_ns, int timeout_ms,
 			  : (int)((deadline_ns - now + 999999) / 1000000);
 	size_t room = KF_COMPILE_LOG_CAP - LOG_NOTE_ROOM;
 	struct kf_strbuf out = KF_STRBUF_INIT;
-	int rc =
-	    kf_proc_run(argv, left_ms, room > log->len ? room - log->len : 0,
-			&out, &status, err);
+	int rc = kf_proc_run_limited(argv, &lim, left_ms,
+				     room > log->len ? room - log->len : 0,
+				     &out, &status, err);
 	*ok = false;
 	if (rc == KF_ETIMEDOUT) {
 		rc = 0;
@@ -943,6 +986,8 @@ static int run_step(char *const argv[], uint64_t deadline_ns, int timeout_ms,
 				kf_strbuf_addf(log, "\ncompiler %s\n", why);
 				free(why);
 			}
+			if (!WIFEXITED(status) || says_no_memory(out.buf))
+				kf_compile_mem_note(log, mem_bytes);
 		} else {
 			*ok = true;
 		}
@@ -968,6 +1013,10 @@ static int run_compiler(struct build *b, const char *dir,
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 	char *obj = NULL, *tmp = NULL, *work = NULL, *bwrap = kf_bwrap_path();
 	struct kf_argv ca = {0}, la = {0};
+	uint64_t mem = 0;
+	rc = kf_compile_mem_limit(&mem, err);
+	if (rc)
+		goto out;
 	if (!bwrap) {
 		rc = kf_err_set(err, KF_ENOENT,
 				"bubblewrap (bwrap) not found (KFORGE_BWRAP, "
@@ -1006,7 +1055,7 @@ static int run_compiler(struct build *b, const char *dir,
 	uint64_t deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
 	rc = run_step(confine(bwrap, c->argv, c->src_i, work, source_path, src,
 			      src_bytes, &ca),
-		      deadline, timeout_ms, &log, &ok, &timed_out, err);
+		      mem, deadline, timeout_ms, &log, &ok, &timed_out, err);
 	if (b->split && !rc && ok) {
 		struct command *l = &b->link;
 		free(l->argv[l->out_i]);
@@ -1015,7 +1064,7 @@ static int run_compiler(struct build *b, const char *dir,
 		l->argv[l->obj_i] = kf_xstrdup(obj);
 		rc = run_step(confine(bwrap, l->argv, -1, work, source_path,
 				      src, src_bytes, &la),
-			      deadline, timeout_ms, &log, &ok, &timed_out, err);
+			      mem, deadline, timeout_ms, &log, &ok, &timed_out, err);
 	}
 	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
 	if (rc)

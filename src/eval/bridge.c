@@ -745,10 +745,21 @@ int kf_bridge_prebuild(const char *task_path, const char *candidate_path,
 			(char *)(o->backend ? o->backend : "host"), NULL};
 	struct kf_strbuf out = KF_STRBUF_INIT;
 	int status = 0;
+	struct kf_limits lim = {0};
+	int rc = kf_compile_mem_limit(&lim.data_bytes, err);
+	if (rc) {
+		free(script);
+		free(python);
+		return rc;
+	}
 	uint64_t t0 = kf_now_ns();
-	int rc = kf_proc_run(argv, PREBUILD_MS, 1 << 20, &out, &status, err);
+	rc = kf_proc_run_limited(argv, &lim, PREBUILD_MS, 1 << 20, &out,
+				 &status, err);
 	*seconds = (double)(kf_now_ns() - t0) * 1e-9;
 	if (!rc && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+		if (!WIFEXITED(status) ||
+		    strstr(kf_strbuf_str(&out), "MemoryError"))
+			kf_compile_mem_note(&out, lim.data_bytes);
 		char *why = kf_wait_describe(status);
 		const char *text = kf_strbuf_str(&out);
 		size_t len = strlen(text);
