@@ -337,6 +337,20 @@ static void test_gpu_honest_candidate_passes_and_is_timed(void)
 	CHECK(kf_json_str(rf, "bound") != NULL);
 	const cJSON *e = cJSON_GetObjectItem(r, "energy");
 	CHECK(e != NULL);
+	/* Every trial's float32 output carries the reference's measured
+	 * noise (the reference again on inputs moved one ulp, on the
+	 * device), so the measured-noise precision rule applies on cuda. */
+	const cJSON *tr;
+	int trials = 0;
+	cJSON_ArrayForEach(tr, cJSON_GetObjectItem(r, "trials"))
+	{
+		const cJSON *o = cJSON_GetArrayItem(
+		    cJSON_GetObjectItem(tr, "outputs"), 0);
+		CHECK_MSG(kf_json_num(o, "l1_noise64", -1) > 0,
+			  "trial %d: no measured noise", trials);
+		trials++;
+	}
+	CHECK(trials > 0);
 	cJSON_Delete(r);
 }
 
