@@ -333,6 +333,57 @@ static const struct {
      "bad.json: mask.expr: expected ')' at column 9"},
 };
 
+/*
+ * NULs: cJSON decodes \u0000 inside a string and keeps no length, so
+ * "float16\u0000x" read as "float16". Every string of a spec, key or
+ * value, is refused with its field named.
+ */
+static const struct {
+	const char *json;
+	const char *want;
+} nul_refusals[] = {
+    {"{\"dtype\": \"float16\\u0000x\", \"head_dim\": 64, \"heads\": "
+     "{\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: dtype: the string holds a NUL character (\\u0000)"},
+    {"{\"name\": \"a\\u0000b\", \"dtype\": \"float16\", \"head_dim\": 64, "
+     "\"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: name: the string holds a NUL"},
+    {"{\"task\": \"attention/causal\\u0000\", \"dtype\": \"float16\", "
+     "\"head_dim\": 64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: task: the string holds a NUL"},
+    {"{\"description\": \"x\\u0000\", \"dtype\": \"float16\", \"head_dim\": "
+     "64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: description: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"layout\": \"varlen\\u0000\"}",
+     "bad.json: layout: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"layout\": {\"kind\": \"paged\\u0000\", "
+     "\"block_size\": 16}}",
+     "bad.json: layout.kind: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": \"causal\\u0000\"}",
+     "bad.json: mask: the string holds a NUL"},
+    /* the expression the checker would have read is not the text */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": {\"expr\": \"kv_idx <= q_idx\\u0000 || "
+     "kv_idx > 0\", \"causal\": true}}",
+     "bad.json: mask.expr: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score\\u0000 * 1e9\"}",
+     "bad.json: score_mod: the string holds a NUL"},
+    /* keys: "cap\u0000x" read as the param cap, "dtype\u0000" as dtype */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"params\": {\"cap\\u0000x\": 30}, \"score_mod\": "
+     "\"score + cap\"}",
+     "bad.json: params.cap\\u0000...: the key holds a NUL"},
+    {"{\"dtype\\u0000\": \"float16\", \"head_dim\": 64, \"heads\": "
+     "{\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: dtype\\u0000...: the key holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\\u0000\": "
+     "8, \"n_kv_heads\": 8}}",
+     "bad.json: heads.n_heads\\u0000...: the key holds a NUL"},
+};
 
 static void test_attention_spec_refusals_name_file_and_field(void)
 {
@@ -344,6 +395,41 @@ static void test_attention_spec_refusals_name_file_and_field(void)
 		CHECK_MSG(rc == KF_EINVAL && !s, "refusal %zu was accepted", i);
 		CHECK_CONTAINS(err.msg, refusals[i].want);
 	}
+}
+
+static void test_attention_spec_nul_in_strings_refused(void)
+{
+	for (size_t i = 0; i < sizeof(nul_refusals) / sizeof(*nul_refusals);
+	     i++) {
+		struct kf_attn_spec *s = NULL;
+		struct kf_err err = KF_ERR_INIT;
+		int rc = kf_attn_spec_parse(nul_refusals[i].json, "bad.json", &s,
+					    &err);
+		CHECK_MSG(rc == KF_EINVAL && !s, "NUL case %zu was accepted", i);
+		CHECK_CONTAINS(err.msg, nul_refusals[i].want);
+	}
+	/* an escaped backslash before "u0000" is text, not a NUL */
+	struct kf_attn_spec *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_attn_spec_parse(
+		      "{\"description\": \"a \\\\u0000 \\\"q\\\" b\", \"dtype\": "
+		      "\"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+		      "\"n_kv_heads\": 8}}",
+		      "ok.json", &s, &err) == 0,
+		  "%s", err.msg);
+	kf_attn_spec_free(s);
+	/* a NUL byte in the file would end the text the parser reads */
+	char *path = kf_path_join(kf_test_tmpdir(), "nul.json");
+	static const char bytes[] =
+	    "{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": "
+	    "{\"n_heads\": 8, \"n_kv_heads\": 8}}\n\0{\"mask\": \"x\"}";
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(bytes, 1, sizeof(bytes) - 1, f) == sizeof(bytes) - 1);
+	fclose(f);
+	s = NULL;
+	CHECK(kf_attn_spec_load(path, &s, &err) == KF_EINVAL && !s);
+	CHECK_CONTAINS(err.msg, "nul.json: a NUL byte at line 2, column 1");
+	free(path);
 }
 
 /*
@@ -601,6 +687,7 @@ static void test_attention_kernelbench_versions_parse(void)
 KF_TESTS(attention) = {
     KF_TEST(test_attention_tasks_load_and_are_listed),
     KF_TEST(test_attention_spec_refusals_name_file_and_field),
+    KF_TEST(test_attention_spec_nul_in_strings_refused),
     KF_TEST(test_attention_integers_exact_in_checker_and_kernel),
     KF_TEST(test_attention_cli_check_and_gen),
     KF_TEST(test_attention_kernelbench_versions_parse),
