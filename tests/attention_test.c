@@ -16,6 +16,7 @@
 #include <kforge/eval.h>
 #include <kforge/task.h>
 
+#include "../src/attention/attn_int.h"
 #include "harness.h"
 
 static const char *const variants[] = {
@@ -292,6 +293,96 @@ static const struct {
      "8}}",
      "bad.json: head_dim: required field is missing"},
     {"{\"dtype\": \"float16\", \"head_dim\": 64,", "bad.json: invalid JSON"},
+    /* Integers that C leaves undefined: no value of them may leave 64
+     * bits nor divide by 0 for any run-time b, h, q_idx, kv_idx,
+     * n_heads (a blind round's INT_MIN / -1 and products crashed or
+     * wrapped in the kernel while the checker's int64 agreed). */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score + q_idx * q_idx * q_idx\"}",
+     "bad.json: score_mod: integer overflow: 'q_idx * q_idx * q_idx' can "
+     "leave the 64-bit integers (at run time b, h, q_idx and kv_idx may be "
+     "any of [0, 2147483647] and n_heads any of [1, 2147483647]) at column "
+     "23"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"params\": {\"n\": 2147483647}, \"score_mod\": "
+     "\"score + n * n * (-n) * 0.5\"}",
+     "bad.json: score_mod: integer overflow: 'n * n * (-n)'"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score + (q_idx * kv_idx * 2 + "
+     "b * h * 2) / 3\"}",
+     "bad.json: score_mod: integer overflow: '(q_idx * kv_idx * 2 + b * h "
+     "* 2)' can leave the 64-bit integers"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": {\"expr\": \"kv_idx * h * n_heads > "
+     "q_idx\"}}",
+     "bad.json: mask.expr: integer overflow: 'kv_idx * h * n_heads'"},
+    /* a divisor 0 only past the check grid's positions */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score + q_idx / (kv_idx - 64)\"}",
+     "bad.json: score_mod: integer division by zero: the divisor '(kv_idx "
+     "- 64)' can be 0 (it ranges over [-64, 2147483583]"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": {\"expr\": \"q_idx % (h - 1) == 0\"}}",
+     "bad.json: mask.expr: integer modulo by zero: the divisor '(h - 1)'"},
+    /* no shifts or bit operators in the language */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score + (q_idx << 31)\"}",
+     "bad.json: score_mod: unexpected '<' at column 17"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": {\"expr\": \"(kv_idx & 1) == 0\"}}",
+     "bad.json: mask.expr: expected ')' at column 9"},
+};
+
+/*
+ * NULs: cJSON decodes \u0000 inside a string and keeps no length, so
+ * "float16\u0000x" read as "float16". Every string of a spec, key or
+ * value, is refused with its field named.
+ */
+static const struct {
+	const char *json;
+	const char *want;
+} nul_refusals[] = {
+    {"{\"dtype\": \"float16\\u0000x\", \"head_dim\": 64, \"heads\": "
+     "{\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: dtype: the string holds a NUL character (\\u0000)"},
+    {"{\"name\": \"a\\u0000b\", \"dtype\": \"float16\", \"head_dim\": 64, "
+     "\"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: name: the string holds a NUL"},
+    {"{\"task\": \"attention/causal\\u0000\", \"dtype\": \"float16\", "
+     "\"head_dim\": 64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: task: the string holds a NUL"},
+    {"{\"description\": \"x\\u0000\", \"dtype\": \"float16\", \"head_dim\": "
+     "64, \"heads\": {\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: description: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"layout\": \"varlen\\u0000\"}",
+     "bad.json: layout: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"layout\": {\"kind\": \"paged\\u0000\", "
+     "\"block_size\": 16}}",
+     "bad.json: layout.kind: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": \"causal\\u0000\"}",
+     "bad.json: mask: the string holds a NUL"},
+    /* the expression the checker would have read is not the text */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"mask\": {\"expr\": \"kv_idx <= q_idx\\u0000 || "
+     "kv_idx > 0\", \"causal\": true}}",
+     "bad.json: mask.expr: the string holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"score_mod\": \"score\\u0000 * 1e9\"}",
+     "bad.json: score_mod: the string holds a NUL"},
+    /* keys: "cap\u0000x" read as the param cap, "dtype\u0000" as dtype */
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+     "\"n_kv_heads\": 8}, \"params\": {\"cap\\u0000x\": 30}, \"score_mod\": "
+     "\"score + cap\"}",
+     "bad.json: params.cap\\u0000...: the key holds a NUL"},
+    {"{\"dtype\\u0000\": \"float16\", \"head_dim\": 64, \"heads\": "
+     "{\"n_heads\": 8, \"n_kv_heads\": 8}}",
+     "bad.json: dtype\\u0000...: the key holds a NUL"},
+    {"{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\\u0000\": "
+     "8, \"n_kv_heads\": 8}}",
+     "bad.json: heads.n_heads\\u0000...: the key holds a NUL"},
 };
 
 static void test_attention_spec_refusals_name_file_and_field(void)
@@ -304,6 +395,174 @@ static void test_attention_spec_refusals_name_file_and_field(void)
 		CHECK_MSG(rc == KF_EINVAL && !s, "refusal %zu was accepted", i);
 		CHECK_CONTAINS(err.msg, refusals[i].want);
 	}
+}
+
+static void test_attention_spec_nul_in_strings_refused(void)
+{
+	for (size_t i = 0; i < sizeof(nul_refusals) / sizeof(*nul_refusals);
+	     i++) {
+		struct kf_attn_spec *s = NULL;
+		struct kf_err err = KF_ERR_INIT;
+		int rc = kf_attn_spec_parse(nul_refusals[i].json, "bad.json", &s,
+					    &err);
+		CHECK_MSG(rc == KF_EINVAL && !s, "NUL case %zu was accepted", i);
+		CHECK_CONTAINS(err.msg, nul_refusals[i].want);
+	}
+	/* an escaped backslash before "u0000" is text, not a NUL */
+	struct kf_attn_spec *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_attn_spec_parse(
+		      "{\"description\": \"a \\\\u0000 \\\"q\\\" b\", \"dtype\": "
+		      "\"float16\", \"head_dim\": 64, \"heads\": {\"n_heads\": 8, "
+		      "\"n_kv_heads\": 8}}",
+		      "ok.json", &s, &err) == 0,
+		  "%s", err.msg);
+	kf_attn_spec_free(s);
+	/* a NUL byte in the file would end the text the parser reads */
+	char *path = kf_path_join(kf_test_tmpdir(), "nul.json");
+	static const char bytes[] =
+	    "{\"dtype\": \"float16\", \"head_dim\": 64, \"heads\": "
+	    "{\"n_heads\": 8, \"n_kv_heads\": 8}}\n\0{\"mask\": \"x\"}";
+	FILE *f = fopen(path, "wb");
+	CHECK(f && fwrite(bytes, 1, sizeof(bytes) - 1, f) == sizeof(bytes) - 1);
+	fclose(f);
+	s = NULL;
+	CHECK(kf_attn_spec_load(path, &s, &err) == KF_EINVAL && !s);
+	CHECK_CONTAINS(err.msg, "nul.json: a NUL byte at line 2, column 1");
+	free(path);
+}
+
+/*
+ * Integer expressions mean their mathematical values (docs/attention.md):
+ * where 32 bits cannot hold a value the kernel computes in 64. Each
+ * expression below, with C's undefined cases at 32 bits (INT_MIN / -1,
+ * INT_MIN % -1, -INT_MIN, abs(INT_MIN), products and sums past 2^31),
+ * is accepted, emitted as the generator writes it into the host kernel,
+ * compiled under UBSan (any undefined operation ends the program) and
+ * run at the extremes of every variable's run-time range: each value
+ * printed must be the checker's evaluator's.
+ */
+static const char *const exact_exprs[] = {
+    "(-2147483647 - 1) / -1",
+    "(-2147483647 - 1) % -1",
+    "abs(-2147483647 - 1)",
+    "-(-2147483647 - 1)",
+    "(q_idx - 2147483647 - 1) / -1 % 7",
+    "(q_idx - 2147483647 - 1) % -1 + abs(kv_idx - 2147483647 - 1)",
+    "-(q_idx - 2147483647 - 1) - abs(q_idx - kv_idx)",
+    "q_idx * kv_idx - b * h",
+    "q_idx + kv_idx + b + h + n_heads",
+    "big * q_idx + neg * kv_idx",
+    "min(q_idx + big, kv_idx) - max(-h * 2, neg - 1)",
+    "where(q_idx > kv_idx, q_idx * 3, -kv_idx * 3) / (n_heads + 1)",
+    "q_idx * big + 1 > q_idx * big",
+    "(q_idx + kv_idx) % n_heads == h % n_heads",
+    "-q_idx / 7 * 7 + -q_idx % 7",
+    "q_idx * big / (kv_idx + 1) - q_idx * big % -(kv_idx + 1)",
+};
+#define N_EXACT (int)(sizeof(exact_exprs) / sizeof(*exact_exprs))
+
+static void test_attention_integers_exact_in_checker_and_kernel(void)
+{
+	static const int bs[] = {0, 2147483647}, hs[] = {0, 5, 2147483647};
+	static const int pos[] = {0, 1, 63, 2147483646, 2147483647};
+	static const int nhs[] = {1, 7, 2147483647};
+	struct kfa_param params[2] = {{"big", 2147483647.0, true},
+				      {"neg", -2147483647.0, true}};
+	struct kfa_scope sc = {(1u << KFA_V_B) | (1u << KFA_V_H) |
+				   (1u << KFA_V_Q) | (1u << KFA_V_KV) |
+				   (1u << KFA_V_NHEADS),
+			       params, 2};
+	/* the kernel's helpers and includes: a generated host candidate */
+	struct kf_attn_spec *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_attn_spec_load("tasks/attention/specs/causal.json", &s,
+				    &err) == 0,
+		  "%s", err.msg);
+	char *gen = kf_attn_generate(s, "host");
+	kf_attn_spec_free(s);
+	struct kf_strbuf src = KF_STRBUF_INIT, want = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&src, gen);
+	free(gen);
+	kf_strbuf_addstr(&src, "\n#include <stdio.h>\n");
+	struct kfa_expr e[N_EXACT];
+	for (int k = 0; k < N_EXACT; k++) {
+		CHECK_MSG(kfa_expr_parse(exact_exprs[k], &sc, &e[k], &err) == 0,
+			  "'%s' refused: %s", exact_exprs[k], err.msg);
+		CHECK(e[k].type != KFA_FLOAT);
+		kf_strbuf_addf(&src,
+			       "static long long kfa_t%d(int b, int h, int "
+			       "q_idx, int kv_idx, int n_heads)\n{\n\t(void)b;"
+			       "\n\t(void)h;\n\t(void)q_idx;\n\t(void)kv_idx;"
+			       "\n\t(void)n_heads;\n\treturn ",
+			       k);
+		kfa_expr_emit(&e[k], &src);
+		kf_strbuf_addstr(&src, ";\n}\n");
+	}
+	kf_strbuf_addstr(&src,
+			 "int main(void)\n{\n"
+			 "\tstatic const int bs[] = {0, 2147483647}, "
+			 "hs[] = {0, 5, 2147483647};\n"
+			 "\tstatic const int pos[] = {0, 1, 63, 2147483646, "
+			 "2147483647};\n"
+			 "\tstatic const int nhs[] = {1, 7, 2147483647};\n"
+			 "\tlong long (*const fn[])(int, int, int, int, int) "
+			 "= {");
+	for (int k = 0; k < N_EXACT; k++)
+		kf_strbuf_addf(&src, "%skfa_t%d", k ? ", " : "", k);
+	kf_strbuf_addf(&src,
+		       "};\n"
+		       "\tfor (int k = 0; k < %d; k++)\n"
+		       "\tfor (int b = 0; b < 2; b++)\n"
+		       "\tfor (int h = 0; h < 3; h++)\n"
+		       "\tfor (int q = 0; q < 5; q++)\n"
+		       "\tfor (int kv = 0; kv < 5; kv++)\n"
+		       "\tfor (int n = 0; n < 3; n++)\n"
+		       "\t\tprintf(\"%%lld\\n\", fn[k](bs[b], hs[h], "
+		       "pos[q], pos[kv], nhs[n]));\n"
+		       "\treturn 0;\n}\n",
+		       N_EXACT);
+	for (int k = 0; k < N_EXACT; k++)
+		for (int b = 0; b < 2; b++)
+			for (int h = 0; h < 3; h++)
+				for (int q = 0; q < 5; q++)
+					for (int kv = 0; kv < 5; kv++)
+						for (int n = 0; n < 3; n++) {
+							double v[KFA_NVARS] = {
+							    0, bs[b], hs[h],
+							    pos[q], pos[kv],
+							    nhs[n]};
+							struct kfa_value out;
+							CHECK_MSG(
+							    kfa_expr_eval(
+								&e[k], v, &out,
+								&err) == 0,
+							    "%s", err.msg);
+							kf_strbuf_addf(
+							    &want, "%lld\n",
+							    (long long)out.i);
+						}
+	char *c = kf_path_join(kf_test_tmpdir(), "ints.c");
+	char *exe = kf_path_join(kf_test_tmpdir(), "ints");
+	kf_test_write_text(c, kf_strbuf_str(&src));
+	char *cmd = kf_xasprintf(
+	    "cc -std=gnu11 -O2 -Wall -Wextra -Werror -Wno-unused-function "
+	    "-fsanitize=undefined -fno-sanitize-recover=undefined -Iinclude "
+	    "-I%s/include -o %s %s -lm 2>&1 && %s 2>&1",
+	    kf_test_build_dir(), exe, c, exe);
+	int code = 0;
+	char *got = kf_test_shell(cmd, &code);
+	CHECK_MSG(code == 0, "%s: %s", cmd, got);
+	CHECK_MSG(!strcmp(got, kf_strbuf_str(&want)),
+		  "the kernel's integers are not the checker's (%s)", c);
+	for (int k = 0; k < N_EXACT; k++)
+		kfa_expr_release(&e[k]);
+	free(got);
+	free(cmd);
+	free(exe);
+	free(c);
+	kf_strbuf_release(&want);
+	kf_strbuf_release(&src);
 }
 
 /* The CLI: check and gen on a refused spec exit 1 with the error; gen
@@ -363,6 +622,29 @@ static void test_attention_generated_cuda_compiles_with_nvcc(void)
 		compile_cuda_ok(c);
 		free(c);
 	}
+	/* integers past 32 bits: long long casts and helpers in device code */
+	struct kf_attn_spec *s = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(
+	    kf_attn_spec_parse(
+		"{\"dtype\": \"bfloat16\", \"head_dim\": 128, \"heads\": "
+		"{\"n_heads\": 8, \"n_kv_heads\": 2}, \"params\": {\"big\": "
+		"2147483647}, \"mask\": {\"expr\": \"kv_idx <= q_idx + big || "
+		"(q_idx - 2147483647 - 1) % -1 == abs(kv_idx - big - 1)\", "
+		"\"causal\": false}, \"score_mod\": \"score + 1e-18 * "
+		"(min(q_idx + big, kv_idx * big) - max(-h * big, -(q_idx - big - "
+		"1)) + (-2147483647 - 1) / -1)\"}",
+		"wide.json", &s, &err) == 0,
+	    "%s", err.msg);
+	char *src = kf_attn_generate(s, "cuda");
+	CHECK_CONTAINS(src, "kfa_lmin(");
+	CHECK_CONTAINS(src, "kfa_labs(");
+	char *c = kf_path_join(kf_test_tmpdir(), "wide.cu");
+	kf_test_write_text(c, src);
+	compile_cuda_ok(c);
+	free(c);
+	free(src);
+	kf_attn_spec_free(s);
 }
 
 static void test_attention_cuda_references_compile_with_nvcc(void)
@@ -405,6 +687,8 @@ static void test_attention_kernelbench_versions_parse(void)
 KF_TESTS(attention) = {
     KF_TEST(test_attention_tasks_load_and_are_listed),
     KF_TEST(test_attention_spec_refusals_name_file_and_field),
+    KF_TEST(test_attention_spec_nul_in_strings_refused),
+    KF_TEST(test_attention_integers_exact_in_checker_and_kernel),
     KF_TEST(test_attention_cli_check_and_gen),
     KF_TEST(test_attention_kernelbench_versions_parse),
     KF_TEST(test_attention_shipped_candidates_are_current),

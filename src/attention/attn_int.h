@@ -52,8 +52,10 @@ struct kfa_scope {
 	int n_params;
 };
 
-/* Parses and checks text; on error sets err to "<why>" (the caller adds
- * the file and field) and returns KF_EINVAL. */
+/* Parses and checks text: names, types, and the integers' ranges (no
+ * integer can leave 64 bits, no divisor can be 0, for any run-time b, h,
+ * q_idx, kv_idx, n_heads: expr.c, range()). On error sets err to "<why>"
+ * (the caller adds the file and field) and returns KF_EINVAL. */
 int kfa_expr_parse(const char *text, const struct kfa_scope *scope,
 		   struct kfa_expr *out, struct kf_err *err);
 void kfa_expr_release(struct kfa_expr *e);
@@ -66,13 +68,16 @@ struct kfa_value {
 };
 
 /* Evaluates e with vars[KFA_NVARS] (score as a double, the others
- * integers): 0, or KF_EINVAL with err saying why (division by zero, an
- * index out of range). */
+ * integers, each in its run-time range): 0, or KF_EINVAL with err saying
+ * why (an index out of range). Integers are exact (int64_t, within the
+ * ranges the parse proved); floats are computed in double. */
 int kfa_expr_eval(const struct kfa_expr *e, const double *vars,
 		  struct kfa_value *out, struct kf_err *err);
 
 /* Appends e as a C expression (valid C and CUDA) over the variables'
- * names, params written as literals. */
+ * names, params written as literals; an integer computed in int where
+ * its range fits 32 bits, in long long where not, so that its value is
+ * the evaluator's. */
 void kfa_expr_emit(const struct kfa_expr *e, struct kf_strbuf *sb);
 
 enum kfa_mask_kind {

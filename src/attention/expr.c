@@ -1,9 +1,11 @@
 /*
  * expr.c: the expression language of attention specs (docs/attention.md):
  * a recursive-descent parser into a typed AST, checked as it is built
- * (names, functions, arity, types), an evaluator the spec's checks run,
- * and an emitter that writes the AST as a C expression, valid in host C
- * and in CUDA device code alike.
+ * (names, functions, arity, types), the integers' ranges bounded over
+ * every run-time value (range(): no overflow, no division by zero), an
+ * evaluator the spec's checks run, and an emitter that writes the AST as
+ * a C expression, valid in host C and in CUDA device code alike, whose
+ * integers are the evaluator's exactly.
  *
  *   or      := and { "||" and }
  *   and     := cmp { "&&" cmp }
@@ -68,9 +70,14 @@ struct kfa_node {
 	int op;	 /* K_BIN: OP_*; K_VAR: enum kfa_var; K_PARAM: index;
 		    K_CALL: enum fn */
 	double num;
-	int pos; /* column, from 1 */
+	int pos;	/* column, from 1 */
+	int lo, hi;	/* its text: bytes [lo, hi) of the expression */
 	int nargs;
 	struct kfa_node *a[3];
+	/* KFA_INT: the values it can take at run time (range()), and
+	 * whether the emitted C computes it in long long rather than int */
+	int64_t rmin, rmax;
+	bool wide;
 };
 
 struct parser {
@@ -171,6 +178,8 @@ static struct kfa_node *parse_primary(struct parser *p)
 			return fail(p, (int)p->i + 1, "expected ')'");
 		}
 		p->i++;
+		n->lo = pos - 1; /* quoted with its parentheses */
+		n->hi = (int)p->i;
 		return n;
 	}
 	if (isdigit((unsigned char)c) ||
@@ -206,6 +215,8 @@ static struct kfa_node *parse_primary(struct parser *p)
 			return fail(p, (int)j + 1, "unexpected '%c' after a "
 				    "number", p->s[j]);
 		struct kfa_node *n = node(K_NUM, pos);
+		n->lo = pos - 1;
+		n->hi = (int)j;
 		n->num = strtod(buf, NULL);
 		if (is_int && n->num > 2147483647.0) {
 			node_free(n);
@@ -269,6 +280,8 @@ static struct kfa_node *parse_primary(struct parser *p)
 				}
 				if (p->s[p->i] == ')') {
 					p->i++;
+					n->lo = pos - 1;
+					n->hi = (int)p->i;
 					break;
 				}
 				node_free(n);
@@ -335,6 +348,8 @@ static struct kfa_node *parse_primary(struct parser *p)
 				if (!(p->scope->vars & (1u << v)))
 					break;
 				struct kfa_node *n = node(K_VAR, pos);
+				n->lo = pos - 1;
+				n->hi = (int)j;
 				n->op = v;
 				n->type = v == KFA_V_SCORE ? KFA_FLOAT
 							   : KFA_INT;
@@ -343,6 +358,8 @@ static struct kfa_node *parse_primary(struct parser *p)
 		for (int k = 0; k < p->scope->n_params; k++)
 			if (!strcmp(p->scope->params[k].name, name)) {
 				struct kfa_node *n = node(K_PARAM, pos);
+				n->lo = pos - 1;
+				n->hi = (int)j;
 				n->op = k;
 				n->num = p->scope->params[k].value;
 				n->type = p->scope->params[k].is_int
@@ -382,6 +399,8 @@ static struct kfa_node *parse_unary(struct parser *p)
 				    type_name(t));
 		}
 		struct kfa_node *n = node(c == '-' ? K_NEG : K_NOT, pos);
+		n->lo = pos - 1;
+		n->hi = a->hi;
 		n->a[0] = a;
 		n->type = a->type;
 		return n;
@@ -428,6 +447,8 @@ static struct kfa_node *binary(struct parser *p, int op, int pos,
 		return fail(p, pos, "'%%' needs integers");
 	}
 	struct kfa_node *n = node(K_BIN, pos);
+	n->lo = l->lo;
+	n->hi = r->hi;
 	n->op = op;
 	n->a[0] = l;
 	n->a[1] = r;
@@ -531,6 +552,161 @@ static struct kfa_node *parse_or(struct parser *p)
 	return l;
 }
 
+/*
+ * Integer ranges. An integer expression means its mathematical value: '/'
+ * truncates toward zero and '%' takes the dividend's sign, as in C, but
+ * nothing wraps or traps. At run time b, h, q_idx and kv_idx are the
+ * kernel's int parameters, never negative (any of [0, 2^31 - 1]), and
+ * n_heads is the call's head count (any of [1, 2^31 - 1]); params and
+ * literals are their own values. range() bounds every integer node by
+ * interval arithmetic over those ranges and refuses the expression where
+ * a node could leave [-(2^63 - 1), 2^63 - 1] or a divisor could be 0.
+ * That proved, the evaluator's int64_t arithmetic is exact, and the
+ * emitter computes a node in int where its interval fits 32 bits (for
+ * '%', its quotient's too: INT_MIN % -1 traps) and in long long where
+ * not (wide): the kernel's value is the checker's, with no undefined
+ * behaviour in either. Intervals do not see that kv_idx - kv_idx is 0:
+ * the check may refuse an expression that could not overflow, never the
+ * other way round.
+ */
+#define RUN_TIME_RANGES                                                        \
+	"at run time b, h, q_idx and kv_idx may be any of [0, 2147483647] "    \
+	"and n_heads any of [1, 2147483647]"
+
+static bool fits32(int64_t lo, int64_t hi)
+{
+	return lo >= INT32_MIN && hi <= INT32_MAX;
+}
+
+/* The interval of x op y over the corners of [x0, x1] x [y0, y1] (exact
+ * for +, -, * and for / where y keeps one sign): false when a corner
+ * leaves [-(2^63 - 1), 2^63 - 1]. */
+static bool corners(int op, int64_t x0, int64_t x1, int64_t y0, int64_t y1,
+		    int64_t *lo, int64_t *hi)
+{
+	const int64_t xs[2] = {x0, x1}, ys[2] = {y0, y1};
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < 2; j++) {
+			int64_t x = xs[i], y = ys[j], r;
+			bool over = false;
+			if (op == OP_ADD)
+				over = __builtin_add_overflow(x, y, &r);
+			else if (op == OP_SUB)
+				over = __builtin_sub_overflow(x, y, &r);
+			else if (op == OP_MUL)
+				over = __builtin_mul_overflow(x, y, &r);
+			else /* OP_DIV: y != 0, x > INT64_MIN */
+				r = x / y;
+			if (over || r == INT64_MIN)
+				return false;
+			if ((i == 0 && j == 0) || r < *lo)
+				*lo = r;
+			if ((i == 0 && j == 0) || r > *hi)
+				*hi = r;
+		}
+	return true;
+}
+
+/* Sets the ranges and widths of n's integer nodes, children first: 0, or
+ * -1 with the parser's error set. */
+static int range(struct parser *p, struct kfa_node *n)
+{
+	int na = n->kind == K_CALL  ? n->nargs
+		 : n->kind == K_BIN ? 2
+		 : n->kind == K_NEG || n->kind == K_NOT ? 1
+							: 0;
+	bool child_wide = false;
+	for (int k = 0; k < na; k++) {
+		if (range(p, n->a[k]))
+			return -1;
+		child_wide |= n->a[k]->type == KFA_INT && n->a[k]->wide;
+	}
+	if (n->type != KFA_INT)
+		return 0;
+	const struct kfa_node *x = n->a[0], *y = n->a[1];
+	bool quotient_wide = false;
+	switch (n->kind) {
+	case K_NUM:
+	case K_PARAM:
+		n->rmin = n->rmax = (int64_t)n->num;
+		break;
+	case K_VAR:
+		n->rmin = n->op == KFA_V_NHEADS ? 1 : 0;
+		n->rmax = INT32_MAX;
+		break;
+	case K_NEG:
+		n->rmin = -x->rmax;
+		n->rmax = -x->rmin;
+		break;
+	case K_CALL:
+		if (n->op == FN_ABS) {
+			n->rmin = x->rmin >= 0	 ? x->rmin
+				  : x->rmax <= 0 ? -x->rmax
+						 : 0;
+			n->rmax = x->rmin >= 0 ? x->rmax
+				  : -x->rmin > x->rmax ? -x->rmin
+						       : x->rmax;
+		} else if (n->op == FN_WHERE) {
+			x = n->a[1];
+			y = n->a[2];
+			n->rmin = x->rmin < y->rmin ? x->rmin : y->rmin;
+			n->rmax = x->rmax > y->rmax ? x->rmax : y->rmax;
+		} else { /* min, max */
+			bool mn = n->op == FN_MIN;
+			n->rmin = (x->rmin < y->rmin) == mn ? x->rmin : y->rmin;
+			n->rmax = (x->rmax < y->rmax) == mn ? x->rmax : y->rmax;
+		}
+		break;
+	case K_BIN:
+		if (n->op == OP_DIV || n->op == OP_MOD) {
+			if (y->rmin <= 0 && y->rmax >= 0) {
+				fail(p, n->pos,
+				     "integer %s by zero: the divisor '%.*s' "
+				     "can be 0 (it ranges over [%lld, %lld]: "
+				     "%s)",
+				     n->op == OP_DIV ? "division" : "modulo",
+				     y->hi - y->lo > 200 ? 200 : y->hi - y->lo,
+				     p->s + y->lo, (long long)y->rmin,
+				     (long long)y->rmax, RUN_TIME_RANGES);
+				return -1;
+			}
+			int64_t qlo = 0, qhi = 0;
+			corners(OP_DIV, x->rmin, x->rmax, y->rmin, y->rmax,
+				&qlo, &qhi);
+			if (n->op == OP_DIV) {
+				n->rmin = qlo;
+				n->rmax = qhi;
+				break;
+			}
+			quotient_wide = !fits32(qlo, qhi);
+			int64_t m = y->rmin < 0 ? -y->rmin : y->rmin;
+			if (y->rmax > m)
+				m = y->rmax;
+			n->rmin = x->rmin >= 0 ? 0
+				  : x->rmin > -(m - 1) ? x->rmin
+						       : -(m - 1);
+			n->rmax = x->rmax <= 0 ? 0
+				  : x->rmax < m - 1 ? x->rmax
+						    : m - 1;
+			break;
+		}
+		if (!corners(n->op, x->rmin, x->rmax, y->rmin, y->rmax,
+			     &n->rmin, &n->rmax)) {
+			fail(p, n->pos,
+			     "integer overflow: '%.*s' can leave the 64-bit "
+			     "integers (%s)",
+			     n->hi - n->lo > 200 ? 200 : n->hi - n->lo,
+			     p->s + n->lo, RUN_TIME_RANGES);
+			return -1;
+		}
+		break;
+	default:
+		break;
+	}
+	n->wide = child_wide || quotient_wide || !fits32(n->rmin, n->rmax);
+	return 0;
+}
+
 int kfa_expr_parse(const char *text, const struct kfa_scope *scope,
 		   struct kfa_expr *out, struct kf_err *err)
 {
@@ -549,6 +725,10 @@ int kfa_expr_parse(const char *text, const struct kfa_scope *scope,
 			n = fail(&p, (int)p.i + 1, "unexpected '%c'",
 				 p.s[p.i]);
 		}
+	}
+	if (n && range(&p, n)) {
+		node_free(n);
+		n = NULL;
 	}
 	if (!n)
 		return err->code ? err->code : KF_EINVAL;
@@ -672,6 +852,17 @@ static int eval(const struct kfa_node *n, const double *vars,
 		return 0;
 	}
 	bool ints = a[0].type == KFA_INT && a[1].type == KFA_INT;
+	if (op >= OP_LE && op <= OP_GT && ints) {
+		/* as integers: doubles lose the last bits past 2^53 */
+		int64_t x = a[0].i, y = a[1].i;
+		out->i = op == OP_LE   ? x <= y
+			 : op == OP_GE ? x >= y
+			 : op == OP_EQ ? x == y
+			 : op == OP_NE ? x != y
+			 : op == OP_LT ? x < y
+				       : x > y;
+		return 0;
+	}
 	if (op >= OP_LE && op <= OP_GT) {
 		double x = as_f(a[0]), y = as_f(a[1]);
 		out->i = op == OP_LE   ? x <= y
@@ -683,6 +874,8 @@ static int eval(const struct kfa_node *n, const double *vars,
 		return 0;
 	}
 	if (ints) {
+		/* exact: range() proved every value within 64 bits and
+		   every divisor nonzero (the test below is a second guard) */
 		int64_t x = a[0].i, y = a[1].i;
 		if ((op == OP_DIV || op == OP_MOD) && y == 0)
 			return kf_err_set(err, KF_EINVAL,
@@ -739,17 +932,24 @@ static void emit(const struct kfa_node *n, struct kf_strbuf *sb)
 		return;
 	case K_NEG:
 	case K_NOT:
-		kf_strbuf_addstr(sb, n->kind == K_NEG ? "(-" : "(!");
+		/* a wide integer in long long: -INT_MIN is 2^31 there */
+		kf_strbuf_addstr(sb, n->kind == K_NOT ? "(!"
+				     : n->wide	       ? "(-(long long)"
+							: "(-");
 		emit(n->a[0], sb);
 		kf_strbuf_addstr(sb, ")");
 		return;
-	case K_BIN:
-		kf_strbuf_addstr(sb, "(");
+	case K_BIN: {
+		const char *cast = n->type == KFA_INT && n->wide
+				       ? "(long long)"
+				       : "";
+		kf_strbuf_addf(sb, "(%s", cast);
 		emit(n->a[0], sb);
-		kf_strbuf_addf(sb, " %s ", bin_ops[n->op]);
+		kf_strbuf_addf(sb, " %s %s", bin_ops[n->op], cast);
 		emit(n->a[1], sb);
 		kf_strbuf_addstr(sb, ")");
 		return;
+	}
 	case K_CALL:
 		break;
 	}
@@ -771,9 +971,9 @@ static void emit(const struct kfa_node *n, struct kf_strbuf *sb)
 		return;
 	}
 	if (n->type == KFA_INT) /* abs, min, max of integers */
-		name = n->op == FN_ABS	 ? "kfa_iabs"
-		       : n->op == FN_MIN ? "kfa_imin"
-					 : "kfa_imax";
+		name = n->op == FN_ABS	 ? (n->wide ? "kfa_labs" : "kfa_iabs")
+		       : n->op == FN_MIN ? (n->wide ? "kfa_lmin" : "kfa_imin")
+					 : (n->wide ? "kfa_lmax" : "kfa_imax");
 	kf_strbuf_addf(sb, "%s(", name);
 	for (int k = 0; k < n->nargs; k++) {
 		if (k)

@@ -320,6 +320,70 @@ static int parse_layout(struct kf_attn_spec *s, const cJSON *l,
 	return 0;
 }
 
+/*
+ * NULs inside strings. cJSON decodes the escape \u0000 into a NUL byte in
+ * the middle of the string and keeps no length, so "float16\u0000x" would
+ * read as "float16" and a key "cap\u0000x" as "cap". The text is scanned
+ * for the escape instead (kf_json_nul_escape's scan, the strings counted):
+ * the index of the first string literal (keys and values alike, in the
+ * text's order) that holds one, or -1.
+ */
+static int nul_string_index(const char *text)
+{
+	int k = -1;
+	bool in = false;
+	for (const char *c = text; *c; c++) {
+		if (!in) {
+			if (*c == '"') {
+				in = true;
+				k++;
+			}
+			continue;
+		}
+		if (*c == '"')
+			in = false;
+		else if (*c == '\\') {
+			if (c[1] == 'u' && !strncmp(c + 2, "0000", 4))
+				return k;
+			if (c[1])
+				c++;
+		}
+	}
+	return -1;
+}
+
+/* The field of string number *k (counting down) among v's keys and
+ * values in document order, which is the text's: true when found, with
+ * the field in out and *is_key saying which it was. */
+static bool string_field(const cJSON *v, const char *path, int *k, char *out,
+			 size_t cap, bool *is_key)
+{
+	if (cJSON_IsString(v)) {
+		if ((*k)-- > 0)
+			return false;
+		snprintf(out, cap, "%s", path);
+		*is_key = false;
+		return true;
+	}
+	int i = 0;
+	for (const cJSON *c = v->child; c; c = c->next, i++) {
+		char sub[256];
+		if (cJSON_IsObject(v)) {
+			snprintf(sub, sizeof(sub), "%s%s%s", path,
+				 *path ? "." : "", c->string);
+			if ((*k)-- == 0) {
+				snprintf(out, cap, "%s\\u0000...", sub);
+				*is_key = true;
+				return true;
+			}
+		} else
+			snprintf(sub, sizeof(sub), "%s[%d]", path, i);
+		if (string_field(c, sub, k, out, cap, is_key))
+			return true;
+	}
+	return false;
+}
+
 int kf_attn_spec_parse(const char *text, const char *label,
 		       struct kf_attn_spec **out, struct kf_err *err)
 {
@@ -346,6 +410,18 @@ int kf_attn_spec_parse(const char *text, const char *label,
 	if (!cJSON_IsObject(j)) {
 		rc = kf_err_set(err, KF_EINVAL, "%s: the spec must be a JSON "
 				"object", label);
+		goto out;
+	}
+	int nul = nul_string_index(text);
+	if (nul >= 0) {
+		char field[300] = "?";
+		bool is_key = false;
+		string_field(j, "", &nul, field, sizeof(field), &is_key);
+		rc = bad(err, label, field,
+			 "%s holds a NUL character (\\u0000), which would end "
+			 "it early where it is read (\"float16\\u0000x\" "
+			 "reads as \"float16\"): a spec's strings are text",
+			 is_key ? "the key" : "the string");
 		goto out;
 	}
 	if ((rc = check_keys(j,
@@ -492,9 +568,28 @@ int kf_attn_spec_load(const char *path, struct kf_attn_spec **out,
 		      struct kf_err *err)
 {
 	char *text = NULL;
+	size_t bytes = 0;
 	*out = NULL;
-	if (kf_file_read(path, 1 << 20, &text, NULL, err))
+	if (kf_file_read(path, 1 << 20, &text, &bytes, err))
 		return err->code;
+	/* the parser reads a C string: a NUL byte would end the spec there
+	   and hide what follows it */
+	const char *nul = memchr(text, '\0', bytes);
+	if (nul) {
+		int line = 1, col = 1;
+		for (const char *c = text; c < nul; c++) {
+			if (*c == '\n') {
+				line++;
+				col = 1;
+			} else
+				col++;
+		}
+		free(text);
+		return kf_err_set(err, KF_EINVAL,
+				  "%s: a NUL byte at line %d, column %d: a "
+				  "spec is JSON text",
+				  path, line, col);
+	}
 	int rc = kf_attn_spec_parse(text, path, out, err);
 	free(text);
 	return rc;

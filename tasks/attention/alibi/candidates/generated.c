@@ -39,10 +39,16 @@
 KFA_FN int kfa_imin(int a, int b) { return a < b ? a : b; }
 KFA_FN int kfa_imax(int a, int b) { return a > b ? a : b; }
 KFA_FN int kfa_iabs(int a) { return a < 0 ? -a : a; }
-/* ALiBi's slope of head h of n: 2^(-8 (h + 1) / n) */
-KFA_FN float kfa_alibi_slope(int h, int n_heads)
+/* the spec's integers that may leave 32 bits (docs/attention.md): the
+   checker has proved they stay within 64 */
+KFA_FN long long kfa_lmin(long long a, long long b) { return a < b ? a : b; }
+KFA_FN long long kfa_lmax(long long a, long long b) { return a > b ? a : b; }
+KFA_FN long long kfa_labs(long long a) { return a < 0 ? -a : a; }
+/* ALiBi's slope of head h of n: 2^(-8 (h + 1) / n) (h + 1 in float: no
+   integer to overflow, whatever h the spec computes) */
+KFA_FN float kfa_alibi_slope(long long h, int n_heads)
 {
-	return exp2f(-8.0f * (float)(h + 1) / (float)n_heads);
+	return exp2f(-8.0f * ((float)h + 1.0f) / (float)n_heads);
 }
 
 /* The tensors and sizes of one call. */
