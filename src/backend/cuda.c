@@ -85,6 +85,10 @@ struct driver {
 	cu_result (*stream_attr)(cu_stream, int, void *);
 	cu_result (*error_name)(cu_result, const char **);
 	cu_result (*error_string)(cu_result, const char **);
+	/* Optional (NULL on drivers without the stream-ordered
+	 * allocator). */
+	cu_result (*mem_alloc_async)(cu_ptr *, size_t, cu_stream);
+	cu_result (*mem_free_async)(cu_ptr, cu_stream);
 };
 
 /* NVRTC, for the engine's kernels. */
@@ -252,6 +256,9 @@ static int open_driver(struct driver *d, struct kf_err *err)
 				  "cuda backend: the driver lacks a function "
 				  "kforge needs: %s",
 				  dlerror());
+	if (!LOAD(d, mem_alloc_async, "cuMemAllocAsync") ||
+	    !LOAD(d, mem_free_async, "cuMemFreeAsync"))
+		d->mem_alloc_async = NULL;
 	return 0;
 }
 
@@ -510,6 +517,17 @@ static int cuda_init(void **ctxp, struct kf_err *err)
 	CU(c, c->d.mem_alloc(&c->flush_buf, c->flush_bytes), err,
 	   "cuMemAlloc (flush buffer)");
 	CU(c, c->d.mem_alloc(&c->scratch, 256), err, "cuMemAlloc");
+	/* The stream-ordered allocator set up now, while the driver may
+	 * still open what it needs: a candidate's first cudaMallocAsync
+	 * comes after the runner's filter, which refuses files opened for
+	 * writing (an honest scratch buffer from cudaMallocAsync killed the
+	 * worker). */
+	if (c->d.mem_alloc_async) {
+		cu_ptr warm = 0;
+		if (c->d.mem_alloc_async(&warm, 1u << 20, c->stream) == 0)
+			c->d.mem_free_async(warm, c->stream);
+		CU(c, c->d.ctx_sync(), err, "cuCtxSynchronize (allocator)");
+	}
 	rc = open_nvrtc(&c->r, err);
 	if (!rc)
 		rc = engine_cubin(c, &cubin, &cubin_bytes, err);
