@@ -1,4 +1,5 @@
 /* serve_proc.c: a real kforge-serve for the tests (serve_proc.h). */
+#include <errno.h>
 #include <arpa/inet.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -153,15 +154,31 @@ int kf_test_http(int port, const char *method, const char *path,
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	char buf[16384];
 	ssize_t r;
-	while ((r = recv(fd, buf, sizeof(buf), 0)) > 0)
+	int e = 0;
+	for (;;) {
+		r = recv(fd, buf, sizeof(buf), 0);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0) {
+			e = r < 0 ? errno : 0;
+			break;
+		}
 		kf_strbuf_add(&sb, buf, (size_t)r);
+	}
 	close(fd);
 	const char *all = kf_strbuf_str(&sb);
 	int status = 0;
 	if (sscanf(all, "HTTP/1.%*d %d", &status) != 1)
 		status = 0;
 	const char *sep = strstr(all, "\r\n\r\n");
-	*out = kf_xstrdup(sep ? sep + 4 : "");
+	/* No status line: say what the socket did, for the failing check's
+	 * message (a reset, a timeout, or an orderly close with nothing). */
+	*out = sep ? kf_xstrdup(sep + 4)
+	       : status ? kf_xstrdup("")
+			: kf_xasprintf("(no response: %zu bytes, then %s)",
+				       sb.len,
+				       e ? strerror(e) : "the server closed "
+							  "the connection");
 	kf_strbuf_release(&sb);
 	return status;
 }
