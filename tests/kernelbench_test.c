@@ -1293,6 +1293,60 @@ static void test_kernelbench_warm_bridge_renews_the_candidates_runner(void)
  * one that leaves global state changed followed by one that looks for it,
  * an A/A pair, a syntax error. A warm one's load is the candidate's, not
  * the bridge's start. */
+/* kforge kernels (.c) through warm bridges, between ModelNew files of the
+ * same task: each verdict as a cold bridge gives it, the outputs poisoned
+ * again for each (a kernel that writes half of them is "unwritten" in a
+ * bridge whose last candidate wrote them all), and the bridge kept. */
+static void test_kernelbench_warm_bridge_takes_kforge_kernels(void)
+{
+	kf_test_need_torch();
+	char *batch = kf_path_join(kf_test_tmpdir(), "kernels.batch");
+	const char *cands[] = {"kernel.c", "correct.py", "kernel.c",
+			       "kernel_half.c", "kernel.c"};
+	const char *want[][2] = {{"ok", NULL},
+				 {"ok", NULL},
+				 {"ok", NULL},
+				 {"wrong_answer", "unwritten"},
+				 {"ok", NULL}};
+	enum { N = 5 };
+	struct kf_strbuf text = KF_STRBUF_INIT;
+	for (int i = 0; i < N; i++)
+		kf_strbuf_addf(&text, "%s %s1_ReLU/%s\n", RELU, CAND, cands[i]);
+	kf_test_write_text(batch, kf_strbuf_str(&text));
+	const char *args[] = {"eval",	    "--batch",	     batch, "--jobs",
+			      "1",	    "--trials",	     "5",   "--time-cap",
+			      "0.2",	    "--energy-time", "0",   "--json",
+			      NULL};
+	int code = -1;
+	char *out = kf_test_kforge(args, 600000, 1 << 23, &code);
+	cJSON *all = cJSON_Parse(out);
+	CHECK_MSG(cJSON_IsArray(all) && cJSON_GetArraySize(all) == N, "%s",
+		  out);
+	int warm = 0;
+	for (int i = 0; i < N && all; i++) {
+		const cJSON *r = cJSON_GetArrayItem(all, i);
+		CHECK_MSG(!strcmp(kf_json_str(r, "status"), want[i][0]),
+			  "item %d (%s): %s, want %s: %s", i, cands[i],
+			  kf_json_str(r, "status"), want[i][0],
+			  kf_json_str(r, "reason"));
+		if (want[i][1])
+			CHECK_STR(kf_json_str(r, "check"), want[i][1]);
+		const cJSON *wm = cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(r, "worker"), "warm");
+		CHECK_MSG(cJSON_IsBool(wm), "item %d: no worker.warm", i);
+		warm += cJSON_IsTrue(wm);
+	}
+	CHECK_CONTAINS(kf_json_str(cJSON_GetArrayItem(all, 3), "reason"),
+		       "8192 of 16384 elements were not written");
+	/* One bridge at a time: all but the first two (the second is
+	 * loaded while the first is measured) come warm. */
+	CHECK_MSG(warm >= N - 2, "%d of %d warm", warm, N);
+	cJSON_Delete(all);
+	free(out);
+	kf_strbuf_release(&text);
+	free(batch);
+}
+
 static void test_kernelbench_warm_bridges_in_a_batch(void)
 {
 	kf_test_need_torch();
@@ -1655,6 +1709,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
     KF_TEST(test_kernelbench_warm_bridge_renews_the_candidates_runner),
     KF_TEST(test_kernelbench_warm_bridges_in_a_batch),
+    KF_TEST(test_kernelbench_warm_bridge_takes_kforge_kernels),
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
