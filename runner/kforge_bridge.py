@@ -3411,10 +3411,11 @@ class Judge:
 
     def trial_outputs(self, rep, req, kb, learn):
         """The comparisons of a trial's outputs (the candidate's last call
-        against the reference's on the same inputs), with the reference's
-        float noise where kforge's protocol measures it; learn: keep that
-        noise as the yardstick of the timed outputs (trials only, not the
-        check calls among the timed ones)."""
+        against the reference's on the same inputs; kb: KernelBench's
+        rule), with the reference's float noise; learn: keep that noise as
+        the yardstick of the timed outputs (trials only, not the check
+        calls among the timed ones). KernelBench's protocol does not judge
+        its trials by it, but its timed outputs are held to it too."""
         got, want = self.cand.got, self.ref.got
         outs = []
         exact = None
@@ -3428,7 +3429,7 @@ class Judge:
             st["name"] = self.out_names[j]
             st["checksum_ref"] = self.tt.hash_tensor(w)
             st["checksum_1"] = self.tt.hash_tensor(g)
-            if not kb and w.is_floating_point() and st["n"]:
+            if w.is_floating_point() and st["n"]:
                 # The reference's own float noise on these inputs, from
                 # its float64 run, for the judge's precision check: its
                 # floor where the output is near zero, and the yardstick
@@ -3458,22 +3459,29 @@ class Judge:
 
     def check_call(self, ck, near_zero):
         """A check call among the timed pairs (the supervisor's "checks",
-        judge.c): fresh inputs drawn as for trial ck["trial"] (its values
-        reshaped) under the check's own seed, the candidate called exactly
-        as in a timed call (the same request and flush, so that nothing in
-        its process tells them apart but the values), then the reference
-        and its float64 run. The frame has a trial's form, one call of the
-        candidate (checksum_2 is checksum_1); None after a fault was
-        sent."""
-        dist = int((ck.get("dists") or [0])[0])
+        judge.c): inputs drawn as the timed calls' are (ck["like"] is
+        "timed": get_inputs() under a seed of the check's own, mixed with
+        this process's secret, so that neither their values nor their
+        statistics tell them from a timed call's), or fresh inputs drawn as
+        for trial ck["trial"] (its values reshaped) under the check's own
+        seed; the candidate called exactly as in a timed call (the same
+        request and flush), then the reference and its float64 run. The
+        frame has a trial's form, one call of the candidate (checksum_2 is
+        checksum_1); None after a fault was sent."""
+        timed = ck.get("like") == "timed"
+        dist = 0 if timed else int((ck.get("dists") or [0])[0])
         seed = int(ck.get("seed", "1")) % (1 << 63)
-        base = self.tensors(seed, dist)
+        base = self.timing_tensors(seed, 1 << 43) if timed else \
+            self.tensors(seed, dist)
         before = [self.tt.hash_tensor(x) for x in base]
         self.ref.put(base)
         self.cand.put(base)
-        rep = {"ev": "check", "at": ck.get("at"), "trial": ck.get("trial"),
+        rep = {"ev": "check", "at": ck.get("at"),
+               "like": "timed" if timed else "trial",
                "seed": str(seed), "dists": [dist],
                "in_scale": self.in_scale(base)}
+        if not timed:
+            rep["trial"] = ck.get("trial")
         c = self.cand.timed_call(not self.tt.cuda, kb=False)
         if self.fault(c):
             return None
@@ -3514,6 +3522,7 @@ class Judge:
         wall time of the two requests)."""
         cuda = self.tt.cuda
         return {"ev": "samples", "cand_ns": [], "ref_ns": [],
+                "protocol": "kernelbench" if kb else "kforge",
                 "cand_wall_ns": [], "ref_wall_ns": [],
                 "ns_source": "runner",
                 "ns_clock": "cuda_event" if cuda else "thread_cpu",

@@ -648,6 +648,88 @@ static void test_eval_lower_precision_only_when_timed_is_rejected(void)
 	cJSON_Delete(r);
 }
 
+/* Timed outputs under KernelBench's protocol are held to the precision
+ * check as under kforge's: float16 arithmetic switched on once the
+ * trials' calls are counted out passed there (2026-12-06, the fourteenth
+ * round's second finding). */
+static void test_eval_kernelbench_protocol_checks_timed_precision(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.protocol = "kernelbench";
+	cJSON *r = run(SCALE, SCALE "/candidates/fp16_when_timed.c", &o);
+	CHECK_STR(status(r), "rejected");
+	CHECK_STR(kf_json_str(r, "check"), "precision");
+	CHECK_CONTAINS(reason(r), "timing (kernelbench): call ");
+	CHECK_CONTAINS(reason(r), "lower precision than the task demands");
+	cJSON_Delete(r);
+	/* The same computation in float32 throughout passes, its check calls
+	 * counted. */
+	r = run(SCALE, SCALE "/candidates/same.c", &o);
+	CHECK_MSG(!strcmp(status(r), "ok") ||
+		      !strcmp(kf_json_str(r, "check"), "unaccounted_time"),
+		  "%s: %s", status(r), reason(r));
+	if (!strcmp(status(r), "ok"))
+		CHECK(kf_json_num(cJSON_GetObjectItem(r, "timing"),
+				  "check_calls", 0) == 4);
+	cJSON_Delete(r);
+}
+
+#define LAYERNORM "tests/fixtures/layernorm"
+
+/*
+ * Timed inputs are one base rotated per pair with few fresh values, so a
+ * candidate can tell them from the trials' by a value it saw in the call
+ * before (layernorm_rsqrt_when_seen: the largest value of x, bit for bit).
+ * Exact on the trials and on check calls drawn like them, it used a 12-bit
+ * reciprocal square root on timed pairs alone, about 6e-5 of the norm:
+ * within the 1e-4 bound, and under the timed outputs' yardstick, the
+ * trials' largest noise (rows of mean 30), so it passed (the fourteenth
+ * round's first finding). Check calls drawn as the timed calls' inputs
+ * are, which it cannot tell apart, meet the approximation and judge it by
+ * the noise of their own inputs, under both protocols; an honest kernel
+ * summing in another order passes them.
+ */
+static void test_eval_check_calls_drawn_as_timed_inputs(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	o.no_timing = false;
+	o.time_cap_s = 1;
+	static const char *const protocols[] = {"kforge", "kernelbench"};
+	for (int i = 0; i < 2; i++) {
+		o.protocol = protocols[i];
+		cJSON *r = run(LAYERNORM,
+			       "redteam/host/layernorm_rsqrt_when_seen.c", &o);
+		CHECK_STR(status(r), "rejected");
+		CHECK_STR(kf_json_str(r, "check"), "precision");
+		CHECK_CONTAINS(reason(r),
+			       i ? "timing (kernelbench): check call before "
+				   "call "
+				 : "timing: check call ");
+		CHECK_CONTAINS(reason(r), ", on inputs drawn as the timed "
+					  "calls' are (seed ");
+		CHECK_CONTAINS(reason(r), "dists x=normal weight=");
+		CHECK_CONTAINS(reason(r), "; the timed calls' base inputs "
+					  "rotated, with fresh values): output "
+					  "'y' is within the tolerance");
+		CHECK_CONTAINS(reason(r), "times the reference's own float "
+					  "noise on the same inputs");
+		cJSON_Delete(r);
+		r = run(LAYERNORM, "redteam/host/honest_layernorm_pairwise.c",
+			&o);
+		CHECK_MSG(!strcmp(status(r), "ok") ||
+			      !strcmp(kf_json_str(r, "check"),
+				      "unaccounted_time"),
+			  "%s: %s: %s", protocols[i], status(r), reason(r));
+		if (!strcmp(status(r), "ok"))
+			CHECK(kf_json_num(cJSON_GetObjectItem(r, "timing"),
+					  "check_calls", 0) >= 4);
+		cJSON_Delete(r);
+	}
+}
+
 static void test_eval_write_far_past_the_end_is_rejected(void)
 {
 	use_tmp_cache();
@@ -914,6 +996,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_race_within_atol_is_nondeterministic),
     KF_TEST(test_eval_few_wrong_values_are_not_precision),
     KF_TEST(test_eval_lower_precision_only_when_timed_is_rejected),
+    KF_TEST(test_eval_check_calls_drawn_as_timed_inputs),
     KF_TEST(test_eval_write_far_past_the_end_is_rejected),
     KF_TEST(test_eval_hidden_dims_drawn_and_recorded),
     KF_TEST(test_eval_every_dist_meets_the_timing_dims),
@@ -946,6 +1029,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_text_of_a_result_stopped_while_timed),
     KF_TEST(test_eval_both_protocols_side_by_side),
     KF_TEST(test_eval_kernelbench_protocol_still_checks_outputs),
+    KF_TEST(test_eval_kernelbench_protocol_checks_timed_precision),
     KF_TEST(test_eval_unknown_protocol_is_an_error),
     KF_TEST(test_eval_degenerate_task_is_flagged),
     KF_TEST(test_eval_near_zero_task_is_flagged),

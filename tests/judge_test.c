@@ -589,7 +589,7 @@ static struct verdict kb_verdict(const char *frame)
 	cJSON *fr = cJSON_Parse(frame);
 	CHECK(fr != NULL);
 	struct verdict v = {0};
-	kf_judge_samples_kb(fr, &v);
+	kf_judge_samples_kb(NULL, fr, &v);
 	cJSON_Delete(fr);
 	return v;
 }
@@ -933,7 +933,8 @@ static void test_judge_precision_against_the_reference_noise(void)
 				  false,
 				  0,
 				  cases[i].has_noise,
-				  cases[i].noise * n};
+				  cases[i].noise * n,
+				  0};
 		struct verdict v = {0};
 		bool got = kf_judge_precision(t, 0, &e, "trial 0", &v);
 		CHECK_MSG(got == cases[i].rejected, "case %zu", i);
@@ -1026,6 +1027,160 @@ static void test_judge_check_calls_among_timed_calls(void)
 	kf_task_free(t);
 }
 
+/* A frame's check call made drawn as the timed calls' inputs are, as the
+ * worker sends it: "like" "timed", the base's dists, no trial; under
+ * KernelBench's protocol its place counted in calls (warm-ups included). */
+static cJSON *timed_like(cJSON *f, bool kb)
+{
+	cJSON *ck = cJSON_GetArrayItem(cJSON_GetObjectItem(f, "checks"), 0);
+	cJSON_DeleteItemFromObject(ck, "trial");
+	cJSON_AddStringToObject(ck, "like", "timed");
+	cJSON_ReplaceItemInObject(ck, "dists", cJSON_Parse("[0]"));
+	if (kb) {
+		cJSON_DeleteItemFromObject(ck, "pair");
+		cJSON_AddNumberToObject(ck, "call", 37);
+	}
+	return f;
+}
+
+/* Check calls drawn as the timed calls' inputs are (a candidate that tells
+ * the timed pairs' rotated inputs from fresh ones cannot tell these) are
+ * judged as trials too, the reason saying so and naming their inputs;
+ * KernelBench's protocol judges its check calls and its timed outputs as
+ * kforge's does, by the same precision rule, its reasons naming the call
+ * counted from the first warm-up. */
+static void test_judge_check_calls_drawn_as_timed_inputs(void)
+{
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tests/fixtures/rowsum", &t, &err) == 0, "%s",
+		  err.msg);
+	struct verdict v = {0};
+	cJSON *f = timed_like(samples_with_check(6e-5, 6e-8, 0), false);
+	kf_judge_samples(t, f, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "precision");
+	CHECK_CONTAINS(v.reason, "timing: check call before timed pair 7, on "
+				 "inputs drawn as the timed calls' are (seed "
+				 "99, timing dims B=64 N=256, dists x=normal; "
+				 "the timed calls' base inputs rotated, with "
+				 "fresh values): output 'y'");
+	cJSON_Delete(f);
+	cJSON_Delete(v.failure);
+
+	memset(&v, 0, sizeof(v));
+	f = timed_like(samples_with_check(1e-3, 6e-8, 5), false);
+	kf_judge_samples(t, f, &v);
+	CHECK(v.status == KF_STATUS_WRONG_ANSWER);
+	CHECK_STR(v.check, "timed_output");
+	/* The failure's details name the kind of check call, not a trial. */
+	CHECK(cJSON_GetObjectItem(v.failure, "trial") == NULL);
+	CHECK_STR(kf_json_str(v.failure, "check_call_like"), "timed");
+	CHECK(kf_json_num(v.failure, "check_call_before_pair", -1) == 7);
+	cJSON_Delete(f);
+	cJSON_Delete(v.failure);
+
+	/* KernelBench's protocol: the check call among its calls. */
+	memset(&v, 0, sizeof(v));
+	f = timed_like(samples_with_check(6e-5, 6e-8, 0), true);
+	kf_judge_samples_kb(t, f, &v);
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "precision");
+	CHECK_CONTAINS(v.reason, "timing (kernelbench): check call before call "
+				 "38 (warm-ups counted), on inputs drawn as the "
+				 "timed calls' are (seed 99, ");
+	cJSON_Delete(f);
+	cJSON_Delete(v.failure);
+	memset(&v, 0, sizeof(v));
+	f = timed_like(samples_with_check(1e-7, 6e-8, 0), true);
+	kf_judge_samples_kb(t, f, &v);
+	CHECK_MSG(v.status == KF_STATUS_OK, "%s", v.reason);
+	cJSON_Delete(f);
+
+	/* ... and its timed outputs: twice the bound in call 12 of them
+	 * (11 from 0), then the measured-noise rule, then an honest one. */
+	static const struct {
+		double err, noise;
+		const char *want;
+	} timed[] = {
+	    {2e-4, -1, "timing (kernelbench): call 12: output 'y' is within "
+		       "the tolerance but its L1 relative error 0.0002 "
+		       "exceeds 1e-04"},
+	    {6e-5, 6e-8, "times the reference's own float noise"},
+	    {1e-7, 6e-8, NULL},
+	};
+	for (size_t i = 0; i < sizeof(timed) / sizeof(timed[0]); i++) {
+		char buf[512];
+		snprintf(buf, sizeof(buf),
+			 "{\"ev\":\"samples_kb\",\"side\":\"candidate\","
+			 "\"check\":{\"mismatches\":0,\"unwritten\":0,"
+			 "\"first_bad_call\":-1,\"inputs_intact\":true,"
+			 "\"outputs\":[{\"name\":\"y\",\"pair\":11,"
+			 "\"n\":64,\"l1_err\":%g,\"l1_want\":64,"
+			 "\"max_abs\":%g,\"want_absmax\":2}]}}",
+			 timed[i].err * 64, timed[i].err * 4);
+		f = cJSON_Parse(buf);
+		double rel[KF_MAX_TENSORS] = {timed[i].noise};
+		kf_timed_noise(rel, f);
+		memset(&v, 0, sizeof(v));
+		kf_judge_samples_kb(t, f, &v);
+		if (timed[i].want) {
+			CHECK_MSG(v.status == KF_STATUS_REJECTED, "case %zu",
+				  i);
+			CHECK_STR(v.check, "precision");
+			CHECK_CONTAINS(v.reason, timed[i].want);
+		} else {
+			CHECK_MSG(v.status == KF_STATUS_OK, "case %zu: %s", i,
+				  v.reason);
+		}
+		cJSON_Delete(f);
+	}
+	kf_task_free(t);
+}
+
+/* KernelBench's trials pass lower precision: under its protocol on the
+ * bridge the timed outputs may be as imprecise as the trials were, up to
+ * KF_KB_TIMED_SLACK times their largest L1 relative error, and no more;
+ * a candidate exact in its trials keeps kforge's rule. */
+static void test_judge_kernelbench_allowance_follows_the_trials(void)
+{
+	cJSON *frames = cJSON_Parse(
+	    "[{\"in_scale\":0,\"outputs\":[{\"n\":100,\"l1_err\":0.02,"
+	    "\"l1_want\":100}]},{\"in_scale\":0,\"outputs\":[{\"n\":100,"
+	    "\"l1_err\":0.03,\"l1_want\":100}]}]");
+	double allow[KF_MAX_TENSORS];
+	kf_judge_kb_allowance(NULL, frames, allow);
+	CHECK(fabs(allow[0] - 3e-3) < 1e-12);
+	CHECK(allow[1] == 0);
+	cJSON_Delete(frames);
+
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_task *t = NULL;
+	CHECK_MSG(kf_task_load("tests/fixtures/rowsum", &t, &err) == 0, "%s",
+		  err.msg);
+	double n = 1024;
+	struct kf_l1 e = {3e-4 * n, n, n, 3e-4 * 4, 2, false, 0, false, 0,
+			  allow[0]};
+	struct verdict v = {0};
+	CHECK(!kf_judge_precision(t, 0, &e, "timing (kernelbench): call 3",
+				  &v));
+	e.l1_err = 4e-3 * n;
+	e.max_abs = 4e-3 * 4;
+	CHECK(kf_judge_precision(t, 0, &e, "timing (kernelbench): call 3", &v));
+	CHECK_STR(v.check, "precision");
+	CHECK_CONTAINS(v.reason, "KernelBench's protocol passed trials of this "
+				 "output at up to 0.0003 in L1 relative error, "
+				 "and its timed outputs may show 10 times that, "
+				 "not more");
+	/* None allowed: kforge's rule. */
+	e.l1_err = 2e-4 * n;
+	e.allow = 0;
+	memset(&v, 0, sizeof(v));
+	CHECK(kf_judge_precision(t, 0, &e, "timing (kernelbench): call 3", &v));
+	CHECK(!strstr(v.reason, "KernelBench's protocol passed"));
+	kf_task_free(t);
+}
+
 /* Native tasks' measured noise (the worker's l1_noise64: how far the
  * reference's outputs move under one-ulp moves of its float32 inputs, at
  * least their rounding): a bfloat16-grade exp in a cross-entropy measured
@@ -1072,6 +1227,8 @@ static void test_judge_native_measured_noise(void)
 KF_TESTS(judge) = {
     KF_TEST(test_judge_check_calls_among_timed_calls),
     KF_TEST(test_judge_native_measured_noise),
+    KF_TEST(test_judge_check_calls_drawn_as_timed_inputs),
+    KF_TEST(test_judge_kernelbench_allowance_follows_the_trials),
     KF_TEST(test_judge_precision_against_the_reference_noise),
     KF_TEST(test_judge_bridge_facts),
     KF_TEST(test_judge_worker_observations),

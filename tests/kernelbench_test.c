@@ -895,6 +895,68 @@ static void test_kernelbench_protocol_kernelbench(void)
 	expect(&o, "wrong_answer", "mismatch");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 1 (seed ");
 	release(&o);
+	/* The timed outputs are held to kforge's precision check: exact in
+	 * its 5 trials, then 2e-4 off (twice the bound, within the
+	 * tolerance) once timed passed before. */
+	o = eval(RELU, RT "relu_scaled_when_timed.py", "--protocol",
+		 "kernelbench", NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "timing (kernelbench): call ");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "its L1 relative error 0.0002 exceeds 1e-04");
+	release(&o);
+	/* ... but KernelBench passes lower precision throughout (3e-4 of
+	 * the norm in every call, trials included): its timed outputs may be
+	 * as imprecise as its trials were. kforge's protocol rejects it. */
+	o = eval(RELU, CAND "1_ReLU/scaled.py", "--protocol", "kernelbench",
+		 NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/scaled.py", "--no-timing", NULL, NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 0 (seed 1, ");
+	release(&o);
+}
+
+/*
+ * A ModelNew can tell check calls drawn like the trials (values reshaped:
+ * standard deviations of 0.3, 0.5, 2.9) from the timed calls (get_inputs():
+ * about 1) by their statistics. layernorm_rsqrt_when_timed is exact on the
+ * trials (counted out) and on such inputs, and rounds its reciprocal square
+ * root to 12 bits otherwise: about 5e-5 of the norm, under the timed
+ * outputs' yardstick where get_inputs() draws rows of mean 30 in a trial
+ * (their noise is twenty times larger), so it passed. Check calls drawn
+ * as the timed calls' inputs are meet it and measure their own inputs'
+ * noise; the honest two-pass normalisation passes them.
+ */
+static void test_kernelbench_check_calls_drawn_as_timed_inputs(void)
+{
+	kf_test_need_torch();
+	const char *task = RT "tasks/layernorm_offset.py";
+	struct outcome o = eval(task, RT "layernorm_rsqrt_when_timed.py",
+				"--time-cap", "1", NULL);
+	expect(&o, "rejected", "precision");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "timing: check call ");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       ", on inputs drawn as the timed calls' are "
+		       "(get_inputs() under a fresh seed): output 'out' is "
+		       "within the tolerance");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "times the reference's own rounding error on the same "
+		       "inputs");
+	release(&o);
+	o = eval(task, RT "honest_layernorm_offset.py", "--time-cap", "1",
+		 NULL);
+	CHECK_MSG(o.json, "no result: %s", o.out);
+	const char *st = str_at(o.json, "status", NULL);
+	if (strcmp(st, "ok"))
+		expect(&o, "rejected", "unaccounted_time");
+	else
+		CHECK(kf_json_num(cJSON_GetObjectItem(o.json, "timing"),
+				  "check_calls", 0) >= 6);
+	release(&o);
 }
 
 static void test_kernelbench_bad_input_exits_2(void)
@@ -1700,6 +1762,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_constant_reference_is_flagged),
     KF_TEST(test_kernelbench_timing_kforge_protocol),
     KF_TEST(test_kernelbench_protocol_kernelbench),
+    KF_TEST(test_kernelbench_check_calls_drawn_as_timed_inputs),
     KF_TEST(test_kernelbench_bad_input_exits_2),
     KF_TEST(test_kernelbench_kforge_kernel_fast_path),
     KF_TEST(test_kernelbench_candidate_cannot_patch_the_reference),

@@ -572,23 +572,13 @@ static void energy(struct session *s)
 	cJSON_Delete(rep);
 }
 
-static void run_timing(struct session *s, const cJSON *peak,
-		       const struct trial_plan *plans, const cJSON *frames)
+/* Per output, the trials' largest float noise of the reference relative
+ * to its norm (< 0: none measured), the yardstick of the timed outputs'
+ * measured-noise rule. */
+static void trials_noise(const cJSON *frames, double *noise_rel)
 {
-	struct samples sm = {0};
-	sm.kernels = sm.streams = -1;
-	struct kf_timing tg;
-	kf_timing_start(&tg);
-	/* Check calls draw their inputs like the trials at the timing dims
-	 * (a timing set holds no other shape): every distribution of every
-	 * input is among them (plan_trials). */
-	struct trial_plan *cp =
-	    kf_xcalloc((size_t)s->n_trials + 1, sizeof(*cp));
-	int ncp = 0;
-	for (int k = 0; k < s->n_trials; k++)
-		if (plans[k].dimset == 0)
-			cp[ncp++] = plans[k];
-	kf_timing_checks(&tg, cp, ncp);
+	for (int j = 0; j < KF_MAX_TENSORS; j++)
+		noise_rel[j] = -1;
 	const cJSON *f;
 	cJSON_ArrayForEach(f, frames)
 	{
@@ -599,11 +589,31 @@ static void run_timing(struct session *s, const cJSON *peak,
 			double n = kf_json_num(o, "l1_noise64", -1);
 			double w = kf_json_num(o, "l1_want", 0);
 			if (j < KF_MAX_TENSORS && n >= 0 && w > 0 &&
-			    n / w > tg.noise_rel[j])
-				tg.noise_rel[j] = n / w;
+			    n / w > noise_rel[j])
+				noise_rel[j] = n / w;
 			j++;
 		}
 	}
+}
+
+static void run_timing(struct session *s, const cJSON *peak,
+		       const struct trial_plan *plans, const cJSON *frames)
+{
+	struct samples sm = {0};
+	sm.kernels = sm.streams = -1;
+	struct kf_timing tg;
+	kf_timing_start(&tg);
+	/* The trial-like check calls draw their inputs like the trials at
+	 * the timing dims (a timing set holds no other shape): every
+	 * distribution of every input is among them (plan_trials). */
+	struct trial_plan *cp =
+	    kf_xcalloc((size_t)s->n_trials + 1, sizeof(*cp));
+	int ncp = 0;
+	for (int k = 0; k < s->n_trials; k++)
+		if (plans[k].dimset == 0)
+			cp[ncp++] = plans[k];
+	kf_timing_checks(&tg, cp, ncp);
+	trials_noise(frames, tg.noise_rel);
 	while (!s->core.done) {
 		/* Generating, comparing and hashing: 2 s and 1 us per
 		 * element. */
@@ -647,30 +657,45 @@ out:
 /*
  * KernelBench's timing protocol, beside kforge's: each side on its own, 3
  * synchronised warm-ups then 101 calls each after a flush, timed by events
- * on the side's stream, the first dropped, summarised by the mean. The
- * outputs of the two loops are compared at the end. key is "timing" when
- * it is the only protocol, else "timing_kernelbench".
+ * on the side's stream, the first dropped, summarised by the mean. Every
+ * call of the candidate is compared with the reference's on its inputs,
+ * and judged as under kforge's protocol: the timed outputs' precision
+ * against the trials' noise, and KF_TIMING_CHECKS_KB check calls among
+ * them drawn as their inputs are. key is "timing" when it is the only
+ * protocol, else "timing_kernelbench".
  */
-static void run_timing_kb(struct session *s, const cJSON *peak, const char *key)
+static void run_timing_kb(struct session *s, const cJSON *peak, const char *key,
+			  const cJSON *frames)
 {
 	static const char *const sides[2] = {"candidate", "reference"};
-	double mean[2] = {0, 0};
+	double mean[2] = {0, 0}, noise_rel[KF_MAX_TENSORS];
 	cJSON *tm = cJSON_CreateObject();
 	cJSON_AddStringToObject(tm, "protocol", "kernelbench");
 	cJSON_AddStringToObject(tm, "unit", "ms");
 	uint64_t t0 = kf_now_ns();
+	struct kf_timing tg; /* for the check calls' draws */
+	kf_timing_start(&tg);
+	trials_noise(frames, noise_rel);
 	for (int i = 0; i < 2 && !s->core.done; i++) {
 		cJSON *req = kf_request("time_kb");
 		kf_add_u64(req, "seed", s->core.o->seed + 1000003u);
 		cJSON_AddStringToObject(req, "side", sides[i]);
+		/* A check call is the candidate's and two of the
+		 * reference's. */
+		int checks = i == 0 ? kf_timing_kb_checks(&tg, 104, req) : 0;
 		cJSON *rep = kf_session_exchange(
-		    &s->core, req, 104 * 2 * s->core.call_ms + 5000,
+		    &s->core, req,
+		    (104 * 2 + 3 * checks) * s->core.call_ms + 5000,
 		    "timing (kernelbench)");
 		if (!rep || kf_session_unexpected(&s->core, rep, "samples_kb",
 						  "timing (kernelbench)"))
 			break;
+		kf_timed_noise(noise_rel, rep);
 		struct verdict v = {0};
-		kf_judge_samples_kb(rep, &v);
+		kf_judge_samples_kb(s->core.task, rep, &v);
+		if (v.failure) /* a check call's, as a trial's */
+			cJSON_AddItemToObject(s->core.res, "failure",
+					      v.failure);
 		if (v.status != KF_STATUS_OK)
 			kf_session_finish(&s->core, v.status, v.check,
 					  v.reason);
@@ -694,6 +719,7 @@ static void run_timing_kb(struct session *s, const cJSON *peak, const char *key)
 	}
 	/* KernelBench's speedup: the ratio of the two means. */
 	cJSON_AddNumberToObject(tm, "speedup", mean[1] / mean[0]);
+	cJSON_AddNumberToObject(tm, "check_calls", tg.checks);
 	cJSON_AddNumberToObject(tm, "seconds",
 				(double)(kf_now_ns() - t0) / 1e9);
 	cJSON_AddItemToObject(s->core.res, key, tm);
@@ -948,7 +974,8 @@ int kf_eval(const char *task_path, const char *candidate_path,
 			run_timing(&s, peak, plans, frames);
 		if (!s.core.done && (kb || !strcmp(proto, "both")))
 			run_timing_kb(&s, peak,
-				      kb ? "timing" : "timing_kernelbench");
+				      kb ? "timing" : "timing_kernelbench",
+				      frames);
 	}
 done:
 	hidden_json(&s);

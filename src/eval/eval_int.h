@@ -39,6 +39,11 @@ struct kf_l1 {
 	 * float64 run; see KF_PRECISION_NOISE_TIMES. */
 	bool has_noise;
 	double noise;
+	/* Where > 0, an L1 relative error that passes whatever the rules
+	 * above say: the timed outputs' under KernelBench's protocol on the
+	 * bridge, whose trials accept lower precision, KF_KB_TIMED_SLACK times
+	 * the largest the candidate's trials showed (kf_judge_kb_allowance). */
+	double allow;
 };
 /*
  * The precision check of output j (trials and timed outputs alike): the
@@ -93,8 +98,25 @@ double kf_judge_host_compute_peak(enum kf_dtype dt, unsigned features,
 void kf_judge_roofline(const char *where, double cand_ns, double flops,
 		       double bytes, double fastest_flops_per_s,
 		       double bytes_per_s, struct verdict *v);
-/* Judges one side's "samples_kb" frame (KernelBench's timing protocol). */
-void kf_judge_samples_kb(const cJSON *frame, struct verdict *v);
+/* Judges one side's "samples_kb" frame (KernelBench's timing protocol on
+ * a native task): the checks of every call, and on the candidate's side
+ * the timed outputs' precision and the check calls, as kf_judge_samples
+ * does (t NULL: no per-output figures). */
+void kf_judge_samples_kb(const struct kf_task *t, const cJSON *frame,
+			 struct verdict *v);
+/*
+ * KernelBench's protocol on the bridge: its trials hold values to the
+ * tolerance alone, so a candidate in lower precision throughout (TF32,
+ * float16 operands) passes them, and its timed outputs are no less
+ * precise. Those are held to kforge's precision check unless within
+ * KF_KB_TIMED_SLACK times the largest L1 relative error of each output
+ * over the trials (frames): into allow[j], 0 where the trials showed
+ * none. A candidate exact in its trials is held to kforge's rule; one
+ * that is less precise only when timed is caught.
+ */
+#define KF_KB_TIMED_SLACK 10.0
+void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
+			   double *allow);
 /* The time the candidate's own measurement of its n timed calls (c, in ns)
  * left out, against the outside view of the same calls (cw) and the
  * reference's (r, rw): adds "unaccounted_ms" to tm, puts the ns to charge
@@ -313,10 +335,11 @@ struct kf_timing {
 	double fresh[KF_MAX_TENSORS];
 	bool fresh_moves[KF_MAX_TENSORS];
 	/* Check calls among the timed ones (kf_timing_checks): the trial
-	 * plans their inputs are drawn like (dim set 0), the key of this
-	 * evaluation's draws of their places and seeds (getrandom, not the
-	 * seed: a candidate that knew the seed's rule still cannot tell
-	 * where they fall), the draws made, the checks sent. */
+	 * plans the trial-like ones draw their inputs like (dim set 0), the
+	 * key of this evaluation's draws of their places and seeds
+	 * (getrandom, not the seed: a candidate that knew the seed's rule
+	 * still cannot tell where they fall), the draws made, the checks
+	 * sent. */
 	const struct trial_plan *check_plans;
 	int n_check_plans;
 	uint64_t check_key, check_ctr;
@@ -328,14 +351,33 @@ struct kf_timing {
 };
 /* Starts the clock; the first batch is 10 pairs after 3 untimed ones. */
 void kf_timing_start(struct kf_timing *tg);
-/* Check calls in every timing batch, this many, at places drawn among its
- * calls, each on fresh inputs drawn like one of the n plans (trials whose
- * inputs are at the timing dims: the only ones a timing set holds), a
- * plan drawn per check. Their outputs are judged as a trial's
- * (kf_judge_samples); their times are in no sample. */
-#define KF_TIMING_CHECKS 2
+/*
+ * Check calls in every timing batch, at places drawn among its calls:
+ * KF_TIMING_CHECKS_TIMED of them on inputs drawn as the timed calls' are
+ * (the base of the batch rotated with fresh values; the bridge: get_inputs()
+ * under a fresh seed), which nothing about their values tells from a timed
+ * call's, and KF_TIMING_CHECKS_TRIAL on fresh inputs drawn like one of the
+ * n plans (trials whose inputs are at the timing dims: the only ones a
+ * timing set holds; the bridge: those reshaped), a plan drawn per check,
+ * which reach kinds of inputs the batch's timed calls may not. Their
+ * outputs are judged as a trial's (kf_judge_samples); their times are in
+ * no sample. Each costs a candidate's call and two of the reference
+ * (native tasks: its noise; the bridge: its float64 run).
+ */
+#define KF_TIMING_CHECKS_TIMED 2
+#define KF_TIMING_CHECKS_TRIAL 1
 void kf_timing_checks(struct kf_timing *tg, const struct trial_plan *plans,
 		      int n);
+/* Under KernelBench's protocol (native tasks), the check calls among the
+ * candidate side's calls: this many, drawn as those calls' inputs are, at
+ * places drawn among the calls (warm-ups counted), into req. */
+#define KF_TIMING_CHECKS_KB 4
+int kf_timing_kb_checks(struct kf_timing *tg, int calls, cJSON *req);
+/* Adds to a timing frame's timed outputs ("check"."outputs") the
+ * yardstick of their measured-noise rule where the frame has none: the
+ * trials' largest noise relative to the norm (noise_rel, per output, < 0
+ * where none) scaled to each output. */
+void kf_timed_noise(const double *noise_rel, cJSON *frame);
 /*
  * The next batch of tg, each call within call_ms, plus slack_ms for the
  * batch. Returns the judged "samples" frame (the caller frees it), or NULL

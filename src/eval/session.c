@@ -553,35 +553,73 @@ static uint64_t check_draw(struct kf_timing *tg)
 	return z ^ (z >> 31);
 }
 
-/* Adds the batch's check calls to a time request: KF_TIMING_CHECKS of
- * them, each at a place drawn among the batch's calls (warm-ups counted),
- * on inputs drawn like a plan drawn among the check plans, under a seed
- * of its own. */
-static int add_checks(struct kf_timing *tg, const struct kf_task *t,
-		      cJSON *req)
+/* One check call at a place drawn among calls: drawn as the timed calls'
+ * inputs are (p NULL), or like plan p, under a seed of its own. */
+static void add_check(struct kf_timing *tg, const struct kf_task *t,
+		      const struct trial_plan *p, int calls, cJSON *arr)
 {
-	int calls = tg->batch + tg->warmup, n = 0;
-	if (tg->n_check_plans <= 0 || calls <= 0)
-		return 0;
-	cJSON *arr = cJSON_AddArrayToObject(req, "checks");
-	for (int k = 0; k < KF_TIMING_CHECKS; k++, n++) {
-		const struct trial_plan *p =
-		    &tg->check_plans[check_draw(tg) %
-				     (uint64_t)tg->n_check_plans];
-		cJSON *c = cJSON_CreateObject();
-		cJSON_AddNumberToObject(c, "at",
-					(double)(check_draw(tg) %
-						 (uint64_t)calls));
+	cJSON *c = cJSON_CreateObject();
+	cJSON_AddNumberToObject(c, "at",
+				(double)(check_draw(tg) % (uint64_t)calls));
+	cJSON_AddStringToObject(c, "like", p ? "trial" : "timed");
+	kf_add_u64(c, "seed", check_draw(tg) >> 2);
+	if (p) {
 		cJSON_AddNumberToObject(c, "trial", p->index);
-		kf_add_u64(c, "seed", check_draw(tg) >> 2);
 		cJSON *d = cJSON_AddArrayToObject(c, "dists");
 		for (int i = 0; i < (t ? t->n_inputs : 1); i++)
 			cJSON_AddItemToArray(d,
 					     cJSON_CreateNumber(p->dists[i]));
-		cJSON_AddItemToArray(arr, c);
 	}
-	tg->checks += n;
-	return n;
+	cJSON_AddItemToArray(arr, c);
+	tg->checks++;
+}
+
+/* Adds the batch's check calls to a time request: KF_TIMING_CHECKS_TIMED
+ * drawn as its timed calls' inputs are and KF_TIMING_CHECKS_TRIAL like a
+ * plan drawn among the check plans, each at a place drawn among the
+ * batch's calls (warm-ups counted). */
+static int add_checks(struct kf_timing *tg, const struct kf_task *t,
+		      cJSON *req)
+{
+	int calls = tg->batch + tg->warmup;
+	if (tg->n_check_plans <= 0 || calls <= 0)
+		return 0;
+	cJSON *arr = cJSON_AddArrayToObject(req, "checks");
+	for (int k = 0; k < KF_TIMING_CHECKS_TIMED; k++)
+		add_check(tg, t, NULL, calls, arr);
+	for (int k = 0; k < KF_TIMING_CHECKS_TRIAL; k++)
+		add_check(tg, t,
+			  &tg->check_plans[check_draw(tg) %
+					   (uint64_t)tg->n_check_plans],
+			  calls, arr);
+	return KF_TIMING_CHECKS_TIMED + KF_TIMING_CHECKS_TRIAL;
+}
+
+int kf_timing_kb_checks(struct kf_timing *tg, int calls, cJSON *req)
+{
+	if (calls <= 0)
+		return 0;
+	cJSON *arr = cJSON_AddArrayToObject(req, "checks");
+	for (int k = 0; k < KF_TIMING_CHECKS_KB; k++)
+		add_check(tg, NULL, NULL, calls, arr);
+	return KF_TIMING_CHECKS_KB;
+}
+
+void kf_timed_noise(const double *noise_rel, cJSON *frame)
+{
+	const cJSON *o;
+	int j = 0;
+	cJSON_ArrayForEach(
+	    o, cJSON_GetObjectItem(cJSON_GetObjectItem(frame, "check"),
+				   "outputs"))
+	{
+		if (j < KF_MAX_TENSORS && noise_rel[j] >= 0 &&
+		    !cJSON_GetObjectItem(o, "l1_noise64"))
+			cJSON_AddNumberToObject(
+			    (cJSON *)o, "l1_noise64",
+			    noise_rel[j] * kf_json_num(o, "l1_want", 0));
+		j++;
+	}
 }
 
 cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
@@ -612,18 +650,7 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 	}
 	/* The timed outputs' yardstick: the trials' largest noise relative to
 	 * the norm, scaled to the output (the bridge sends its own). */
-	const cJSON *o;
-	int j = 0;
-	cJSON_ArrayForEach(
-	    o, cJSON_GetObjectItem(cJSON_GetObjectItem(rep, "check"), "outputs"))
-	{
-		if (j < KF_MAX_TENSORS && tg->noise_rel[j] >= 0 &&
-		    !cJSON_GetObjectItem(o, "l1_noise64"))
-			cJSON_AddNumberToObject(
-			    (cJSON *)o, "l1_noise64",
-			    tg->noise_rel[j] * kf_json_num(o, "l1_want", 0));
-		j++;
-	}
+	kf_timed_noise(tg->noise_rel, rep);
 	struct verdict v = {0};
 	kf_judge_samples(s->task, rep, &v);
 	if (v.failure) /* a check call's, as a trial's */

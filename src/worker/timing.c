@@ -243,6 +243,101 @@ static int rotate_inputs(struct worker *w, struct tensor_set *s, int p,
 	return rc ? rc : rotate_inputs_n(w, s, (uint32_t)p, w->fresh, err);
 }
 
+/* The rotation index of a check call drawn as the timed calls' inputs are,
+ * from its seed: outside the indices of the timed pairs (from 0), of
+ * KernelBench's calls (KB_PAIR_BASE on) and of the calibration. */
+static uint32_t check_rotation(uint64_t seed)
+{
+	return 0x80000000u + (uint32_t)(seed % 0x7fff0000u);
+}
+
+/*
+ * One check call of a timing request (its entry ck: "seed", and "like"
+ * "timed" or a trial's "dists") on set s, which the next timed call would
+ * use. Drawn as the timed calls' inputs are, its inputs are this base
+ * rotated by an amount of their own with as many fresh values as a pair
+ * gets: by their values (a value seen before, the base's statistics), by
+ * their buffers and by their shapes a candidate cannot tell it from a
+ * timed call. The frame says which it was ("like"), what its inputs were
+ * drawn as ("dists", "trial") and under which seed; NULL with *rc set on
+ * an engine error.
+ */
+static cJSON *check_call(struct worker *w, struct tensor_set *s,
+			 const cJSON *ck, int *rc, struct kf_err *err)
+{
+	const struct kf_task *t = w->task;
+	uint64_t seed = wk_parse_u64(ck, "seed");
+	const char *like = kf_json_str(ck, "like");
+	bool timed = like && !strcmp(like, "timed");
+	int dist_index[KF_MAX_TENSORS] = {0};
+	const cJSON *ds = cJSON_GetObjectItem(ck, "dists");
+	for (int i = 0; i < t->n_inputs; i++) {
+		if (timed)
+			dist_index[i] = w->base_dist % t->inputs[i].n_dists;
+		else if (i < cJSON_GetArraySize(ds))
+			dist_index[i] = cJSON_GetArrayItem(ds, i)->valueint;
+	}
+	*rc = timed ? rotate_inputs(w, s, (int)check_rotation(seed), err) : 0;
+	cJSON *f =
+	    *rc ? NULL
+		: wk_check_call(w, s, seed, timed ? NULL : dist_index, rc, err);
+	if (!f)
+		return NULL;
+	cJSON_AddStringToObject(f, "like", timed ? "timed" : "trial");
+	if (!timed)
+		cJSON_AddNumberToObject(f, "trial",
+					kf_json_num(ck, "trial", 0));
+	cJSON_AddStringToObject(
+	    f, "seed", kf_json_str(ck, "seed") ? kf_json_str(ck, "seed") : "0");
+	cJSON *d = cJSON_AddArrayToObject(f, "dists");
+	for (int i = 0; i < t->n_inputs; i++)
+		cJSON_AddItemToArray(d, cJSON_CreateNumber(dist_index[i]));
+	return f;
+}
+
+/* A check call's frame that is the verdict already: wrong values, a
+ * violation, or no outputs to compare. */
+static bool check_failed(const cJSON *f)
+{
+	const cJSON *o;
+	cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
+	{
+		if (kf_json_num(o, "mismatches", 0) +
+			kf_json_num(o, "unwritten", 0) >
+		    0)
+			return true;
+	}
+	return !cJSON_GetObjectItem(f, "outputs") ||
+	       cJSON_GetObjectItem(f, "violation");
+}
+
+/* Runs the request's check calls placed before call at of the batch
+ * (warm-ups counted from 0) on set s, their frames into cfr with "at" and
+ * key (the next timed pair's index, or the next call's), idx. True when
+ * one's frame is the verdict already; *rc set (false) on an engine
+ * error. */
+static bool checks_at(struct worker *w, struct tensor_set *s,
+		      const cJSON *checks, int at, const char *key, int idx,
+		      cJSON *cfr, int *rc, struct kf_err *err)
+{
+	const cJSON *ck;
+	cJSON_ArrayForEach(ck, checks)
+	{
+		if ((int)kf_json_num(ck, "at", -1) != at)
+			continue;
+		cJSON *f = check_call(w, s, ck, rc, err);
+		if (!f)
+			return false;
+		wk_cand_idle_check(w);
+		cJSON_AddNumberToObject(f, "at", at);
+		cJSON_AddNumberToObject(f, key, idx);
+		cJSON_AddItemToArray(cfr, f);
+		if (check_failed(f))
+			return true;
+	}
+	return false;
+}
+
 /* Hides (or brings back) the reference's outputs while the candidate
  * runs after it in a pair: they wait in the base set's spare buffers and
  * the originals hold poison, so there is nothing to copy. */
@@ -353,57 +448,22 @@ int wk_do_time(struct worker *w, const cJSON *req)
 	int64_t mism = 0, unwr = 0;
 	bool intact = true;
 	/* The supervisor's check calls: where among this batch's calls
-	 * (warm-ups counted from 0) each goes, and its inputs' seed and
-	 * distributions. Untimed: none of their figures enters the samples. */
+	 * (warm-ups counted from 0) each goes, what its inputs are drawn
+	 * like, and its seed. Untimed: none of their figures enters the
+	 * samples. */
 	const cJSON *checks = cJSON_GetObjectItem(req, "checks");
 	cJSON *cfr = cJSON_AddArrayToObject(m, "checks");
-	bool check_failed = false;
-	for (int k = -warmup; k < pairs && !check_failed; k++) {
+	bool failed = false;
+	for (int k = -warmup; k < pairs && !failed; k++) {
 		/* Every pair, warm-up included, has inputs of its own. */
 		int p = w->pairs_done;
 		struct tensor_set *s = &w->timing[p & 1];
-		const cJSON *ck;
-		cJSON_ArrayForEach(ck, checks)
-		{
-			if ((int)kf_json_num(ck, "at", -1) != k + warmup ||
-			    check_failed)
-				continue;
-			int dist_index[KF_MAX_TENSORS] = {0};
-			const cJSON *ds = cJSON_GetObjectItem(ck, "dists");
-			for (int i = 0;
-			     i < t->n_inputs && i < cJSON_GetArraySize(ds); i++)
-				dist_index[i] =
-				    cJSON_GetArrayItem(ds, i)->valueint;
-			cJSON *f = wk_check_call(w, s, wk_parse_u64(ck, "seed"),
-						 dist_index, &rc, &err);
-			if (!f)
-				goto engine_error;
-			wk_cand_idle_check(w);
-			cJSON_AddNumberToObject(f, "at", k + warmup);
-			cJSON_AddNumberToObject(f, "pair", k < 0 ? -1 : p);
-			cJSON_AddNumberToObject(f, "trial",
-						kf_json_num(ck, "trial", 0));
-			cJSON_AddStringToObject(f, "seed",
-						kf_json_str(ck, "seed")
-						    ? kf_json_str(ck, "seed")
-						    : "0");
-			cJSON_AddItemToObject(f, "dists",
-					      cJSON_Duplicate(ds, true));
-			cJSON_AddItemToArray(cfr, f);
-			/* A failed check is the verdict: no need to go on. */
-			const cJSON *o;
-			cJSON_ArrayForEach(o, cJSON_GetObjectItem(f, "outputs"))
-			{
-				if (kf_json_num(o, "mismatches", 0) +
-					kf_json_num(o, "unwritten", 0) >
-				    0)
-					check_failed = true;
-			}
-			if (!cJSON_GetObjectItem(f, "outputs") ||
-			    cJSON_GetObjectItem(f, "violation"))
-				check_failed = true;
-		}
-		if (check_failed)
+		/* A failed check is the verdict: no need to go on. */
+		failed = checks_at(w, s, checks, k + warmup, "pair",
+				   k < 0 ? -1 : p, cfr, &rc, &err);
+		if (rc)
+			goto engine_error;
+		if (failed)
 			break;
 		w->pairs_done++;
 		rc = rotate_inputs(w, s, p, &err);
@@ -537,11 +597,22 @@ int wk_do_time_kb(struct worker *w, const cJSON *req)
 	cJSON *ns = cJSON_AddArrayToObject(m, "ns");
 	int nonzero = 0, cuda_errors = 0, bad_call = -1;
 	int64_t mism = 0, unwr = 0;
-	bool intact = true;
+	bool intact = true, failed = false;
 	timed_l1_reset(w);
+	/* The candidate's side carries the supervisor's check calls, drawn as
+	 * these calls' inputs are, at places among them (warm-ups counted
+	 * from 0). */
+	const cJSON *checks =
+	    side == SIDE_CAND ? cJSON_GetObjectItem(req, "checks") : NULL;
+	cJSON *cfr =
+	    side == SIDE_CAND ? cJSON_AddArrayToObject(m, "checks") : NULL;
 	for (int k = -warmup; k < calls && !w->violation_check[0]; k++) {
 		struct kf_sample smp;
 		uint64_t wall;
+		failed = checks_at(w, s, checks, k + warmup, "call", k + warmup,
+				   cfr, &rc, &err);
+		if (rc || failed)
+			break;
 		rc = rotate_inputs(w, s, (int)(KB_PAIR_BASE + (k + warmup)),
 				   &err);
 		if (!rc)

@@ -347,14 +347,17 @@ engine_error:
 }
 
 /*
- * A check call among the timed pairs (wk_do_time): inputs drawn, under a
- * seed the supervisor chose, from the distributions a trial had (dist
- * index per input) at the timing dims, written into the timing set s that
- * the next pair would use (the same buffers, shapes and flush as a timed
- * call), the candidate called, then the reference, and their outputs
- * compared as in a trial. The frame has a trial's form, with one call of
- * the candidate (checksum_2 is checksum_1; the trials hold determinism);
- * NULL with *rc set on an engine error.
+ * A check call among the timed calls (wk_do_time, wk_do_time_kb) on the
+ * timing set s that the next timed call would use (the same buffers,
+ * shapes and flush as a timed call): with dist_index, inputs drawn under
+ * a seed the supervisor chose from the distributions a trial had (dist
+ * index per input) at the timing dims; without it (NULL), the inputs the
+ * caller wrote into s, drawn as a timed call's are. The candidate is
+ * called, then the reference, and their outputs compared as in a trial,
+ * with the reference's float noise on these inputs measured (seeded by
+ * seed). The frame has a trial's form, with one call of the candidate
+ * (checksum_2 is checksum_1; the trials hold determinism); NULL with *rc
+ * set on an engine error.
  */
 cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
 		     const int *dist_index, int *rc, struct kf_err *err)
@@ -363,7 +366,7 @@ cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
 	struct kf_sample smp;
 	uint64_t wall;
 	*rc = 0;
-	for (int i = 0; i < t->n_inputs && !*rc; i++) {
+	for (int i = 0; dist_index && i < t->n_inputs && !*rc; i++) {
 		const struct kf_tensor_spec *sp = &t->inputs[i];
 		const struct kf_dist *d = &sp->dists[dist_index[i] % sp->n_dists];
 		struct kf_fill f = {seed, (uint32_t)i, d->kind, {0, 0}, 0};

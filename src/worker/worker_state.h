@@ -168,8 +168,9 @@ int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 
 /* trial.c: one checking trial */
 int wk_do_trial(struct worker *w, const cJSON *req);
-/* A check call among timed pairs, on inputs drawn from a trial's
- * distributions (trial.c); its frame in a trial's form, or NULL with *rc
+/* A check call among timed calls, on inputs drawn from a trial's
+ * distributions, or (dist_index NULL) on those already in s, drawn as a
+ * timed call's (trial.c); its frame in a trial's form, or NULL with *rc
  * set. */
 cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
 		     const int *dist_index, int *rc, struct kf_err *err);
