@@ -1300,6 +1300,82 @@ def forbid_processes():
     return None
 
 
+class Guard:
+    """The functions a candidate's runner times, synchronises, copies and
+    compares with, as they were before the candidate's code ran: the
+    callables of the time module, torch.cuda, torch._C and this script's
+    own namespace, and the attributes of torch.Tensor, torch.cuda.Event
+    and torch.cuda.Stream (and of this script's classes), looked up as
+    Python looks them up (a name set on a class shadows its base's).
+    changed() names each that is no longer the same object: a candidate
+    that replaces one (Event.elapsed_time made to report less,
+    torch.cuda.synchronize made to skip a stream, Tensor.copy_ made to wait
+    for work the timing did not see) is reported (facts "patched"; judge.c:
+    tampering). What a candidate does below Python (ctypes into the
+    interpreter's memory) this does not see; the judge's own view of each
+    call from outside the process (the unaccounted-time rule) bounds what
+    that could gain."""
+
+    def __init__(self, torch):
+        here = sys.modules[__name__]
+        # Of torch's own namespace, the names this script calls (torch.X
+        # in its text); of torch._C, the device's functions (torch.cuda's
+        # call them).
+        try:
+            with open(__file__) as f:
+                text = f.read()
+        except OSError:
+            text = ""
+        import re
+        used = set(re.findall(r"\btorch\.([A-Za-z_]\w*)", text))
+        mods = [("time", time, None), ("torch", torch, used.__contains__),
+                ("torch._C", torch._C, lambda k: "cuda" in k.lower()),
+                ("kforge_bridge", here, None)]
+        if hasattr(torch, "cuda"):
+            mods.append(("torch.cuda", torch.cuda, None))
+        self.mods = []
+        for label, m, keep in mods:
+            d = vars(m)
+            self.mods.append((label, d, [(k, v) for k, v in list(d.items())
+                                         if callable(v) and
+                                         (keep is None or keep(k))]))
+        classes = [("torch.Tensor", torch.Tensor)]
+        for name in ("Event", "Stream"):
+            c = getattr(getattr(torch, "cuda", None), name, None)
+            if isinstance(c, type):
+                classes.append(("torch.cuda." + name, c))
+        for k, v in list(vars(here).items()):
+            if isinstance(v, type) and v.__module__ == here.__name__:
+                classes.append(("kforge_bridge." + k, v))
+        self.classes = []
+        for label, c in classes:
+            # Every class of the MRO that Python code can change: a name
+            # set on any of them is found before the C base's.
+            # (heap types; a static type's attributes cannot be set).
+            dicts = [vars(k) for k in c.__mro__ if k.__flags__ & (1 << 9)]
+            self.classes.append((label, c, [(d, len(d), list(d.items()))
+                                            for d in dicts]))
+
+    def changed(self):
+        out = []
+        for label, d, items in self.mods:
+            for k, v in items:
+                if d.get(k) is not v:
+                    out.append("%s.%s" % (label, k))
+        for label, c, dicts in self.classes:
+            for d, n, items in dicts:
+                if len(d) == n and all(d.get(k) is v for k, v in items):
+                    continue
+                was = dict(items)
+                for k in set(d) | set(was):
+                    if d.get(k) is not was.get(k):
+                        out.append("%s.%s" % (label, k))
+        return sorted(set(out))[:16]
+
+
+GUARD = None
+
+
 class Runner:
     """One side's process: loads the task (and, on the candidate's side,
     the candidate), then calls it on the inputs the judge writes into its
@@ -1354,6 +1430,11 @@ class Runner:
             self.tt = Torch(req.get("backend"))
         tt = self.tt
         torch = tt.torch
+        global GUARD
+        if GUARD is None:
+            # Before the task's or the candidate's code runs; made in both
+            # runners, so that its look in facts() costs both sides alike.
+            GUARD = Guard(torch)
         if tt.cuda and not torch.cuda.is_available():
             return {"ev": "load_error", "what": "backend",
                     "message": "torch %s sees no CUDA device"
@@ -1541,7 +1622,9 @@ class Runner:
         """What only this process can see, reported raw for the judge:
         torch's intra-op thread count and the global flags."""
         return {"threads": self.tt.torch.get_num_threads(),
-                "state": self.global_state()}
+                "state": self.global_state(),
+                "patched": GUARD.changed() if GUARD is not None
+                else ["kforge_bridge.GUARD"]}
 
     def set_layout(self, req):
         tt = self.tt
@@ -2898,10 +2981,37 @@ class Judge:
 
     def end_candidate(self):
         """Ends the candidate's runner and its sandbox (Side.end); True
-        when they were seen gone."""
+        when they were seen gone (when it had ended already: whether it
+        was seen gone then)."""
         cand, self.cand = self.cand, None
         self.loaded = False
-        return cand.end() if cand is not None else True
+        if cand is not None:
+            self.cand_gone = cand.end()
+        return getattr(self, "cand_gone", True)
+
+    def alone(self, req):
+        """The reference alone, once the candidate's runner and its sandbox
+        have ended (end_candidate: with them every context, stream and
+        kernel of the candidate's): calls timed as the pairs' are, on
+        inputs of their own. The judge holds the reference's calls beside
+        the candidate to these (judge.c, kf_judge_interference): a
+        candidate that keeps the device busy while the reference is timed
+        makes its own speedup."""
+        n = int(req.get("calls", 15))
+        kb = req.get("protocol") == "kernelbench"
+        seed = int(req.get("seed", "1")) % (1 << 62)
+        gone = self.end_candidate()
+        ns = []
+        for k in range(n):
+            self.ref.put(self.timing_tensors(seed, (1 << 42) + k))
+            r = self.ref.timed_call(not self.tt.cuda, kb=kb)
+            if self.fault(r):
+                return None
+            if r.get("error"):
+                return {"ev": "error", "message": "timing (the reference "
+                        "alone): the reference raised %s" % r["error"]}
+            ns.append(r["ns"])
+        return {"ev": "alone", "ref_ns": ns, "gone": bool(gone)}
 
     def end(self, req):
         """After a warm bridge's evaluation: every process back on the
@@ -3161,6 +3271,8 @@ class Judge:
             pass
         f["os_threads"] = os_threads(self.cand.pid)
         f["os_threads_ref"] = os_threads(self.ref.pid)
+        if src.get("patched"):
+            f["patched"] = src["patched"]
         if c is None:
             return f
         if c.get("bad_outputs"):
@@ -3754,7 +3866,7 @@ class Judge:
                 return 0
             ops = {"load": self.load, "pin": self.pin, "trial": self.trial,
                    "time": self.time_pairs, "next": self.next,
-                   "end": self.end}
+                   "end": self.end, "alone": self.alone}
             try:
                 if op not in ops:
                     rep = {"ev": "error", "message": "unknown op '%s'" % op}

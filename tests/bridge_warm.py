@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Drives one warm PyTorch bridge (runner/kforge_bridge.py) through several
 candidates of one task, as a batch's pool does: load (warm) for the first,
-then per candidate pin, trials, timing, end, and next for the one after.
+then per candidate pin, trials, timing, the reference alone, end, and next for the one after.
 Prints one JSON line per candidate: what the bridge reported (the load's
 event, the runners' pids, the trials' errors and mismatches, the end).
 Where the bridge ends (a candidate's crash), the next candidate loads in a
@@ -78,6 +78,11 @@ def main():
                 r = ask(p, {"op": "time", "seed": "7", "pairs": 4,
                             "warmup": 1})
                 line["timed"] = len((r or {}).get("cand_ns") or [])
+                # The reference alone: the candidate's runner ended first.
+                r = ask(p, {"op": "alone", "calls": 3, "seed": "9"}) or {}
+                line["alone"] = {"ev": r.get("ev"),
+                                 "calls": len(r.get("ref_ns") or []),
+                                 "gone": r.get("gone")}
         line["trials"] = trials
         if trials and trials[-1] == "died" or line["load"] == "died":
             p.wait()

@@ -42,6 +42,46 @@ static void host_pairs(double *c, double *r, double *cw, double *rw,
 	}
 }
 
+/* The reference beside the candidate against the reference alone: a
+ * hog's 0.025 -> 2.39 ms is interference, named with both times; a
+ * reference 4 % slower beside it (noise, clocks) and one faster pass; a
+ * call of a few microseconds is held to the floor, not to its share. */
+static void test_judge_reference_slowed_beside_candidate_is_interference(void)
+{
+	double alone[15];
+	for (int i = 0; i < 15; i++)
+		alone[i] = 25e3 + 100 * (i % 5);
+	struct {
+		double paired;
+		bool ok;
+	} cases[] = {{2.39e6, false}, {25.2e3 * 1.04, true}, {20e3, true},
+		     {25.2e3 * 1.1 + 5.5e3, false}, {25.2e3 * 1.1 + 4.5e3, true}};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(*cases); k++) {
+		cJSON *tm = cJSON_CreateObject();
+		struct verdict v = {0};
+		kf_judge_interference(cases[k].paired, alone, 15, tm, &v);
+		const cJSON *o = cJSON_GetObjectItem(tm, "reference_alone");
+		CHECK_MSG(fabs(kf_json_num(o, "median_ms", 0) - 0.0252) < 1e-9,
+			  "%zu", k);
+		CHECK_MSG((v.status == KF_STATUS_OK) == cases[k].ok,
+			  "case %zu: %s", k, v.reason);
+		if (k == 0) {
+			CHECK_STR(v.check, "interference");
+			CHECK_CONTAINS(v.reason, "took 2.3900 ms (median) "
+						 "beside the candidate and "
+						 "0.0252 ms alone");
+		}
+		cJSON_Delete(tm);
+	}
+	/* Too few calls alone: nothing decided, nothing added. */
+	cJSON *tm = cJSON_CreateObject();
+	struct verdict v = {0};
+	kf_judge_interference(2.39e6, alone, 2, tm, &v);
+	CHECK(v.status == KF_STATUS_OK && !cJSON_GetObjectItem(tm,
+							 "reference_alone"));
+	cJSON_Delete(tm);
+}
+
 static void test_judge_unaccounted_host_honest_passes_uncharged(void)
 {
 	double c[N], r[N], cw[N], rw[N];
@@ -1254,5 +1294,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_sigxcpu_below_the_limit_is_a_crash),
     KF_TEST(test_judge_custom_kernel_required),
     KF_TEST(test_judge_custom_calls),
+    KF_TEST(test_judge_reference_slowed_beside_candidate_is_interference),
     KF_TESTS_END,
 };

@@ -369,8 +369,11 @@ static void test_kernelbench_seed_and_late_writes_are_out_of_reach(void)
 	o = eval(RELU, RT "arena_fixup.py", "--no-timing", NULL, NULL);
 	expect(&o, "wrong_answer", "mismatch");
 	release(&o);
+	/* Its rewrites of the runner's methods are seen first. */
 	o = eval(RELU, RT "rewrite_check.py", "--no-timing", NULL, NULL);
-	expect(&o, "rejected", "input_mutation");
+	expect(&o, "rejected", "tampering");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate replaced kforge_bridge.Runner.");
 	release(&o);
 }
 
@@ -1050,6 +1053,22 @@ static void test_kernelbench_forged_clock_is_unaccounted_time(void)
 	release(&o);
 }
 
+/* A candidate that replaces a function its runner times with (the thread
+ * CPU clock, wound back after each call) is told so, by name, whatever it
+ * gained. */
+static void test_kernelbench_replaced_clock_is_tampering(void)
+{
+	kf_test_need_torch();
+	struct outcome o =
+	    eval(RELU, RT "patch_thread_clock.py", "--time-cap", "0.2", NULL);
+	expect(&o, "rejected", "tampering");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate replaced time.thread_time_ns when "
+		       "loaded: functions its runner times, synchronises, "
+		       "copies or checks with");
+	release(&o);
+}
+
 /* The whole KernelBench-format corpus (redteam/kernelbench.json): every
  * hack caught for its reason, every honest ModelNew accepted. A few
  * minutes; run once, in make test. */
@@ -1265,7 +1284,8 @@ static double runner_pid(const cJSON *line, const char *side)
  * the task, each candidate in a runner of its own, whose end is seen. A
  * candidate that changes torch's flags, patches torch.clamp and leaves
  * files in /tmp and its build directory is followed by one that looks for
- * all of it and finds none; a crash ends the bridge, and the next
+ * all of it and finds none; after each one's timing the reference is timed
+ * alone (op "alone"), its candidate's runner ended first; a crash ends the bridge, and the next
  * candidate loads in a fresh one; the task's own Model as its candidate
  * matches. */
 static void test_kernelbench_warm_bridge_renews_the_candidates_runner(void)
@@ -1328,7 +1348,13 @@ static void test_kernelbench_warm_bridge_renews_the_candidates_runner(void)
 				  "%d: %s", k, out);
 		CHECK_STR(kf_json_str(x, "op"), k == 0 || k == 6 ? "load"
 								 : "next");
-		/* Ended, its sandbox seen gone. */
+		/* The reference timed alone after the candidate's runner
+		 * ended (seen gone), then ended, still seen gone. */
+		const cJSON *al = cJSON_GetObjectItem(x, "alone");
+		CHECK_MSG(!strcmp(kf_json_str(al, "ev"), "alone") &&
+			      kf_json_num(al, "calls", 0) == 3 &&
+			      cJSON_IsTrue(cJSON_GetObjectItem(al, "gone")),
+			  "%d: %s", k, out);
 		CHECK_MSG(cJSON_IsTrue(cJSON_GetObjectItem(
 			      cJSON_GetObjectItem(x, "ended"), "gone")),
 			  "%d: %s", k, out);
@@ -1768,6 +1794,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_cannot_patch_the_reference),
     KF_TEST(test_kernelbench_reference_is_timed_in_a_clean_process),
     KF_TEST(test_kernelbench_forged_clock_is_unaccounted_time),
+    KF_TEST(test_kernelbench_replaced_clock_is_tampering),
     KF_TEST(test_kernelbench_corpus_all_as_expected),
     KF_TEST(test_kernelbench_candidate_crash_is_reported),
     KF_TEST(test_kernelbench_warm_bridge_renews_the_candidates_runner),

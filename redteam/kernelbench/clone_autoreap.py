@@ -4,9 +4,10 @@
 # share of the rows into shared memory, then waits until they are gone. A
 # judge that reads the CPU time of children the runner waited for sees
 # none, and a look at the sandbox's processes between calls finds none.
-# Must gain nothing: the runner's filter asks the judge's process for leave
-# to start each child, and after the load the answer is no (EPERM), so it
-# falls back to torch.mm (ok, no speedup).
+# Caught when loaded: replacing the runner's own function is tampering.
+# Were it not, it would gain nothing: the runner's filter asks the judge's
+# process for leave to start each child, and after the load the answer is
+# no (EPERM), so it falls back to torch.mm (ok, no speedup).
 import mmap
 import os
 import signal

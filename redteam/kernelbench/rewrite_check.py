@@ -1,6 +1,7 @@
 # Uses its input as scratch, and rewrites the checks its runner once made
 # in its own process: the input hashes report the arena's pristine copy,
-# the flag and alias checks find nothing. Caught: the judge hashes the
+# the flag and alias checks find nothing. Caught: the runner's methods are
+# checked for replacement (tampering); were they not, the judge hashes the
 # inputs the runner sent back (input_mutation).
 import gc
 import sys

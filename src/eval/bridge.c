@@ -43,6 +43,8 @@ struct bsession {
 	const char *kernel;    /* a compiled kforge candidate (kf_entry), or
 				  NULL for a ModelNew file */
 	double flops, bytes;   /* the task's own counts, 0 when it has none */
+	double ref_paired;     /* the largest median of the reference's timed
+				  calls beside the candidate, ns */
 };
 
 /* True when python finds the torch package (within a minute). Importing
@@ -401,6 +403,54 @@ static void roofline_json(struct bsession *s)
 		  "roofline plausibility cap was applied");
 }
 
+/* Keeps the median of the reference's timed calls beside the candidate
+ * (the largest over the protocols timed), for reference_alone. */
+static void note_paired(struct bsession *s, const struct bsamples *sm)
+{
+	struct kf_summary x;
+	kf_summarize(sm->r, sm->n, &x);
+	if (x.median > s->ref_paired)
+		s->ref_paired = x.median;
+}
+
+#define ALONE_CALLS 15
+
+/*
+ * On a device, once the candidate has been timed: the bridge ends the
+ * candidate's runner and its sandbox, then times the reference alone
+ * (op "alone", ALONE_CALLS calls on inputs of their own, as in the
+ * pairs); the judge holds the reference's calls beside the candidate to
+ * those (kf_judge_interference). A baseline is kforge's own code, and on
+ * the host both sides' CPU time is read per thread: neither is asked.
+ */
+static void reference_alone(struct bsession *s, const char *proto)
+{
+	cJSON *tm = cJSON_GetObjectItem(s->core.res, "timing");
+	if (s->core.done || !tm || s->ref_paired <= 0)
+		return;
+	cJSON *req = kf_request("alone");
+	cJSON_AddNumberToObject(req, "calls", ALONE_CALLS);
+	cJSON_AddStringToObject(req, "protocol", proto);
+	kf_add_u64(req, "seed", s->core.o->seed);
+	cJSON *rep = kf_session_exchange(
+	    &s->core, req, ALONE_CALLS * 2 * s->core.call_ms + 30000,
+	    "timing (the reference alone)");
+	if (!rep || kf_session_unexpected(&s->core, rep, "alone",
+					  "timing (the reference alone)"))
+		return;
+	const cJSON *ns = cJSON_GetObjectItem(rep, "ref_ns");
+	int n = cJSON_GetArraySize(ns);
+	double *x = kf_xcalloc((size_t)n + 1, sizeof(double));
+	for (int i = 0; i < n; i++)
+		x[i] = cJSON_GetArrayItem(ns, i)->valuedouble;
+	struct verdict v = {0};
+	kf_judge_interference(s->ref_paired, x, n, tm, &v);
+	free(x);
+	cJSON_Delete(rep);
+	if (v.status != KF_STATUS_OK)
+		kf_session_finish(&s->core, v.status, v.check, v.reason);
+}
+
 /* kforge's protocol: interleaved pairs on fresh inputs, every output
  * checked, until the medians' intervals are tight or the cap passes. */
 static void time_kforge(struct bsession *s, const struct trial_plan *plans,
@@ -431,6 +481,7 @@ static void time_kforge(struct bsession *s, const struct trial_plan *plans,
 		goto out;
 	cJSON *tm = kf_timing_json(&s->core, &tg, sm.n, 0);
 	raw_json(tm, &sm);
+	note_paired(s, &sm);
 	if (bridge_unaccounted(s, tm, &sm, false))
 		goto out;
 	kf_pairs_json(tm, sm.c, sm.r, sm.n, tg.met);
@@ -490,6 +541,7 @@ static void time_kernelbench(struct bsession *s, const char *key,
 		cJSON_AddStringToObject(tm, "unit", "ms");
 		cJSON_AddStringToObject(tm, "inputs", "fresh");
 		raw_json(tm, &sm);
+		note_paired(s, &sm);
 		/* The charge first: the means below are of charged samples. */
 		if (bridge_unaccounted(s, tm, &sm, true))
 			goto out;
@@ -1205,6 +1257,9 @@ void kf_eval_bridge_measure(struct kf_eval_pending *p, int core)
 			time_kernelbench(
 			    s, s->kb_checks ? "timing" : "timing_kernelbench",
 			    allow);
+		if (!strcmp(o->backend, "cuda") && !o->baseline)
+			reference_alone(s, s->kb_checks ? "kernelbench"
+							: "kforge");
 	}
 	free(plans);
 	if (timed)

@@ -123,6 +123,12 @@ void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
  * candidate call i in each[i] (each may be NULL) and returns their mean,
  * and sets v when its measurement was forged (docs/measuring.md, "Seen
  * from outside"). */
+/* The reference's calls beside the candidate (paired, their median in ns)
+ * against the same calls timed alone once the candidate's process had
+ * ended (alone[0..n)): adds "reference_alone" to tm; v rejected
+ * (interference) when the candidate's presence slowed the reference. */
+void kf_judge_interference(double paired, const double *alone, int n,
+			   cJSON *tm, struct verdict *v);
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    const double *rw, int n, bool host, bool mean,
 			    cJSON *tm, struct verdict *v, double *each);

@@ -509,6 +509,17 @@ static bool bridge_facts_one(const cJSON *f, struct verdict *v)
 		    a, type ? type : "?");
 		return true;
 	}
+	const cJSON *patched = cJSON_GetObjectItem(f, "patched");
+	if (!baseline && cJSON_GetArraySize(patched) > 0) {
+		list_text(patched, 8, ", ", false, a, sizeof(a));
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "the candidate replaced %s %s: functions its runner times, "
+		    "synchronises, copies or checks with (a candidate's code "
+		    "leaves torch's, Python's and kforge's own functions as "
+		    "they were)",
+		    a, when);
+		return true;
+	}
 	const cJSON *w = cJSON_GetObjectItem(f, "watch");
 	if (w) {
 		/* With nothing left on other streams the device's join returns
@@ -1543,6 +1554,45 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    cm.median / 1e6, stat / 1e6, n, p10c / 1e6, p10r / 1e6,
 		    limit / 1e6, noise / 1e6);
 	return charged;
+}
+
+/* The reference's calls beside a candidate against the same calls alone
+ * after the candidate's process (and with it every context, stream and
+ * kernel it made) had ended. Nothing of an honest candidate reaches the
+ * reference's process or its calls (the caches are flushed before each);
+ * a candidate that keeps the device busy while the reference is timed (a
+ * kernel of a second context spinning beside it, work left running after
+ * its reply) slows the reference and speeds itself up by as much: kept
+ * under this share (and a floor for calls of a few microseconds) it gains
+ * at most that share. */
+#define KF_INTERFERENCE_REL 0.10
+#define KF_INTERFERENCE_NS 5e3
+
+void kf_judge_interference(double paired, const double *alone, int n,
+			   cJSON *tm, struct verdict *v)
+{
+	v->status = KF_STATUS_OK;
+	if (n < 3 || paired <= 0)
+		return;
+	struct kf_summary a;
+	kf_summarize(alone, n, &a);
+	double limit = a.median * (1 + KF_INTERFERENCE_REL) +
+		       KF_INTERFERENCE_NS;
+	cJSON *o = cJSON_AddObjectToObject(tm, "reference_alone");
+	cJSON_AddNumberToObject(o, "calls", n);
+	cJSON_AddNumberToObject(o, "median_ms", a.median / 1e6);
+	cJSON_AddNumberToObject(o, "beside_candidate_ms", paired / 1e6);
+	cJSON_AddNumberToObject(o, "limit_ms", limit / 1e6);
+	if (paired > limit)
+		set(v, KF_STATUS_REJECTED, "interference",
+		    "timing: the reference's calls took %.4f ms (median) "
+		    "beside the candidate and %.4f ms alone once the "
+		    "candidate's process had ended (%d calls; over the %.4f "
+		    "ms allowed): the candidate's process slowed the "
+		    "reference (work kept running on the device while the "
+		    "reference was timed: another context's kernels, work "
+		    "left after its reply)",
+		    paired / 1e6, a.median / 1e6, n, limit / 1e6);
 }
 
 /* Host CPUs do 16-bit float products on units faster than the fp32 FMA:
