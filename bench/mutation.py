@@ -9,6 +9,7 @@ the kill suite, stopping at its first failure:
 
   (a) KFORGE_BUILD=build build/kforge-tests judge eval_ worker_
       kernelbench_small_outputs kernelbench_processes_are_seen
+      kernelbench_replaced_clock
   (b) build/kforge redteam --backend host
 
 A mutant is killed when the suite fails (a test fails, a red-team row is not
@@ -92,6 +93,18 @@ MUTANTS = [
      'if (join > fmax(BRIDGE_JOIN_NS, 0.5 * ns)) {',
      'if (join > 1e30 + 0 * ns) {',
      "ignore work left running on another CUDA stream"),
+    ("judge_bridge_skip_patched", JUDGE,
+     'if (!baseline && cJSON_GetArraySize(patched) > 0) {',
+     'if (!baseline && cJSON_GetArraySize(patched) > 64) {',
+     "ignore functions the candidate's runner found replaced"),
+    ("judge_skip_interference", JUDGE,
+     'double limit = a.median * (1 + KF_INTERFERENCE_REL) +',
+     'double limit = 1e30 + a.median * (1 + KF_INTERFERENCE_REL) +',
+     "ignore a reference slowed beside the candidate"),
+    ("bridge_guard_sees_nothing", BRIDGE,
+     '                if d.get(k) is not v:\n                    out.append("%s.%s" % (label, k))',
+     '                if d.get(k) is not v and 0:\n                    out.append("%s.%s" % (label, k))',
+     "the runner's check of replaced module functions sees none"),
     ("judge_bridge_skip_processes", JUDGE,
      'if (np > 0) {',
      'if (np > 8) {',
@@ -226,8 +239,8 @@ MUTANTS = [
      'wk_add_hex(o, "checksum_2", first[j]);',
      "report the first call's checksum as the second's (determinism blind)"),
     ("worker_inputs_after_before", TRIAL,
-     'wk_add_hex(o, "after", after);',
-     'wk_add_hex(o, "after", s.in_sum[i]);',
+     'wk_add_hex(o, "before", s.in_sum[i]);\n\t\twk_add_hex(o, "after", after);',
+     'wk_add_hex(o, "before", s.in_sum[i]);\n\t\twk_add_hex(o, "after", s.in_sum[i]);',
      "report the inputs as unchanged after the trial"),
     ("worker_skip_timed_check_pair", TIMING,
      'rc = check_pair(w, s, p, &mism, &unwr, &err);',
@@ -287,13 +300,13 @@ MUTANTS = [
      'if (0 && kf_session_link_policy(&s.core, cr.so_path, candidate_path))',
      "skip the link policy / forbidden imports check"),
     ("eval_ignore_kb_verdict", EVAL,
-     'kf_judge_samples_kb(rep, &v);\n\t\tif (v.status != KF_STATUS_OK)',
-     'kf_judge_samples_kb(rep, &v);\n\t\tif (0)',
+     'v.failure);\n\t\tif (v.status != KF_STATUS_OK)\n\t\t\tkf_session_finish(&s->core, v.status, v.check,',
+     'v.failure);\n\t\tif (0)\n\t\t\tkf_session_finish(&s->core, v.status, v.check,',
      "ignore the verdict on KernelBench-protocol timing"),
     # The session.
     ("session_ignore_timing_verdict", SESSION,
-     'kf_judge_samples(s->task, rep, &v);\n\tif (v.status != KF_STATUS_OK) {',
-     'kf_judge_samples(s->task, rep, &v);\n\tif (0) {',
+     'cJSON_AddItemToObject(s->res, "failure", v.failure);\n\tif (v.status != KF_STATUS_OK) {',
+     'cJSON_AddItemToObject(s->res, "failure", v.failure);\n\tif (0) {',
      "ignore the judge's verdict on timed batches"),
     ("session_unaccounted_ignored", SESSION,
      '\t\treturn false;\n\tif (v.status == KF_STATUS_OK)\n\t\treturn false;',
@@ -370,7 +383,7 @@ MUTANTS = [
 TESTS_CMD = ["build/kforge-tests", "judge", "eval_", "worker_",
              "kernelbench_small_outputs", "kernelbench_summed_fp16",
              "kernelbench_output_mapping",
-             "kernelbench_processes_are_seen"]
+             "kernelbench_processes_are_seen", "kernelbench_replaced_clock"]
 REDTEAM_CMD = ["build/kforge", "redteam", "--backend", "host"]
 
 

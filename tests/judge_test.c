@@ -652,6 +652,26 @@ static struct verdict facts_verdict(const char *json)
 	"\"threads\": 1, \"processes\": [], \"cpus\": [0], \"cpus_ref\": "     \
 	"[0], \"os_threads\": 3, \"os_threads_ref\": 3"
 
+/* Functions the candidate's runner found replaced are tampering, named;
+ * an empty list (an honest candidate's) passes, and a baseline (kforge's
+ * own code, whose torch.compile may wrap what it likes) is not judged. */
+static void test_judge_bridge_replaced_functions_are_tampering(void)
+{
+	struct verdict v = facts_verdict("{" CLEAN ", \"patched\": []}");
+	CHECK(v.status == KF_STATUS_OK);
+	v = facts_verdict("{" CLEAN ", \"patched\": "
+			  "[\"torch.cuda.Event.elapsed_time\", "
+			  "\"torch.cuda.synchronize\"]}");
+	CHECK(v.status == KF_STATUS_REJECTED);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "the candidate replaced "
+				 "torch.cuda.Event.elapsed_time, "
+				 "torch.cuda.synchronize during its calls");
+	v = facts_verdict("{" CLEAN ", \"baseline\": true, \"patched\": "
+			  "[\"torch.nn.Module.__call__\"]}");
+	CHECK(v.status == KF_STATUS_OK);
+}
+
 /* The bridge reports raw facts; each check decides here, with an honest
  * set of facts that passes every one. */
 /* --require-custom-kernel: a failed build is rejected; a build that
@@ -1295,5 +1315,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_custom_kernel_required),
     KF_TEST(test_judge_custom_calls),
     KF_TEST(test_judge_reference_slowed_beside_candidate_is_interference),
+    KF_TEST(test_judge_bridge_replaced_functions_are_tampering),
     KF_TESTS_END,
 };
