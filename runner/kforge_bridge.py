@@ -38,6 +38,7 @@ import importlib.util
 import json
 import math
 import mmap
+import operator
 import os
 import random
 import shutil
@@ -1306,8 +1307,14 @@ class Guard:
     callables of the time module, torch.cuda, torch._C and this script's
     own namespace, and the attributes of torch.Tensor, torch.cuda.Event
     and torch.cuda.Stream (and of this script's classes), looked up as
-    Python looks them up (a name set on a class shadows its base's).
-    changed() names each that is no longer the same object: a candidate
+    Python looks them up (a name set on a class shadows its base's); each
+    Python function's code, defaults and closure too (a function whose
+    __code__ was swapped is the same object); the operators the runner
+    flushes and copies with as torch's dispatcher has them (a torch.library
+    kernel registered over aten::zero_ makes the flush a no-op); torch's
+    function and dispatch modes (none active); and, once watch() names
+    them, the runner's own objects (no method shadowed on the object, the
+    flush buffer the same). changed() names each that differs: a candidate
     that replaces one (Event.elapsed_time made to report less,
     torch.cuda.synchronize made to skip a stream, Tensor.copy_ made to wait
     for work the timing did not see) is reported (facts "patched"; judge.c:
@@ -1316,8 +1323,11 @@ class Guard:
     call from outside the process (the unaccounted-time rule) bounds what
     that could gain."""
 
+    OPS = ("aten::zero_", "aten::copy_")
+
     def __init__(self, torch):
         here = sys.modules[__name__]
+        self.torch = torch
         # Of torch's own namespace, the names this script calls (torch.X
         # in its text); of torch._C, the device's functions (torch.cuda's
         # call them).
@@ -1333,12 +1343,16 @@ class Guard:
                 ("kforge_bridge", here, None)]
         if hasattr(torch, "cuda"):
             mods.append(("torch.cuda", torch.cuda, None))
-        self.mods = []
+        funcs = []
+        out = []
         for label, m, keep in mods:
             d = vars(m)
-            self.mods.append((label, d, [(k, v) for k, v in list(d.items())
-                                         if callable(v) and
-                                         (keep is None or keep(k))]))
+            items = tuple((k, v) for k, v in list(d.items())
+                          if callable(v) and (keep is None or keep(k)))
+            out.append((label, d, tuple(k for k, _ in items),
+                        tuple(v for _, v in items)))
+            funcs += [("%s.%s" % (label, k), v) for k, v in items]
+        self.mods = tuple(out)
         classes = [("torch.Tensor", torch.Tensor)]
         for name in ("Event", "Stream"):
             c = getattr(getattr(torch, "cuda", None), name, None)
@@ -1347,33 +1361,134 @@ class Guard:
         for k, v in list(vars(here).items()):
             if isinstance(v, type) and v.__module__ == here.__name__:
                 classes.append(("kforge_bridge." + k, v))
-        self.classes = []
+        out = []
         for label, c in classes:
             # Every class of the MRO that Python code can change: a name
             # set on any of them is found before the C base's.
             # (heap types; a static type's attributes cannot be set).
-            dicts = [vars(k) for k in c.__mro__ if k.__flags__ & (1 << 9)]
-            self.classes.append((label, c, [(d, len(d), list(d.items()))
-                                            for d in dicts]))
+            dicts = tuple(vars(k) for k in c.__mro__
+                          if k.__flags__ & (1 << 9))
+            out.append((label, c, tuple((d, len(d), tuple(d.keys()),
+                                         tuple(d.values()), tuple(d.items()))
+                                        for d in dicts)))
+            for d in dicts:
+                for k, v in list(d.items()):
+                    for f in (v, getattr(v, "__func__", None),
+                              getattr(v, "fget", None),
+                              getattr(v, "fset", None)):
+                        funcs.append(("%s.%s" % (label, k), f))
+        self.classes = tuple(out)
+        seen = set()
+        out = []
+        cells = []
+        for label, f in funcs:
+            code = getattr(f, "__code__", None)
+            if code is None or id(f) in seen:
+                continue
+            seen.add(id(f))
+            out.append((label, f, code, f.__defaults__, f.__kwdefaults__))
+            # (__closure__ cannot be set; what its cells hold can.)
+            for c in f.__closure__ or ():
+                try:
+                    cells.append((label, c, c.cell_contents))
+                except ValueError:  # an empty cell
+                    pass
+        self.funcs = tuple(out)
+        self.fns = tuple(x[1] for x in out)
+        self.codes = tuple(x[2] for x in out)
+        self.dflts = tuple(x[3] for x in out)
+        self.kws = tuple(x[4] for x in out)
+        self.cells = tuple(cells)
+        self.ops = tuple((op, self.dispatch(op)) for op in self.OPS)
+        self.modes = self.mode_depths()
+        self.objects = ()
+        self.pinned = ()
+        self.seal()
+
+    def dispatch(self, op):
+        dump = getattr(self.torch._C, "_dispatch_dump", None)
+        try:
+            return dump(op) if dump else None
+        except RuntimeError:
+            return None
+
+    def mode_depths(self):
+        C = self.torch._C
+        return tuple(f() if f else 0 for f in (
+            getattr(C, "_len_torch_function_stack", None),
+            getattr(C, "_len_torch_dispatch_stack", None)))
+
+    def watch(self, label, obj):
+        """The runner's own object: no method of its class shadowed on it."""
+        self.objects += ((label, obj),)
+        self.seal()
+
+    def pin(self, label, obj, attr):
+        """An attribute of the runner's own object that stays as it is
+        now (the flush buffer)."""
+        self.pinned += ((label, obj, attr, getattr(obj, attr, None)),)
+        self.seal()
+
+    def seal(self):
+        """What this object holds now, for changed() to find as it is."""
+        self.own = tuple((k, v) for k, v in vars(self).items()
+                         if k != "own")
 
     def changed(self):
         out = []
-        for label, d, items in self.mods:
-            for k, v in items:
+        own = vars(self)
+        if len(own) != len(self.own) + 1 or \
+                any(own.get(k) is not v for k, v in self.own):
+            out.append("kforge_bridge.GUARD")
+        for label, d, keys, vals in self.mods:
+            if all(map(operator.is_, map(d.get, keys), vals)):
+                continue
+            for k, v in zip(keys, vals):
                 if d.get(k) is not v:
                     out.append("%s.%s" % (label, k))
         for label, c, dicts in self.classes:
-            for d, n, items in dicts:
-                if len(d) == n and all(d.get(k) is v for k, v in items):
+            for d, n, keys, vals, items in dicts:
+                if len(d) == n and all(map(operator.is_, map(d.get, keys),
+                                           vals)):
                     continue
                 was = dict(items)
                 for k in set(d) | set(was):
                     if d.get(k) is not was.get(k):
                         out.append("%s.%s" % (label, k))
+        if not all(map(operator.is_, map(CODE_OF, self.fns), self.codes)):
+            for label, f, code, dflt, kw in self.funcs:
+                if f.__code__ is not code:
+                    out.append(label + " (its code)")
+        if not (all(map(operator.is_, map(DEFAULTS_OF, self.fns),
+                        self.dflts)) and
+                all(map(operator.is_, map(KWDEFAULTS_OF, self.fns),
+                        self.kws))):
+            for label, f, code, dflt, kw in self.funcs:
+                if f.__defaults__ is not dflt or f.__kwdefaults__ is not kw:
+                    out.append(label + " (its code)")
+        for label, c, v in self.cells:
+            if getattr(c, "cell_contents", None) is not v:
+                out.append(label + " (its code)")
+        for op, dump in self.ops:
+            if self.dispatch(op) != dump:
+                out.append("the dispatcher's kernels of " + op)
+        if self.mode_depths() != self.modes:
+            out.append("torch's function or dispatch modes")
+        for label, obj in self.objects:
+            cls = type(obj)
+            for k, v in list(vars(obj).items()):
+                if callable(v) and callable(getattr(cls, k, None)):
+                    out.append("%s.%s (on the object)" % (label, k))
+        for label, obj, attr, v in self.pinned:
+            if getattr(obj, attr, None) is not v:
+                out.append("%s.%s" % (label, attr))
         return sorted(set(out))[:16]
 
 
 GUARD = None
+CODE_OF = operator.attrgetter("__code__")
+DEFAULTS_OF = operator.attrgetter("__defaults__")
+KWDEFAULTS_OF = operator.attrgetter("__kwdefaults__")
 
 
 class Runner:
@@ -1435,6 +1550,11 @@ class Runner:
             # Before the task's or the candidate's code runs; made in both
             # runners, so that its look in facts() costs both sides alike.
             GUARD = Guard(torch)
+            GUARD.watch("the runner", self)
+            GUARD.watch("the runner's torch", tt)
+            if tt.cuda:
+                tt.flush(wait=True)  # its buffer made before any candidate
+                GUARD.pin("the runner's torch", tt, "flush_buf")
         if tt.cuda and not torch.cuda.is_available():
             return {"ev": "load_error", "what": "backend",
                     "message": "torch %s sees no CUDA device"

@@ -908,10 +908,31 @@ void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
 			 * norm, or the bridge's floor where that is
 			 * larger. */
 			bool raise;
-			double norm = fmax(kf_json_num(o, "l1_want", 0),
-					   bridge_floor(o, scale, &raise));
+			double fl = bridge_floor(o, scale, &raise);
+			double norm = fmax(kf_json_num(o, "l1_want", 0), fl);
 			double rel =
 			    norm > 0 ? kf_json_num(o, "l1_err", 0) / norm : 0;
+			/* Only a trial that kforge's own rule would have
+			 * called imprecise, and KernelBench's passed, earns
+			 * an allowance: one just under kforge's bound (2.4e-5
+			 * of the norm, then 2.2e-4 on every timed call) is
+			 * held to kforge's rule when timed too. */
+			struct kf_l1 e = {
+			    kf_json_num(o, "l1_err", 0),
+			    raise ? fl : kf_json_num(o, "l1_want", 0),
+			    kf_json_num(o, "n", 0),
+			    kf_json_num(o, "max_abs", 0),
+			    kf_json_num(o, "want_absmax", 0),
+			    false,
+			    raise ? 0 : fl,
+			    cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
+			    kf_json_num(o, "l1_noise64", 0),
+			    0};
+			struct verdict scratch = {0};
+			if (t && !precision(t, j, &e, "trial", &scratch)) {
+				j++;
+				continue;
+			}
 			if (KF_KB_TIMED_SLACK * rel > allow[j])
 				allow[j] = KF_KB_TIMED_SLACK * rel;
 			j++;
@@ -1559,14 +1580,19 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 /* The reference's calls beside a candidate against the same calls alone
  * after the candidate's process (and with it every context, stream and
  * kernel it made) had ended. Nothing of an honest candidate reaches the
- * reference's process or its calls (the caches are flushed before each);
- * a candidate that keeps the device busy while the reference is timed (a
+ * reference's device work (the caches are flushed before each call); a
+ * candidate that keeps the device busy while the reference is timed (a
  * kernel of a second context spinning beside it, work left running after
  * its reply) slows the reference and speeds itself up by as much: kept
- * under this share (and a floor for calls of a few microseconds) it gains
- * at most that share. */
+ * under this share plus the floor it gains at most that. The floor: a
+ * reference of a few kernels launched from Python is timed with its
+ * launches in, and its runner's CPU caches are colder after the other
+ * side's call than after its own: an honest A/A of such a task (three
+ * elementwise kernels on 4096 floats, 0.024 ms) measured its reference
+ * 0.0094-0.0096 ms slower beside the candidate than alone, with 8 CPU hogs
+ * on 16 cores (H100, 2026-12-06). */
 #define KF_INTERFERENCE_REL 0.10
-#define KF_INTERFERENCE_NS 5e3
+#define KF_INTERFERENCE_NS 20e3
 
 void kf_judge_interference(double paired, const double *alone, int n,
 			   cJSON *tm, struct verdict *v)
