@@ -3689,7 +3689,7 @@ class Judge:
             outs.append(st)
         return outs
 
-    def check_call(self, ck, near_zero):
+    def check_call(self, ck, near_zero, ref_before=False):
         """A check call among the timed pairs (the supervisor's "checks",
         judge.c): inputs drawn as the timed calls' are (ck["like"] is
         "timed": get_inputs() under a seed of the check's own, mixed with
@@ -3699,7 +3699,10 @@ class Judge:
         seed; the candidate called exactly as in a timed call (the same
         request and flush), then the reference and its float64 run. The
         frame has a trial's form, one call of the candidate (checksum_2 is
-        checksum_1); None after a fault was sent."""
+        checksum_1); None after a fault was sent. ref_before: the next
+        pair calls the reference first, and so does this (a throwaway
+        call), so that the time since the candidate's last call is a
+        pair's."""
         timed = ck.get("like") == "timed"
         dist = 0 if timed else int((ck.get("dists") or [0])[0])
         seed = int(ck.get("seed", "1")) % (1 << 63)
@@ -3714,6 +3717,11 @@ class Judge:
                "in_scale": self.in_scale(base)}
         if not timed:
             rep["trial"] = ck.get("trial")
+        rep["ref_before"] = bool(ref_before)
+        if ref_before:
+            r0 = self.ref.timed_call(not self.tt.cuda, kb=False)
+            if self.fault(r0):
+                return None
         c = self.cand.timed_call(not self.tt.cuda, kb=False)
         if self.fault(c):
             return None
@@ -3884,10 +3892,12 @@ class Judge:
         checks = req.get("checks") or []
         first = self.pair_index
         for k in range(warmup + pairs):
+            nxt = first if k < warmup else self.pair_index
             for ck in checks:
                 if int(ck.get("at", -1)) != k:
                     continue
-                f = self.check_call(ck, getattr(self, "near_zero", 0.0))
+                f = self.check_call(ck, getattr(self, "near_zero", 0.0),
+                                    ref_before=nxt % 4 not in (0, 1))
                 if f is None:
                     return None
                 f["pair"] = self.pair_index if k >= warmup else -1

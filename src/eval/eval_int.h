@@ -350,6 +350,7 @@ struct kf_timing {
 	int n_check_plans;
 	uint64_t check_key, check_ctr;
 	int checks;
+	int checks_ref_first; /* of them, preceded by a reference's call */
 	/* Native tasks: per output, the trials' largest float noise of the
 	 * reference relative to its norm (< 0: none), the yardstick of the
 	 * timed outputs' measured-noise rule (the bridge keeps its own). */

@@ -638,6 +638,12 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 	cJSON *rep = kf_session_exchange(s, req, ms, "timing");
 	if (!rep || kf_session_unexpected(s, rep, "samples", "timing"))
 		return NULL;
+	const cJSON *ck;
+	cJSON_ArrayForEach(ck, cJSON_GetObjectItem(rep, "checks"))
+	{
+		if (cJSON_IsTrue(cJSON_GetObjectItem(ck, "ref_before")))
+			tg->checks_ref_first++;
+	}
 	const cJSON *fv = cJSON_GetObjectItem(rep, "fresh_values");
 	const cJSON *fm = cJSON_GetObjectItem(rep, "fresh_moves_outputs");
 	for (int i = 0; i < cJSON_GetArraySize(fv) && i < KF_MAX_TENSORS; i++) {
@@ -713,6 +719,8 @@ cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,
 	cJSON_AddNumberToObject(tm, "seconds", tg->elapsed);
 	cJSON_AddNumberToObject(tm, "ci_target", s->o->ci_target);
 	cJSON_AddNumberToObject(tm, "check_calls", tg->checks);
+	cJSON_AddNumberToObject(tm, "check_calls_after_reference",
+				tg->checks_ref_first);
 	cJSON *fv = cJSON_AddArrayToObject(tm, "fresh_values");
 	cJSON *fm = cJSON_AddArrayToObject(tm, "fresh_moves_outputs");
 	for (int i = 0; i < s->task->n_inputs && i < KF_MAX_TENSORS; i++) {

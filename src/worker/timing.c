@@ -263,7 +263,8 @@ static uint32_t check_rotation(uint64_t seed)
  * an engine error.
  */
 static cJSON *check_call(struct worker *w, struct tensor_set *s,
-			 const cJSON *ck, int *rc, struct kf_err *err)
+			 const cJSON *ck, bool ref_before, int *rc,
+			 struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
 	uint64_t seed = wk_parse_u64(ck, "seed");
@@ -280,7 +281,8 @@ static cJSON *check_call(struct worker *w, struct tensor_set *s,
 	*rc = timed ? rotate_inputs(w, s, (int)check_rotation(seed), err) : 0;
 	cJSON *f =
 	    *rc ? NULL
-		: wk_check_call(w, s, seed, timed ? NULL : dist_index, rc, err);
+		: wk_check_call(w, s, seed, timed ? NULL : dist_index,
+				ref_before, rc, err);
 	if (!f)
 		return NULL;
 	cJSON_AddStringToObject(f, "like", timed ? "timed" : "trial");
@@ -313,19 +315,19 @@ static bool check_failed(const cJSON *f)
 
 /* Runs the request's check calls placed before call at of the batch
  * (warm-ups counted from 0) on set s, their frames into cfr with "at" and
- * key (the next timed pair's index, or the next call's), idx. True when
- * one's frame is the verdict already; *rc set (false) on an engine
- * error. */
+ * key (the next timed pair's index, or the next call's), idx; ref_before:
+ * the next pair calls the reference first (check_call). True when one's
+ * frame is the verdict already; *rc set (false) on an engine error. */
 static bool checks_at(struct worker *w, struct tensor_set *s,
 		      const cJSON *checks, int at, const char *key, int idx,
-		      cJSON *cfr, int *rc, struct kf_err *err)
+		      bool ref_before, cJSON *cfr, int *rc, struct kf_err *err)
 {
 	const cJSON *ck;
 	cJSON_ArrayForEach(ck, checks)
 	{
 		if ((int)kf_json_num(ck, "at", -1) != at)
 			continue;
-		cJSON *f = check_call(w, s, ck, rc, err);
+		cJSON *f = check_call(w, s, ck, ref_before, rc, err);
 		if (!f)
 			return false;
 		wk_cand_idle_check(w);
@@ -460,7 +462,8 @@ int wk_do_time(struct worker *w, const cJSON *req)
 		struct tensor_set *s = &w->timing[p & 1];
 		/* A failed check is the verdict: no need to go on. */
 		failed = checks_at(w, s, checks, k + warmup, "pair",
-				   k < 0 ? -1 : p, cfr, &rc, &err);
+				   k < 0 ? -1 : p, (p & 2) != 0, cfr, &rc,
+				   &err);
 		if (rc)
 			goto engine_error;
 		if (failed)
@@ -610,7 +613,7 @@ int wk_do_time_kb(struct worker *w, const cJSON *req)
 		struct kf_sample smp;
 		uint64_t wall;
 		failed = checks_at(w, s, checks, k + warmup, "call", k + warmup,
-				   cfr, &rc, &err);
+				   false, cfr, &rc, &err);
 		if (rc || failed)
 			break;
 		rc = rotate_inputs(w, s, (int)(KB_PAIR_BASE + (k + warmup)),

@@ -360,7 +360,8 @@ engine_error:
  * set on an engine error.
  */
 cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
-		     const int *dist_index, int *rc, struct kf_err *err)
+		     const int *dist_index, bool ref_before, int *rc,
+		     struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
 	struct kf_sample smp;
@@ -385,6 +386,16 @@ cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
 	if (*rc)
 		return NULL;
 	cJSON *m = cJSON_CreateObject();
+	/* Before a reference-first pair, the reference first here too: the
+	 * candidate's time since its last call is no shorter than before a
+	 * timed call (the sixteenth round's clock tell); its outputs are made
+	 * again after the candidate's call. */
+	if (ref_before) {
+		*rc = wk_call(w, SIDE_REF, s, true, false, &smp, &wall, err);
+		if (*rc)
+			goto engine_error;
+	}
+	cJSON_AddBoolToObject(m, "ref_before", ref_before);
 	*rc = wk_call(w, SIDE_CAND, s, true, false, &smp, &wall, err);
 	if (*rc)
 		goto engine_error;

@@ -170,10 +170,13 @@ int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 int wk_do_trial(struct worker *w, const cJSON *req);
 /* A check call among timed calls, on inputs drawn from a trial's
  * distributions, or (dist_index NULL) on those already in s, drawn as a
- * timed call's (trial.c); its frame in a trial's form, or NULL with *rc
- * set. */
+ * timed call's (trial.c); ref_before: where the next timed pair calls the
+ * reference first, the check call does too (a throwaway call), so that
+ * the time since the candidate's last call is a pair's; its frame in a
+ * trial's form, or NULL with *rc set. */
 cJSON *wk_check_call(struct worker *w, struct tensor_set *s, uint64_t seed,
-		     const int *dist_index, int *rc, struct kf_err *err);
+		     const int *dist_index, bool ref_before, int *rc,
+		     struct kf_err *err);
 
 /* timing.c: timed pairs (kforge's protocol and KernelBench's) and energy */
 int wk_do_time(struct worker *w, const cJSON *req);
