@@ -1328,16 +1328,22 @@ class Guard:
     def __init__(self, torch):
         here = sys.modules[__name__]
         self.torch = torch
-        # Of torch's own namespace, the names this script calls (torch.X
-        # in its text); of torch._C, the device's functions (torch.cuda's
-        # call them).
+        # Of torch's own namespace, the names this script's code calls
+        # (torch.X in its code, not its comments or strings: a candidate
+        # may change torch.relu in its own process, which the runner never
+        # calls); of torch._C, the device's functions (torch.cuda's call
+        # them).
+        used = set()
         try:
-            with open(__file__) as f:
-                text = f.read()
-        except OSError:
-            text = ""
-        import re
-        used = set(re.findall(r"\btorch\.([A-Za-z_]\w*)", text))
+            import tokenize
+            with open(__file__, "rb") as f:
+                toks = [t.string for t in tokenize.tokenize(f.readline)
+                        if t.type in (tokenize.NAME, tokenize.OP)]
+            for a, b, c in zip(toks, toks[1:], toks[2:]):
+                if a == "torch" and b == ".":
+                    used.add(c)
+        except (OSError, SyntaxError, tokenize.TokenError):
+            pass
         mods = [("time", time, None), ("torch", torch, used.__contains__),
                 ("torch._C", torch._C, lambda k: "cuda" in k.lower()),
                 ("kforge_bridge", here, None)]
