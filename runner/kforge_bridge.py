@@ -1486,9 +1486,10 @@ class Guard:
                 out.append(label + " (its code)")
         for op, dump in self.ops:
             if self.dispatch(op) != dump:
-                out.append("the dispatcher's kernels of " + op)
+                out.append(op + "'s kernels in torch's dispatcher")
         if self.mode_depths() != self.modes:
-            out.append("torch's function or dispatch modes")
+            out.append("torch's mode stack (a TorchFunctionMode or "
+                       "TorchDispatchMode left active)")
         for label, obj in self.objects:
             cls = type(obj)
             for k, v in list(vars(obj).items()):

@@ -466,7 +466,7 @@ static void list_text(const cJSON *a, int max, const char *sep, bool brackets,
 		n += snprintf(buf + n, cap - n, "[");
 	cJSON_ArrayForEach(x, a)
 	{
-		char one[64];
+		char one[192];
 		if (n >= cap)
 			break;
 		if (k == max) {
