@@ -1522,6 +1522,7 @@ class Runner:
         self.model = None
         self.module = None  # the nn.Module whose state the judge sets
         self.kernel = False
+        self.events_swapped = False  # timed(): an event's class changed
         self.entry = None  # what a call calls: entry_of(model)
         self.keep = None  # what the judge reads after a reply (call())
 
@@ -1760,7 +1761,7 @@ class Runner:
         torch's intra-op thread count and the global flags."""
         patched = GUARD.changed() if GUARD is not None \
             else ["kforge_bridge.GUARD"]
-        if getattr(self, "events_swapped", False):
+        if self.events_swapped:
             patched.append("the class of the runner's CUDA events")
         return {"threads": self.tt.torch.get_num_threads(),
                 "state": self.global_state(), "patched": patched}
@@ -2961,6 +2962,7 @@ class Judge:
         self.tt = None
         self.loaded = False
         self.ref = self.cand = None
+        self.cand_gone = True  # end_candidate(): the last one seen gone
         # A warm bridge (the load's "warm"): the judge and the reference's
         # runner serve one evaluation after another of the same task
         # (next), each candidate in a runner of its own, started as a
@@ -3132,7 +3134,7 @@ class Judge:
         self.loaded = False
         if cand is not None:
             self.cand_gone = cand.end()
-        return getattr(self, "cand_gone", True)
+        return self.cand_gone
 
     def alone(self, req):
         """The reference alone, once the candidate's runner and its sandbox

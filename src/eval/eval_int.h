@@ -117,18 +117,18 @@ void kf_judge_samples_kb(const struct kf_task *t, const cJSON *frame,
 #define KF_KB_TIMED_SLACK 10.0
 void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
 			   double *allow);
-/* The time the candidate's own measurement of its n timed calls (c, in ns)
- * left out, against the outside view of the same calls (cw) and the
- * reference's (r, rw): adds "unaccounted_ms" to tm, puts the ns to charge
- * candidate call i in each[i] (each may be NULL) and returns their mean,
- * and sets v when its measurement was forged (docs/measuring.md, "Seen
- * from outside"). */
 /* The reference's calls beside the candidate (paired, their median in ns)
  * against the same calls timed alone once the candidate's process had
  * ended (alone[0..n)): adds "reference_alone" to tm; v rejected
  * (interference) when the candidate's presence slowed the reference. */
 void kf_judge_interference(double paired, const double *alone, int n,
 			   cJSON *tm, struct verdict *v);
+/* The time the candidate's own measurement of its n timed calls (c, in ns)
+ * left out, against the outside view of the same calls (cw) and the
+ * reference's (r, rw): adds "unaccounted_ms" to tm, puts the ns to charge
+ * candidate call i in each[i] (each may be NULL) and returns their mean,
+ * and sets v when its measurement was forged (docs/measuring.md, "Seen
+ * from outside"). */
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    const double *rw, int n, bool host, bool mean,
 			    cJSON *tm, struct verdict *v, double *each);

@@ -889,6 +889,36 @@ static double bridge_floor(const cJSON *o, double scale, bool *raise)
 	return floor_l1;
 }
 
+/* The L1 figures of one output o of a frame (a trial's, or a timed pair's
+ * worst) for the precision check: the reference's measured noise and the
+ * allowance the output carries, as raw. */
+static struct kf_l1 l1_of(const cJSON *o)
+{
+	struct kf_l1 e = {kf_json_num(o, "l1_err", 0),
+			  kf_json_num(o, "l1_want", 0),
+			  kf_json_num(o, "n", 0),
+			  kf_json_num(o, "max_abs", 0),
+			  kf_json_num(o, "want_absmax", 0),
+			  false,
+			  0,
+			  cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
+			  kf_json_num(o, "l1_noise64", 0),
+			  kf_json_num(o, "l1_rel_allowed", 0)};
+	return e;
+}
+
+/* The bridge's floor over the inputs' scale in e, in place of the norm
+ * where that is larger (bridge_floor). */
+static void with_bridge_floor(struct kf_l1 *e, const cJSON *o, double scale)
+{
+	bool raise;
+	double fl = bridge_floor(o, scale, &raise);
+	if (raise)
+		e->l1_want = fl;
+	else
+		e->floor = fl;
+}
+
 void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
 			   double *allow)
 {
@@ -907,28 +937,17 @@ void kf_judge_kb_allowance(const struct kf_task *t, const cJSON *frames,
 			/* In the units of the precision check: over the
 			 * norm, or the bridge's floor where that is
 			 * larger. */
-			bool raise;
-			double fl = bridge_floor(o, scale, &raise);
-			double norm = fmax(kf_json_num(o, "l1_want", 0), fl);
-			double rel =
-			    norm > 0 ? kf_json_num(o, "l1_err", 0) / norm : 0;
+			struct kf_l1 e = l1_of(o);
+			with_bridge_floor(&e, o, scale);
+			double norm = fmax(e.l1_want, e.floor);
+			double rel = norm > 0 ? e.l1_err / norm : 0;
 			/* Only a trial that kforge's own rule would have
 			 * called imprecise, and KernelBench's passed, earns
 			 * an allowance: one just under kforge's bound (2.4e-5
 			 * of the norm, then 2.2e-4 on every timed call) is
 			 * held to kforge's rule when timed too. */
-			struct kf_l1 e = {
-			    kf_json_num(o, "l1_err", 0),
-			    raise ? fl : kf_json_num(o, "l1_want", 0),
-			    kf_json_num(o, "n", 0),
-			    kf_json_num(o, "max_abs", 0),
-			    kf_json_num(o, "want_absmax", 0),
-			    false,
-			    raise ? 0 : fl,
-			    cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
-			    kf_json_num(o, "l1_noise64", 0),
-			    0};
 			struct verdict scratch = {0};
+			e.allow = 0;
 			if (t && !precision(t, j, &e, "trial", &scratch)) {
 				j++;
 				continue;
@@ -1048,26 +1067,9 @@ static void judge_timed_precision(const struct kf_task *t, const cJSON *chk,
 		const cJSON *o = cJSON_GetArrayItem(outs, j);
 		if (kf_json_num(o, "pair", -1) < 0)
 			continue;
-		struct kf_l1 e = {kf_json_num(o, "l1_err", 0),
-				  kf_json_num(o, "l1_want", 0),
-				  kf_json_num(o, "n", 0),
-				  kf_json_num(o, "max_abs", 0),
-				  kf_json_num(o, "want_absmax", 0),
-				  false,
-				  0,
-				  cJSON_IsNumber(cJSON_GetObjectItem(o, "l1_noise64")),
-				  kf_json_num(o, "l1_noise64", 0),
-				  kf_json_num(o, "l1_rel_allowed", 0)};
-		if (t->kernelbench) {
-			/* The bridge's floor, over its inputs' scale. */
-			bool raise;
-			double fl = bridge_floor(
-			    o, kf_json_num(o, "in_scale", 0), &raise);
-			if (raise)
-				e.l1_want = fl;
-			else
-				e.floor = fl;
-		}
+		struct kf_l1 e = l1_of(o);
+		if (t->kernelbench)
+			with_bridge_floor(&e, o, kf_json_num(o, "in_scale", 0));
 		char label[64];
 		snprintf(label, sizeof(label), "%s: %s %.0f", where,
 			 calls ? "call" : "pair",

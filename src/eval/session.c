@@ -696,13 +696,8 @@ bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
 	double per_pair = batch_s / tg->batch;
 	int b = per_pair > 0 ? (int)(0.25 / per_pair) : 50;
 	b = b < 2 ? 2 : b > 200 ? 200 : b;
-	/* Not merged up to min_pairs: each batch brings its check calls, and
-	 * with fewer batches a candidate exact on inputs it has not seen
-	 * (layernorm_rsqrt_when_seen) met none where it approximated in 3 of
-	 * 10 evaluations under the sanitizers (the pairs of the second batch
-	 * sized to min_pairs, 2026-12-06; 0 of 10 with quarter-second
-	 * batches). Check calls cost about as many calls as the pairs of slow
-	 * tasks: the price of their number. */
+	/* Each batch brings its check calls: not merged into fewer, larger
+	 * ones (docs/design.md, check calls). */
 	if (n + b > o->max_pairs)
 		b = o->max_pairs - n;
 	tg->batch = b < 1 ? 1 : b;
