@@ -34,9 +34,10 @@ struct kf_l1 {
 	 * bridge's): the reference's own float noise, measured, on near-zero
 	 * outputs; else 1e-2 of the inputs' mean magnitude per element. */
 	double floor;
-	/* Where has_noise (the bridge's float outputs): the reference's own
-	 * float noise on the same inputs, sum |want - exact| against its
-	 * float64 run; see KF_PRECISION_NOISE_TIMES. */
+	/* Where has_noise: the reference's own float noise on the same
+	 * inputs, for the bridge sum |want - exact| against its float64 run,
+	 * for a native task (float64 reference) how far its outputs move when
+	 * its float32 inputs move one ulp; see KF_PRECISION_NOISE_TIMES. */
 	bool has_noise;
 	double noise;
 	/* Where > 0, an L1 relative error that passes whatever the rules

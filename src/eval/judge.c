@@ -288,8 +288,18 @@ static bool precision(const struct kf_task *t, int j, const struct kf_l1 *e,
 	if (e->allow > 0 && l1 <= e->allow)
 		return false;
 	/* Within the bound, still imprecise where the error is far beyond
-	 * the reference's own float noise on these inputs. */
+	 * the reference's own float noise on these inputs. The bridge's
+	 * noise is a float32 run's distance from a float64 one, its
+	 * intermediates' rounding included; a native task's is how far its
+	 * float64 reference moves with its inputs, which misses an honest
+	 * float32 kernel's intermediates. Where those dominate, the output
+	 * near zero (its norm under the atol floor), only the bound holds:
+	 * the textbook float32 GELU, 0.5 x (1 + tanh u) with tanh u near
+	 * -1, is off the float64 one by up to 0.5 |x| ulp(1) where x is
+	 * -3.5 to -5.5 and gelu(x) under 1e-3 (a one-element trial there
+	 * was 2262 times the output's noise). */
 	bool by_noise = !(l1 > bound) && s->dtype == KF_F32 && e->has_noise &&
+			(e->floor > 0 || e->l1_want >= floor) &&
 			l1 > KF_PRECISION_NOISE_REL &&
 			e->l1_err > KF_PRECISION_NOISE_TIMES * e->noise;
 	if (!(bound > 0 && (l1 > bound || by_noise)))
