@@ -1766,6 +1766,14 @@ class Runner:
         return {"threads": self.tt.torch.get_num_threads(),
                 "state": self.global_state(), "patched": patched}
 
+    def facts_apart(self, req):
+        """The facts of the last call in a request of their own (the
+        host's timed calls): the judge's view of this process's CPU time
+        sees them apart from the call's (Side.timed_call)."""
+        rep = {"ev": "facts"}
+        rep.update(self.facts())
+        return rep
+
     def set_layout(self, req):
         tt = self.tt
         torch = tt.torch
@@ -2074,7 +2082,8 @@ class Runner:
             return rep
         rep["ns"] = ns
         rep["wall_ns"] = wall
-        rep.update(self.facts())
+        if not req.get("facts_apart"):
+            rep.update(self.facts())
         if watch:
             rep["watch"] = watch
         if bad:
@@ -2152,8 +2161,9 @@ class Runner:
                    "export_state": self.export_state,
                    "import_state": self.import_state,
                    "call": self.call,
+                   "facts": self.facts_apart,
                    "call64": self.call64}
-            if op != "call":
+            if op not in ("call", "facts"):
                 self.keep = None
             try:
                 if op in ops:
@@ -2836,12 +2846,34 @@ class Side:
         arena already (put) and the judge flushes the caches before the
         call (the judge and the runners share one core). view_cpu_ns: the
         runner's CPU time from its reply before the call to its reply to
-        the call, so that CPU it used between requests counts too."""
+        the call, so that CPU it used between requests counts too.
+
+        On the host the runner's checks of its own process after the call
+        (facts: the replaced functions, the global state; a third of its
+        work a call and more) come in a request of their own, whose CPU
+        time is facts_cpu_ns: the call's view holds only what the runner
+        must do to call, and a candidate that makes its runner skip the
+        checks frees nothing in that view to hide an under-report in (the
+        judge compares the two sides' checks apart, judge.c
+        kf_judge_checks_view). The views still tile the runner's time:
+        work left running after a reply is in the next view."""
         c0 = self.cpu_reply
         if flush_here:
             self.tt.flush()
-        rep = self.call(flush=not flush_here, **req)
+        apart = not self.tt.cuda
+        rep = self.call(flush=not flush_here, facts_apart=apart, **req)
         rep["view_cpu_ns"] = self.cpu_reply - c0
+        if apart and rep.get("ev") == "called" and "error" not in rep:
+            c1 = self.cpu_reply
+            f = self.ask({"op": "facts"})
+            rep["facts_cpu_ns"] = self.cpu_reply - c1
+            if f.get("ev") == "facts":
+                for k in ("threads", "state", "patched"):
+                    if k in f:
+                        rep[k] = f[k]
+            else:
+                rep["patched"] = ["the runner's facts request (%s)" %
+                                  (f.get("message") or f.get("ev"))]
         return rep
 
     def quit(self):
@@ -3874,6 +3906,9 @@ class Judge:
         rep["ref_ns"].append(r["ns"])
         rep["cand_wall_ns"].append(c.get(view, 0))
         rep["ref_wall_ns"].append(r.get(view, 0))
+        if "facts_cpu_ns" in c and "facts_cpu_ns" in r:
+            rep.setdefault("cand_facts_ns", []).append(c["facts_cpu_ns"])
+            rep.setdefault("ref_facts_ns", []).append(r["facts_cpu_ns"])
 
     def time_kernelbench(self, req):
         """KernelBench's timing, with fresh inputs for every call: 3

@@ -852,6 +852,14 @@ static void test_kernelbench_timing_kforge_protocol(void)
 	      kf_json_num(raw, "candidate_ms", 1));
 	CHECK(cJSON_IsNumber(cJSON_GetObjectItem(
 	    cJSON_GetObjectItem(tm, "unaccounted_ms"), "difference")));
+	/* The runner's checks after each call, in requests of their own,
+	 * each side's CPU time seen apart: both sides ran them. */
+	const cJSON *cv = cJSON_GetObjectItem(tm, "checks_view_ms");
+	CHECK_STR(kf_json_str(cv, "view"), "cpu");
+	CHECK(kf_json_num(cv, "candidate", 0) > 0);
+	CHECK(kf_json_num(cv, "reference", 0) > 0);
+	CHECK(kf_json_num(cv, "candidate", 0) >
+	      0.5 * kf_json_num(cv, "reference", 0));
 	/* No FLOP or byte counts: no cap, and the result says so. */
 	const cJSON *rf = cJSON_GetObjectItem(o.json, "roofline");
 	CHECK(cJSON_IsNull(cJSON_GetObjectItem(rf, "bound")));

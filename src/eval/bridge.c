@@ -282,6 +282,11 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
  * and the judge's view of the same call from outside (cw, rw), in ns. */
 struct bsamples {
 	double *c, *r, *cw, *rw;
+	/* The CPU time of each runner's checks after the call, where the
+	 * runner made them in a request of their own (the host): NULL
+	 * unless every pair had them. */
+	double *fc, *fr;
+	bool facts_apart;
 	int n, cap;
 	const char *ns_clock, *view_clock; /* as the bridge named them */
 };
@@ -289,14 +294,22 @@ struct bsamples {
 /* Adds the pairs of a samples frame (as many as all four arrays hold). */
 static void bsamples_add(struct bsamples *sm, const cJSON *rep)
 {
-	const cJSON *a[4] = {cJSON_GetObjectItem(rep, "cand_ns"),
+	const cJSON *a[6] = {cJSON_GetObjectItem(rep, "cand_ns"),
 			     cJSON_GetObjectItem(rep, "ref_ns"),
 			     cJSON_GetObjectItem(rep, "cand_wall_ns"),
-			     cJSON_GetObjectItem(rep, "ref_wall_ns")};
+			     cJSON_GetObjectItem(rep, "ref_wall_ns"),
+			     cJSON_GetObjectItem(rep, "cand_facts_ns"),
+			     cJSON_GetObjectItem(rep, "ref_facts_ns")};
 	int n = cJSON_GetArraySize(a[0]);
 	for (int k = 1; k < 4; k++)
 		if (cJSON_GetArraySize(a[k]) < n)
 			n = cJSON_GetArraySize(a[k]);
+	/* The checks' views, where every pair of this frame has them (and
+	 * every earlier frame's had). */
+	bool apart = cJSON_GetArraySize(a[4]) >= n &&
+		     cJSON_GetArraySize(a[5]) >= n;
+	if (n > 0)
+		sm->facts_apart = (sm->n == 0 || sm->facts_apart) && apart;
 	const char *nc = kf_json_str(rep, "ns_clock");
 	const char *vc = kf_json_str(rep, "view_clock");
 	/* Static strings: the frame is freed before the samples are. */
@@ -316,9 +329,11 @@ static void bsamples_add(struct bsamples *sm, const cJSON *rep)
 			sm->r = kf_xrealloc(sm->r, b);
 			sm->cw = kf_xrealloc(sm->cw, b);
 			sm->rw = kf_xrealloc(sm->rw, b);
+			sm->fc = kf_xrealloc(sm->fc, b);
+			sm->fr = kf_xrealloc(sm->fr, b);
 		}
-		double *d[4] = {sm->c, sm->r, sm->cw, sm->rw};
-		for (int k = 0; k < 4; k++) {
+		double *d[6] = {sm->c, sm->r, sm->cw, sm->rw, sm->fc, sm->fr};
+		for (int k = 0; k < (apart ? 6 : 4); k++) {
 			const cJSON *v = cJSON_GetArrayItem(a[k], i);
 			d[k][sm->n] = cJSON_IsNumber(v) ? v->valuedouble : 0;
 		}
@@ -332,6 +347,8 @@ static void bsamples_release(struct bsamples *sm)
 	free(sm->r);
 	free(sm->cw);
 	free(sm->rw);
+	free(sm->fc);
+	free(sm->fr);
 }
 
 /*
@@ -348,8 +365,10 @@ static bool bridge_unaccounted(struct bsession *s, cJSON *tm,
 			       struct bsamples *sm, bool mean)
 {
 	/* Baselines are kforge's own code: their processes forge nothing. */
+	bool apart = sm->facts_apart && sm->n > 0;
 	bool done = kf_session_unaccounted(
-	    &s->core, sm->c, sm->r, sm->cw, sm->rw, sm->n,
+	    &s->core, sm->c, sm->r, sm->cw, sm->rw, apart ? sm->fc : NULL,
+	    apart ? sm->fr : NULL, sm->n,
 	    !strcmp(sm->view_clock, "process_cpu"), mean, s->core.o->baseline,
 	    tm);
 	cJSON *u = cJSON_GetObjectItem(tm, "unaccounted_ms");

@@ -442,7 +442,7 @@ static bool unaccounted(struct session *s, struct samples *sm, cJSON *tm)
 	if (!sm->runner_ns)
 		return false;
 	return kf_session_unaccounted(
-	    &s->core, sm->c, sm->r, sm->cw, sm->rw, sm->n,
+	    &s->core, sm->c, sm->r, sm->cw, sm->rw, NULL, NULL, sm->n,
 	    !strcmp(s->core.o->backend, "host"), false, false, tm);
 }
 

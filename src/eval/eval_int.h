@@ -133,6 +133,14 @@ void kf_judge_interference(double paired, const double *alone, int n,
 double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    const double *rw, int n, bool host, bool mean,
 			    cJSON *tm, struct verdict *v, double *each);
+/* The runner's checks after each host call, apart from the call (fc, fr:
+ * their CPU time in each process, ns; c: the candidate's calls): adds
+ * "checks_view_ms" to tm, returns the ns to charge each candidate call,
+ * and sets v where the candidate's checks were skipped (tampering) or
+ * held work its call left (unaccounted_time). */
+double kf_judge_checks_view(const double *fc, const double *fr,
+			    const double *c, int n, cJSON *tm,
+			    struct verdict *v);
 /* The verdicts over how an evaluation ended early (judge.c): the
  * candidate's compile failed (its first error line, or the compiler's
  * timeout); its imports break the link policy (bad of them, listed in
@@ -252,14 +260,16 @@ void kf_session_core_init(struct kf_session_core *s,
  * (sanitized here) says why, or NULL. */
 /* Holds the candidate's n timed calls as its runner measured them (c)
  * against the outside view (cw) and the reference's (r, rw) with the
- * judge's rule (kf_judge_unaccounted; host: CPU-time views), adds the
+ * judge's rule (kf_judge_unaccounted; host: CPU-time views), and where
+ * fc and fr are given (the bridge's host runners) the views of their
+ * checks after each call (kf_judge_checks_view), adds the
  * charge to every c unless the candidate is kforge's own code (trusted: a
  * baseline), and finishes the session when its report was forged; true
  * then. */
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
-			    int n, bool host, bool mean, bool trusted,
-			    cJSON *tm);
+			    const double *fc, const double *fr, int n,
+			    bool host, bool mean, bool trusted, cJSON *tm);
 void kf_session_finish(struct kf_session_core *s, enum kf_status st,
 		       const char *check, const char *reason);
 /* kf_session_finish with the judge's verdict v (not OK). */

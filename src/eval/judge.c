@@ -1381,6 +1381,15 @@ static double lower_decile(const double *x, int n)
 #define KF_UNACCOUNTED_NOISY_REL 0.02
 #define KF_UNACCOUNTED_BOOT 200
 
+/* The host's limit on a candidate's share of the outside view beyond the
+ * reference's: the floor, a share of the candidate's call (its median,
+ * ns) and of the reference's own share (ns). */
+static double host_limit(double cand, double ref_share)
+{
+	return KF_UNACCOUNTED_HOST_NS + KF_UNACCOUNTED_HOST_REL * cand +
+	       KF_UNACCOUNTED_HOST_SHARE_REL * fmax(0, ref_share);
+}
+
 /* What the unaccounted_time reasons name: every way a call's time escapes
  * its process's own clock, forging it or not. */
 #define UNREPORTED                                                             \
@@ -1534,8 +1543,7 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 	free(d);
 	double limit =
 	    host
-		? KF_UNACCOUNTED_HOST_NS + KF_UNACCOUNTED_HOST_REL * cm.median +
-		      KF_UNACCOUNTED_HOST_SHARE_REL * fmax(0, b.median)
+		? host_limit(cm.median, b.median)
 		: fmin(KF_UNACCOUNTED_DEVICE_NS +
 			   KF_UNACCOUNTED_DEVICE_REL * cm.median,
 		       KF_UNACCOUNTED_NOISY_NS +
@@ -1587,6 +1595,79 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 		    cm.median / 1e6, stat / 1e6, n, p10c / 1e6, p10r / 1e6,
 		    limit / 1e6, noise / 1e6);
 	return charged;
+}
+
+/* The runner's checks of its own process after each host call (facts:
+ * the replaced functions, the global state), which both runners do alike
+ * in a request of their own, seen from outside as CPU time (fc, fr). The
+ * candidate's share above the reference's is work its call left running:
+ * charged per call where sure (the interval above zero), rejected
+ * unaccounted_time where the interval is above the unaccounted-time
+ * rule's host limit. A candidate's checks that took less than this share
+ * of the reference's, and this much less, were skipped: its process
+ * replaced the runner's checks (a Guard.changed whose code finds
+ * nothing), and what they would have seen is unknown. Honest sides run
+ * the same code on the same objects. */
+#define KF_CHECKS_SKIPPED_SHARE 0.5
+#define KF_CHECKS_SKIPPED_NS 30e3
+
+double kf_judge_checks_view(const double *fc, const double *fr,
+			    const double *c, int n, cJSON *tm,
+			    struct verdict *v)
+{
+	v->status = KF_STATUS_OK;
+	if (n < 3)
+		return 0;
+	double *d = kf_xmalloc(sizeof(double) * (size_t)n);
+	for (int i = 0; i < n; i++)
+		d[i] = fc[i] - fr[i];
+	struct kf_summary a, b, dd, cm;
+	kf_summarize(fc, n, &a);
+	kf_summarize(fr, n, &b);
+	kf_summarize(d, n, &dd);
+	kf_summarize(c, n, &cm);
+	free(d);
+	double limit = host_limit(cm.median, b.median);
+	/* Charged where the difference is sure (its interval above zero):
+	 * honest sides' checks differ by noise of either sign, and charging
+	 * its positive half would cost an honest 0.03 ms call a fifth. */
+	double charge = dd.ci_lo > 0 ? dd.median : 0;
+	cJSON *o = cJSON_AddObjectToObject(tm, "checks_view_ms");
+	cJSON_AddStringToObject(o, "view", "cpu");
+	cJSON_AddNumberToObject(o, "candidate", a.median / 1e6);
+	cJSON_AddNumberToObject(o, "reference", b.median / 1e6);
+	cJSON_AddNumberToObject(o, "difference", dd.median / 1e6);
+	cJSON *ci = cJSON_AddArrayToObject(o, "difference_ci95");
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(dd.ci_lo / 1e6));
+	cJSON_AddItemToArray(ci, cJSON_CreateNumber(dd.ci_hi / 1e6));
+	cJSON_AddNumberToObject(o, "limit", limit / 1e6);
+	cJSON_AddNumberToObject(o, "charged", charge / 1e6);
+	if (a.median < KF_CHECKS_SKIPPED_SHARE * b.median &&
+	    b.median - a.median > KF_CHECKS_SKIPPED_NS) {
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "timing: the runner's checks of the candidate's process "
+		    "after each call (the functions it times and copies with, "
+		    "the global state) took %.4f ms of its CPU time (median of "
+		    "%d calls), where the same checks in the reference's "
+		    "process took %.4f ms: the candidate's process skipped "
+		    "them (a replaced check finds nothing), and what they "
+		    "would have seen is unknown",
+		    a.median / 1e6, n, b.median / 1e6);
+		return 0;
+	}
+	if (dd.ci_lo > limit) {
+		set(v, KF_STATUS_REJECTED, "unaccounted_time",
+		    "timing: the runner's checks of the candidate's process "
+		    "after each call took %.4f ms more of its CPU time than "
+		    "the same checks in the reference's (median of %d calls, "
+		    "95%% interval [%.4f, %.4f] ms, above the %.4f ms "
+		    "allowed): time its process did not report (" UNREPORTED
+		    ")",
+		    dd.median / 1e6, n, dd.ci_lo / 1e6, dd.ci_hi / 1e6,
+		    limit / 1e6);
+		return 0;
+	}
+	return charge;
 }
 
 /* The reference's calls beside a candidate against the same calls alone

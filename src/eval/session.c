@@ -389,12 +389,17 @@ static void add_samples(cJSON *tm, const double *c, const double *r, int n)
 
 bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 			    const double *r, const double *cw, const double *rw,
-			    int n, bool host, bool mean, bool trusted,
-			    cJSON *tm)
+			    const double *fc, const double *fr, int n,
+			    bool host, bool mean, bool trusted, cJSON *tm)
 {
 	struct verdict v = {0};
 	double *each = kf_xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
 	kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v, each);
+	if (fc && fr && v.status == KF_STATUS_OK) {
+		double more = kf_judge_checks_view(fc, fr, c, n, tm, &v);
+		for (int i = 0; i < n; i++)
+			each[i] += more;
+	}
 	keep_samples(s, c, r, cw, rw, n, tm);
 	for (int i = 0; i < n && !trusted; i++)
 		c[i] += each[i];
