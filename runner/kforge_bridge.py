@@ -1758,13 +1758,21 @@ class Runner:
 
     def facts(self):
         """What only this process can see, reported raw for the judge:
-        torch's intra-op thread count and the global flags."""
-        patched = GUARD.changed() if GUARD is not None \
-            else ["kforge_bridge.GUARD"]
-        if self.events_swapped:
-            patched.append("the class of the runner's CUDA events")
-        return {"threads": self.tt.torch.get_num_threads(),
-                "state": self.global_state(), "patched": patched}
+        torch's intra-op thread count and the global flags. Checks that
+        raise, once the candidate's code has run in this process, are
+        checks it broke: reported as replaced (patched), not as the
+        engine's failure."""
+        try:
+            patched = GUARD.changed() if GUARD is not None \
+                else ["kforge_bridge.GUARD"]
+            if self.events_swapped:
+                patched.append("the class of the runner's CUDA events")
+            return {"threads": self.tt.torch.get_num_threads(),
+                    "state": self.global_state(), "patched": patched}
+        except Exception as e:
+            traceback.print_exc()
+            return {"patched": ["the runner's own checks (they raised %s)"
+                                % said(e)]}
 
     def facts_apart(self, req):
         """The facts of the last call in a request of their own (the
