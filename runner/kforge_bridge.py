@@ -2856,25 +2856,28 @@ class Side:
         runner's CPU time from its reply before the call to its reply to
         the call, so that CPU it used between requests counts too.
 
-        On the host the runner's checks of its own process after the call
-        (facts: the replaced functions, the global state; a third of its
-        work a call and more) come in a request of their own, whose CPU
-        time is facts_cpu_ns: the call's view holds only what the runner
-        must do to call, and a candidate that makes its runner skip the
-        checks frees nothing in that view to hide an under-report in (the
-        judge compares the two sides' checks apart, judge.c
-        kf_judge_checks_view). The views still tile the runner's time:
-        work left running after a reply is in the next view."""
+        The runner's checks of its own process after the call (facts: the
+        replaced functions, the global state; on the host a third of its
+        work a call and more) come in a request of their own, seen as the
+        call is (facts_ns: on the host the runner's CPU time from the
+        call's reply to this one's, on CUDA this request's wall time): the
+        call's view holds only what the runner must do to call, and a
+        candidate that makes its runner skip the checks frees nothing in
+        that view to hide an under-report in (the judge compares the two
+        sides' checks apart, judge.c kf_judge_checks_view). On the host the
+        views tile the runner's time: work left running after a reply is
+        in the next view."""
         c0 = self.cpu_reply
         if flush_here:
             self.tt.flush()
-        apart = not self.tt.cuda
-        rep = self.call(flush=not flush_here, facts_apart=apart, **req)
+        rep = self.call(flush=not flush_here, facts_apart=True, **req)
         rep["view_cpu_ns"] = self.cpu_reply - c0
-        if apart and rep.get("ev") == "called" and "error" not in rep:
+        if rep.get("ev") == "called" and "error" not in rep:
             c1 = self.cpu_reply
+            w0 = time.perf_counter_ns()
             f = self.ask({"op": "facts"})
-            rep["facts_cpu_ns"] = self.cpu_reply - c1
+            rep["facts_ns"] = time.perf_counter_ns() - w0 \
+                if self.tt.cuda else self.cpu_reply - c1
             if f.get("ev") == "facts":
                 for k in ("threads", "state", "patched"):
                     if k in f:
@@ -3914,9 +3917,9 @@ class Judge:
         rep["ref_ns"].append(r["ns"])
         rep["cand_wall_ns"].append(c.get(view, 0))
         rep["ref_wall_ns"].append(r.get(view, 0))
-        if "facts_cpu_ns" in c and "facts_cpu_ns" in r:
-            rep.setdefault("cand_facts_ns", []).append(c["facts_cpu_ns"])
-            rep.setdefault("ref_facts_ns", []).append(r["facts_cpu_ns"])
+        if "facts_ns" in c and "facts_ns" in r:
+            rep.setdefault("cand_facts_ns", []).append(c["facts_ns"])
+            rep.setdefault("ref_facts_ns", []).append(r["facts_ns"])
 
     def time_kernelbench(self, req):
         """KernelBench's timing, with fresh inputs for every call: 3

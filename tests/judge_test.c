@@ -130,7 +130,8 @@ static void test_judge_checks_view_skipped_charged_or_passed(void)
 		}
 		cJSON *tm = cJSON_CreateObject();
 		struct verdict v = {0};
-		double charge = kf_judge_checks_view(fc, fr, c, 60, tm, &v);
+		double charge =
+		    kf_judge_checks_view(fc, fr, c, 60, true, tm, &v);
 		const cJSON *o = cJSON_GetObjectItem(tm, "checks_view_ms");
 		CHECK_MSG(o != NULL, "case %zu", k);
 		if (!cases[k].check) {
@@ -150,6 +151,20 @@ static void test_judge_checks_view_skipped_charged_or_passed(void)
 		if (k == 1)
 			CHECK_CONTAINS(v.reason, "the candidate's process "
 						 "skipped them");
+		cJSON_Delete(tm);
+		/* On a device (wall time): skipped checks are as much
+		 * tampering, and nothing is charged. */
+		tm = cJSON_CreateObject();
+		memset(&v, 0, sizeof(v));
+		charge = kf_judge_checks_view(fc, fr, c, 60, false, tm, &v);
+		CHECK_MSG(charge == 0, "case %zu, device", k);
+		CHECK_STR(kf_json_str(cJSON_GetObjectItem(tm, "checks_view_ms"),
+				      "view"),
+			  "wall");
+		if (k == 1)
+			CHECK_STR(v.check, "tampering");
+		if (k == 0 || k == 2)
+			CHECK(v.status == KF_STATUS_OK);
 		cJSON_Delete(tm);
 	}
 }

@@ -1597,22 +1597,23 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 	return charged;
 }
 
-/* The runner's checks of its own process after each host call (facts:
- * the replaced functions, the global state), which both runners do alike
- * in a request of their own, seen from outside as CPU time (fc, fr). The
- * candidate's share above the reference's is work its call left running:
- * charged per call where sure (the interval above zero), rejected
- * unaccounted_time where the interval is above the unaccounted-time
- * rule's host limit. A candidate's checks that took less than this share
- * of the reference's, and this much less, were skipped: its process
- * replaced the runner's checks (a Guard.changed whose code finds
- * nothing), and what they would have seen is unknown. Honest sides run
- * the same code on the same objects. */
+/* The runner's checks of its own process after each call (facts: the
+ * replaced functions, the global state), which both runners do alike in a
+ * request of their own, seen from outside as the call is (fc, fr: on the
+ * host CPU time, on a device wall time). The candidate's share above the
+ * reference's is work its call left running: on the host charged per call
+ * where sure (the interval above zero), and rejected unaccounted_time
+ * where the interval is above the unaccounted-time rule's limit (on a
+ * device nothing is charged, as there). A candidate's checks that took
+ * less than this share of the reference's, and this much less, were
+ * skipped: its process replaced the runner's checks (a Guard.changed whose
+ * code finds nothing), and what they would have seen is unknown. Honest
+ * sides run the same code on the same objects. */
 #define KF_CHECKS_SKIPPED_SHARE 0.5
 #define KF_CHECKS_SKIPPED_NS 30e3
 
 double kf_judge_checks_view(const double *fc, const double *fr,
-			    const double *c, int n, cJSON *tm,
+			    const double *c, int n, bool host, cJSON *tm,
 			    struct verdict *v)
 {
 	v->status = KF_STATUS_OK;
@@ -1627,13 +1628,16 @@ double kf_judge_checks_view(const double *fc, const double *fr,
 	kf_summarize(d, n, &dd);
 	kf_summarize(c, n, &cm);
 	free(d);
-	double limit = host_limit(cm.median, b.median);
+	double limit = host ? host_limit(cm.median, b.median)
+			    : KF_UNACCOUNTED_DEVICE_NS +
+				  KF_UNACCOUNTED_DEVICE_REL * cm.median;
 	/* Charged where the difference is sure (its interval above zero):
 	 * honest sides' checks differ by noise of either sign, and charging
 	 * its positive half would cost an honest 0.03 ms call a fifth. */
-	double charge = dd.ci_lo > 0 ? dd.median : 0;
+	double charge = host && dd.ci_lo > 0 ? dd.median : 0;
+	const char *clock = host ? "CPU time" : "wall time";
 	cJSON *o = cJSON_AddObjectToObject(tm, "checks_view_ms");
-	cJSON_AddStringToObject(o, "view", "cpu");
+	cJSON_AddStringToObject(o, "view", host ? "cpu" : "wall");
 	cJSON_AddNumberToObject(o, "candidate", a.median / 1e6);
 	cJSON_AddNumberToObject(o, "reference", b.median / 1e6);
 	cJSON_AddNumberToObject(o, "difference", dd.median / 1e6);
@@ -1647,23 +1651,22 @@ double kf_judge_checks_view(const double *fc, const double *fr,
 		set(v, KF_STATUS_REJECTED, "tampering",
 		    "timing: the runner's checks of the candidate's process "
 		    "after each call (the functions it times and copies with, "
-		    "the global state) took %.4f ms of its CPU time (median of "
-		    "%d calls), where the same checks in the reference's "
-		    "process took %.4f ms: the candidate's process skipped "
-		    "them (a replaced check finds nothing), and what they "
-		    "would have seen is unknown",
-		    a.median / 1e6, n, b.median / 1e6);
+		    "the global state) took %.4f ms (%s, median of %d "
+		    "calls), where the same checks in the reference's process "
+		    "took %.4f ms: the candidate's process skipped them (a "
+		    "replaced check finds nothing), and what they would have "
+		    "seen is unknown",
+		    a.median / 1e6, clock, n, b.median / 1e6);
 		return 0;
 	}
 	if (dd.ci_lo > limit) {
 		set(v, KF_STATUS_REJECTED, "unaccounted_time",
 		    "timing: the runner's checks of the candidate's process "
-		    "after each call took %.4f ms more of its CPU time than "
-		    "the same checks in the reference's (median of %d calls, "
-		    "95%% interval [%.4f, %.4f] ms, above the %.4f ms "
-		    "allowed): time its process did not report (" UNREPORTED
-		    ")",
-		    dd.median / 1e6, n, dd.ci_lo / 1e6, dd.ci_hi / 1e6,
+		    "after each call took %.4f ms more (%s) than the same "
+		    "checks in the reference's (median of %d calls, 95%% "
+		    "interval [%.4f, %.4f] ms, above the %.4f ms allowed): "
+		    "time its process did not report (" UNREPORTED ")",
+		    dd.median / 1e6, clock, n, dd.ci_lo / 1e6, dd.ci_hi / 1e6,
 		    limit / 1e6);
 		return 0;
 	}

@@ -396,7 +396,8 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 	double *each = kf_xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
 	kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v, each);
 	if (fc && fr && v.status == KF_STATUS_OK) {
-		double more = kf_judge_checks_view(fc, fr, c, n, tm, &v);
+		double more =
+		    kf_judge_checks_view(fc, fr, c, n, host, tm, &v);
 		for (int i = 0; i < n; i++)
 			each[i] += more;
 	}
