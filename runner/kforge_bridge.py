@@ -31,6 +31,7 @@ Requests from the supervisor: load, trial, time, quit. Replies: loaded,
 load_error, trial, samples, fault, error. Standard library and torch only.
 """
 
+import builtins
 import ctypes
 import errno
 import fcntl
@@ -809,6 +810,25 @@ def plain_outputs(torch, r, dev):
     return items, bad
 
 
+def dense_outputs(torch, r):
+    """r with each plain strided tensor that is not contiguous made so,
+    inside the call's timing: the judge reads dense outputs, and the copy
+    a strided result needs is its call's work, not its runner's (outside
+    the timing it was read as time the candidate hid: 3.5 ms for a
+    transposed 12 MiB output). Only exact plain types are touched, so that
+    none of a candidate's code runs here (plain_outputs)."""
+    plain = (torch.Tensor, torch.nn.Parameter)
+
+    def one(y):
+        if type(y) in plain and y.layout == torch.strided and \
+                not y.is_contiguous():
+            return y.contiguous()
+        return y
+    if type(r) in (tuple, list):
+        return type(r)(one(y) for y in r)
+    return one(r)
+
+
 def storage_range(t):
     """[address, bytes] of the storage t views ([0, 0] when empty)."""
     if t.numel() == 0:
@@ -1345,6 +1365,8 @@ class Guard:
         except (OSError, SyntaxError, tokenize.TokenError):
             pass
         mods = [("time", time, None), ("torch", torch, used.__contains__),
+                ("builtins", builtins, GUARD_TOOLS.__contains__),
+                ("operator", operator, GUARD_TOOLS.__contains__),
                 ("torch._C", torch._C, lambda k: "cuda" in k.lower()),
                 ("kforge_bridge", here, None)]
         if hasattr(torch, "cuda"):
@@ -1449,40 +1471,46 @@ class Guard:
         self.own = tuple((k, v) for k, v in vars(self).items()
                          if k != "own")
 
-    def changed(self):
+    # The functions changed() works with, bound when it is defined: a
+    # candidate that replaces operator.is_ or builtins.all (watched too,
+    # GUARD_TOOLS) leaves this check's own as they were.
+    def changed(self, _is=operator.is_, _all=all, _any=any, _map=map,
+                _len=len, _zip=zip, _set=set, _dict=dict, _vars=vars,
+                _type=type, _list=list, _callable=callable,
+                _getattr=getattr, _sorted=sorted):
         out = []
-        own = vars(self)
-        if len(own) != len(self.own) + 1 or \
-                any(own.get(k) is not v for k, v in self.own):
+        own = _vars(self)
+        if _len(own) != _len(self.own) + 1 or \
+                _any(own.get(k) is not v for k, v in self.own):
             out.append("kforge_bridge.GUARD")
         for label, d, keys, vals in self.mods:
-            if all(map(operator.is_, map(d.get, keys), vals)):
+            if _all(_map(_is, _map(d.get, keys), vals)):
                 continue
-            for k, v in zip(keys, vals):
+            for k, v in _zip(keys, vals):
                 if d.get(k) is not v:
                     out.append("%s.%s" % (label, k))
         for label, c, dicts in self.classes:
             for d, n, keys, vals, items in dicts:
-                if len(d) == n and all(map(operator.is_, map(d.get, keys),
+                if _len(d) == n and _all(_map(_is, _map(d.get, keys),
                                            vals)):
                     continue
-                was = dict(items)
-                for k in set(d) | set(was):
+                was = _dict(items)
+                for k in _set(d) | _set(was):
                     if d.get(k) is not was.get(k):
                         out.append("%s.%s" % (label, k))
-        if not all(map(operator.is_, map(CODE_OF, self.fns), self.codes)):
+        if not _all(_map(_is, _map(CODE_OF, self.fns), self.codes)):
             for label, f, code, dflt, kw in self.funcs:
                 if f.__code__ is not code:
                     out.append(label + " (its code)")
-        if not (all(map(operator.is_, map(DEFAULTS_OF, self.fns),
+        if not (_all(_map(_is, _map(DEFAULTS_OF, self.fns),
                         self.dflts)) and
-                all(map(operator.is_, map(KWDEFAULTS_OF, self.fns),
+                _all(_map(_is, _map(KWDEFAULTS_OF, self.fns),
                         self.kws))):
             for label, f, code, dflt, kw in self.funcs:
                 if f.__defaults__ is not dflt or f.__kwdefaults__ is not kw:
                     out.append(label + " (its code)")
         for label, c, v in self.cells:
-            if getattr(c, "cell_contents", None) is not v:
+            if _getattr(c, "cell_contents", None) is not v:
                 out.append(label + " (its code)")
         for op, dump in self.ops:
             if self.dispatch(op) != dump:
@@ -1491,18 +1519,24 @@ class Guard:
             out.append("torch's mode stack (a TorchFunctionMode or "
                        "TorchDispatchMode left active)")
         for label, obj in self.objects:
-            cls = type(obj)
-            for k, v in list(vars(obj).items()):
-                if callable(v) and callable(getattr(cls, k, None)):
+            cls = _type(obj)
+            for k, v in _list(_vars(obj).items()):
+                if _callable(v) and _callable(_getattr(cls, k, None)):
                     out.append("%s.%s (on the object)" % (label, k))
         for label, obj, attr, v, shape in self.pinned:
-            if getattr(obj, attr, None) is not v or \
+            if _getattr(obj, attr, None) is not v or \
                     self.shape_of(v) != shape:
                 out.append("%s.%s" % (label, attr))
-        return sorted(set(out))[:16]
+        return _sorted(_set(out))[:16]
 
 
 GUARD = None
+# The builtins and operator functions the Guard checks with (its own
+# copies are bound in changed()'s defaults) and the timing code calls.
+GUARD_TOOLS = frozenset((
+    "is_", "attrgetter", "all", "any", "map", "len", "zip", "set", "dict",
+    "vars", "type", "list", "callable", "getattr", "sorted", "isinstance",
+    "max", "min", "int", "float"))
 CODE_OF = operator.attrgetter("__code__")
 DEFAULTS_OF = operator.attrgetter("__defaults__")
 KWDEFAULTS_OF = operator.attrgetter("__kwdefaults__")
@@ -1978,7 +2012,7 @@ class Runner:
             w0 = time.perf_counter_ns()
             start.record()
             with torch.no_grad():
-                r = self.entry(*ins)
+                r = dense_outputs(torch, self.entry(*ins))
             if not kb:
                 torch.cuda.synchronize()
             end.record()
@@ -2000,7 +2034,7 @@ class Runner:
         # kf_judge_unaccounted).
         self.keep = None
         with torch.no_grad():
-            r = self.entry(*ins)
+            r = dense_outputs(torch, self.entry(*ins))
         c1 = time.thread_time_ns()
         return r, c1 - c0, time.perf_counter_ns() - w0
 

@@ -135,13 +135,11 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 			    cJSON *tm, struct verdict *v, double *each);
 /* The runner's checks after each call, apart from the call (fc, fr: the
  * judge's view of them in each process, ns, CPU time on the host, else
- * wall time; c: the candidate's calls): adds "checks_view_ms" to tm,
- * returns the ns to charge each candidate call (host only), and sets v
- * where the candidate's checks were skipped (tampering) or held work its
- * call left (unaccounted_time). */
-double kf_judge_checks_view(const double *fc, const double *fr,
-			    const double *c, int n, bool host, cJSON *tm,
-			    struct verdict *v);
+ * wall time; c: the candidate's calls): adds "checks_view_ms" to tm and
+ * sets v where the candidate's checks were skipped (tampering) or held
+ * work its call left (unaccounted_time). */
+void kf_judge_checks_view(const double *fc, const double *fr, const double *c,
+			  int n, bool host, cJSON *tm, struct verdict *v);
 /* The verdicts over how an evaluation ended early (judge.c): the
  * candidate's compile failed (its first error line, or the compiler's
  * timeout); its imports break the link policy (bad of them, listed in

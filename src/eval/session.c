@@ -395,12 +395,8 @@ bool kf_session_unaccounted(struct kf_session_core *s, double *c,
 	struct verdict v = {0};
 	double *each = kf_xmalloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
 	kf_judge_unaccounted(c, r, cw, rw, n, host, mean, tm, &v, each);
-	if (fc && fr && v.status == KF_STATUS_OK) {
-		double more =
-		    kf_judge_checks_view(fc, fr, c, n, host, tm, &v);
-		for (int i = 0; i < n; i++)
-			each[i] += more;
-	}
+	if (fc && fr && v.status == KF_STATUS_OK)
+		kf_judge_checks_view(fc, fr, c, n, host, tm, &v);
 	keep_samples(s, c, r, cw, rw, n, tm);
 	for (int i = 0; i < n && !trusted; i++)
 		c[i] += each[i];
