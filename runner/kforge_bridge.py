@@ -786,16 +786,22 @@ def type_name(x):
                       type.__getattribute__(t, "__qualname__"))
 
 
+def plain_types(torch):
+    """The exact types of a plain output: torch.Tensor, and torch's own
+    nn.Parameter (a model may return a parameter, as the reference may).
+    Their methods are torch's, so that calling them runs none of a
+    candidate's code."""
+    return (torch.Tensor, torch.nn.Parameter)
+
+
 def plain_outputs(torch, r, dev):
     """A call's result as a list of tensors, and those that are not plain
     dense tensors of the device ([{index, type}]). Only exact types are
     tested, so that none of the candidate's code (a tensor subclass's
     __torch_function__ or __torch_dispatch__, a lazy sequence) runs
     outside the timed call: a plain torch.Tensor holds its values when the
-    call returns. torch's own nn.Parameter is one too (a model may return
-    a parameter, as the reference may)."""
-    T = torch.Tensor
-    plain = (T, torch.nn.Parameter)
+    call returns (plain_types)."""
+    plain = plain_types(torch)
     items = list(r) if type(r) in (tuple, list) else [r]
     bad = []
     for j, y in enumerate(items):
@@ -816,8 +822,8 @@ def dense_outputs(torch, r):
     a strided result needs is its call's work, not its runner's (outside
     the timing it was read as time the candidate hid: 3.5 ms for a
     transposed 12 MiB output). Only exact plain types are touched, so that
-    none of a candidate's code runs here (plain_outputs)."""
-    plain = (torch.Tensor, torch.nn.Parameter)
+    none of a candidate's code runs here (plain_types)."""
+    plain = plain_types(torch)
 
     def one(y):
         if type(y) in plain and y.layout == torch.strided and \

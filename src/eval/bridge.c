@@ -282,9 +282,9 @@ static void run_trials(struct bsession *s, int n, cJSON *frames,
  * and the judge's view of the same call from outside (cw, rw), in ns. */
 struct bsamples {
 	double *c, *r, *cw, *rw;
-	/* The CPU time of each runner's checks after the call, where the
-	 * runner made them in a request of their own (the host): NULL
-	 * unless every pair had them. */
+	/* The judge's view of each runner's checks after the call (a
+	 * request of their own; view_clock), and whether every pair so far
+	 * had them: else they are not judged. */
 	double *fc, *fr;
 	bool facts_apart;
 	int n, cap;

@@ -260,7 +260,7 @@ void kf_session_core_init(struct kf_session_core *s,
 /* Holds the candidate's n timed calls as its runner measured them (c)
  * against the outside view (cw) and the reference's (r, rw) with the
  * judge's rule (kf_judge_unaccounted; host: CPU-time views), and where
- * fc and fr are given (the bridge's host runners) the views of their
+ * fc and fr are given (the bridge's runners) the views of their
  * checks after each call (kf_judge_checks_view), adds the
  * charge to every c unless the candidate is kforge's own code (trusted: a
  * baseline), and finishes the session when its report was forged; true

@@ -1390,6 +1390,13 @@ static double host_limit(double cand, double ref_share)
 	       KF_UNACCOUNTED_HOST_SHARE_REL * fmax(0, ref_share);
 }
 
+/* A device's fixed limit on the same: the floor and a share of the
+ * candidate's call (its median, ns). */
+static double device_limit(double cand)
+{
+	return KF_UNACCOUNTED_DEVICE_NS + KF_UNACCOUNTED_DEVICE_REL * cand;
+}
+
 /* What the unaccounted_time reasons name: every way a call's time escapes
  * its process's own clock, forging it or not. */
 #define UNREPORTED                                                             \
@@ -1544,8 +1551,7 @@ double kf_judge_unaccounted(const double *c, const double *r, const double *cw,
 	double limit =
 	    host
 		? host_limit(cm.median, b.median)
-		: fmin(KF_UNACCOUNTED_DEVICE_NS +
-			   KF_UNACCOUNTED_DEVICE_REL * cm.median,
+		: fmin(device_limit(cm.median),
 		       KF_UNACCOUNTED_NOISY_NS +
 			   KF_UNACCOUNTED_NOISY_Z * M_SQRT2 * noise +
 			   KF_UNACCOUNTED_NOISY_REL * cm.median);
@@ -1630,8 +1636,7 @@ void kf_judge_checks_view(const double *fc, const double *fr, const double *c,
 	kf_summarize(c, n, &cm);
 	free(d);
 	double limit = host ? host_limit(cm.median, b.median)
-			    : KF_UNACCOUNTED_DEVICE_NS +
-				  KF_UNACCOUNTED_DEVICE_REL * cm.median;
+			    : device_limit(cm.median);
 	const char *clock = host ? "CPU time" : "wall time";
 	cJSON *o = cJSON_AddObjectToObject(tm, "checks_view_ms");
 	cJSON_AddStringToObject(o, "view", host ? "cpu" : "wall");
