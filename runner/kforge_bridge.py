@@ -34,6 +34,7 @@ load_error, trial, samples, fault, error. Standard library and torch only.
 import builtins
 import ctypes
 import errno
+import gc
 import fcntl
 import importlib.util
 import json
@@ -83,6 +84,50 @@ def write_frame(f, obj):
     data = json.dumps(obj, allow_nan=False).encode("utf-8")
     f.write(struct.pack("<I", len(data)) + data)
     f.flush()
+
+
+# The fields of a Python function object that decide what calling it runs:
+# its code, defaults, keyword defaults, closure and globals.
+FUNC_FIELDS = ("__code__", "__defaults__", "__kwdefaults__", "__closure__",
+               "__globals__")
+
+
+def func_offsets():
+    """{field: byte offset} of FUNC_FIELDS in this interpreter's function
+    objects, found in a probe whose fields are all distinct objects: each
+    one's address appears once among the object's words. None where that
+    does not hold (an interpreter of another layout)."""
+    held = object()
+
+    def probe(a=held, *, b=held):
+        return held
+    size = sys.getsizeof(probe)
+    raw = ctypes.string_at(id(probe), size)
+    offs = {}
+    for name in FUNC_FIELDS:
+        word = struct.pack("<Q", id(getattr(probe, name)))
+        hits = [k for k in range(0, size - 7, 8) if raw[k:k + 8] == word]
+        if len(hits) != 1:
+            return None
+        offs[name] = hits[0]
+    return offs
+
+
+def anchor_words(funcs):
+    """[[address, value, label], ...]: for each (label, function), the words
+    of FUNC_FIELDS in its object as they are now, for the judge to read
+    again from outside the process (Side.anchors_moved). [] where the
+    interpreter's layout is not known (func_offsets)."""
+    offs = func_offsets()
+    if offs is None or struct.calcsize("P") != 8:
+        return []
+    out = []
+    for label, f in funcs:
+        for name, off in offs.items():
+            a = id(f) + off
+            (v,) = struct.unpack("<Q", ctypes.string_at(a, 8))
+            out.append([a, v, "%s (its %s)" % (label, name.strip("_"))])
+    return out
 
 
 class IOVec(ctypes.Structure):
@@ -1374,7 +1419,11 @@ class Guard:
                 ("builtins", builtins, GUARD_TOOLS.__contains__),
                 ("operator", operator, GUARD_TOOLS.__contains__),
                 ("torch._C", torch._C, lambda k: "cuda" in k.lower()),
-                ("kforge_bridge", here, None)]
+                ("kforge_bridge", here, None), ("json", json, None),
+                ("json.encoder", json.encoder, None),
+                ("json.decoder", json.decoder, None),
+                ("json.scanner", json.scanner, None),
+                ("struct", struct, None)]
         if hasattr(torch, "cuda"):
             mods.append(("torch.cuda", torch.cuda, None))
         funcs = []
@@ -1434,9 +1483,16 @@ class Guard:
         self.kws = tuple(x[4] for x in out)
         self.cells = tuple(cells)
         self.ops = tuple((op, self.dispatch(op)) for op in self.OPS)
-        self.modes = self.mode_depths()
         self.objects = ()
         self.pinned = ()
+        # Objects whose every attribute stays the same object: the json
+        # module's own encoder and decoder, which frames pass through.
+        self.held = tuple((label, o, tuple(vars(o).items()))
+                          for label, o in (
+                              ("json's encoder", json._default_encoder),
+                              ("json's decoder", json._default_decoder)))
+        self.hooks0 = self.hooks()
+        self.modes = self.mode_depths()
         self.seal()
 
     def dispatch(self, op):
@@ -1445,6 +1501,27 @@ class Guard:
             return dump(op) if dump else None
         except RuntimeError:
             return None
+
+    @staticmethod
+    def hooks():
+        """What the interpreter calls on its own, between any two lines of
+        the runner's code: a trace or profile function, Python signal
+        handlers, gc callbacks, sys.monitoring's tools. A candidate's code
+        that runs there could change what the runner calls next and
+        change it back before these checks."""
+        sigs = []
+        for n in range(1, getattr(signal, "NSIG", 65)):
+            try:
+                sigs.append(signal.getsignal(n))
+            except (ValueError, OSError):
+                sigs.append(None)
+        mon = getattr(sys, "monitoring", None)
+        tools = tuple(mon.get_tool(i) for i in range(6)) if mon else ()
+        return (sys.gettrace(), sys.getprofile(), tuple(gc.callbacks),
+                tuple(sigs), tools, threading.gettrace()
+                if hasattr(threading, "gettrace") else None,
+                threading.getprofile()
+                if hasattr(threading, "getprofile") else None)
 
     def mode_depths(self):
         C = self.torch._C
@@ -1480,22 +1557,28 @@ class Guard:
     # The functions changed() works with, bound when it is defined: a
     # candidate that replaces operator.is_ or builtins.all (watched too,
     # GUARD_TOOLS) leaves this check's own as they were.
-    def changed(self, _is=operator.is_, _all=all, _any=any, _map=map,
-                _len=len, _zip=zip, _set=set, _dict=dict, _vars=vars,
-                _type=type, _list=list, _callable=callable,
+    def changed(self, sealed, _is=operator.is_, _all=all, _any=any,
+                _map=map, _len=len, _zip=zip, _set=set, _dict=dict,
+                _vars=vars, _type=type, _list=list, _callable=callable,
                 _getattr=getattr, _sorted=sorted):
+        """What differs from sealed (seal(): this object's state when the
+        runner's serve() sealed it, before any task's or candidate's code
+        ran, and held in serve()'s own frame since): what is checked comes
+        from sealed, not from this object's attributes, which a candidate
+        could set to nothing to check."""
         out = []
+        st = _dict(sealed)
         own = _vars(self)
-        if _len(own) != _len(self.own) + 1 or \
-                _any(own.get(k) is not v for k, v in self.own):
-            out.append("kforge_bridge.GUARD")
-        for label, d, keys, vals in self.mods:
+        if _len(own) != _len(sealed) + 1 or \
+                _any(own.get(k) is not v for k, v in sealed):
+            out.append("the runner's Guard (its state)")
+        for label, d, keys, vals in st["mods"]:
             if _all(_map(_is, _map(d.get, keys), vals)):
                 continue
             for k, v in _zip(keys, vals):
                 if d.get(k) is not v:
                     out.append("%s.%s" % (label, k))
-        for label, c, dicts in self.classes:
+        for label, c, dicts in st["classes"]:
             for d, n, keys, vals, items in dicts:
                 if _len(d) == n and _all(_map(_is, _map(d.get, keys),
                                            vals)):
@@ -1504,39 +1587,46 @@ class Guard:
                 for k in _set(d) | _set(was):
                     if d.get(k) is not was.get(k):
                         out.append("%s.%s" % (label, k))
-        if not _all(_map(_is, _map(CODE_OF, self.fns), self.codes)):
-            for label, f, code, dflt, kw in self.funcs:
+        fns = st["fns"]
+        if not _all(_map(_is, _map(CODE_OF, fns), st["codes"])):
+            for label, f, code, dflt, kw in st["funcs"]:
                 if f.__code__ is not code:
                     out.append(label + " (its code)")
-        if not (_all(_map(_is, _map(DEFAULTS_OF, self.fns),
-                        self.dflts)) and
-                _all(_map(_is, _map(KWDEFAULTS_OF, self.fns),
-                        self.kws))):
-            for label, f, code, dflt, kw in self.funcs:
+        if not (_all(_map(_is, _map(DEFAULTS_OF, fns), st["dflts"])) and
+                _all(_map(_is, _map(KWDEFAULTS_OF, fns), st["kws"]))):
+            for label, f, code, dflt, kw in st["funcs"]:
                 if f.__defaults__ is not dflt or f.__kwdefaults__ is not kw:
                     out.append(label + " (its code)")
-        for label, c, v in self.cells:
+        for label, c, v in st["cells"]:
             if _getattr(c, "cell_contents", None) is not v:
                 out.append(label + " (its code)")
-        for op, dump in self.ops:
+        for op, dump in st["ops"]:
             if self.dispatch(op) != dump:
                 out.append(op + "'s kernels in torch's dispatcher")
-        if self.mode_depths() != self.modes:
+        for label, obj, attrs in st["held"]:
+            now = _vars(obj)
+            if _len(now) != _len(attrs) or \
+                    _any(now.get(k) is not v for k, v in attrs):
+                out.append(label)
+        if self.hooks() != st["hooks0"]:
+            out.append("the interpreter's hooks (a trace or profile "
+                       "function, a signal handler, a gc callback, a "
+                       "monitoring tool)")
+        if self.mode_depths() != st["modes"]:
             out.append("torch's mode stack (a TorchFunctionMode or "
                        "TorchDispatchMode left active)")
-        for label, obj in self.objects:
+        for label, obj in st["objects"]:
             cls = _type(obj)
             for k, v in _list(_vars(obj).items()):
                 if _callable(v) and _callable(_getattr(cls, k, None)):
                     out.append("%s.%s (on the object)" % (label, k))
-        for label, obj, attr, v, shape in self.pinned:
+        for label, obj, attr, v, shape in st["pinned"]:
             if _getattr(obj, attr, None) is not v or \
                     self.shape_of(v) != shape:
                 out.append("%s.%s" % (label, attr))
         return _sorted(_set(out))[:16]
 
 
-GUARD = None
 # The builtins and operator functions the Guard checks with (its own
 # copies are bound in changed()'s defaults) and the timing code calls.
 GUARD_TOOLS = frozenset((
@@ -1596,23 +1686,15 @@ class Runner:
                        torch.cuda.current_stream().cuda_stream])
         return st
 
-    def load(self, req):
+    def load(self, req, chk):
         # A warm bridge's reference loads once per evaluation, on the same
-        # device (its flush buffer kept).
-        if self.tt is None or self.tt.cuda != (req.get("backend") == "cuda"):
-            self.tt = Torch(req.get("backend"))
+        # device (its flush buffer kept); the runner's Torch is serve()'s.
         tt = self.tt
         torch = tt.torch
-        global GUARD
-        if GUARD is None:
-            # Before the task's or the candidate's code runs; made in both
-            # runners, so that its look in facts() costs both sides alike.
-            GUARD = Guard(torch)
-            GUARD.watch("the runner", self)
-            GUARD.watch("the runner's torch", tt)
-            if tt.cuda:
-                tt.flush(wait=True)  # its buffer made before any candidate
-                GUARD.pin("the runner's torch", tt, "flush_buf")
+        if tt.cuda != (req.get("backend") == "cuda"):
+            return {"ev": "error", "message": "load: a %s runner asked to "
+                    "load for %s" % ("cuda" if tt.cuda else "host",
+                                     req.get("backend"))}
         if tt.cuda and not torch.cuda.is_available():
             return {"ev": "load_error", "what": "backend",
                     "message": "torch %s sees no CUDA device"
@@ -1675,7 +1757,7 @@ class Runner:
         if err:
             return err
         load_ns = time.perf_counter_ns() - t0
-        facts = self.facts()
+        facts = chk[0](self, chk)
         if not req.get("baseline"):
             # The task's own Model compiled by torch (a baseline) is the
             # engine's: its compile workers may stay.
@@ -1796,15 +1878,19 @@ class Runner:
         self.model = model
         return None
 
-    def facts(self):
+    def facts(self, chk):
         """What only this process can see, reported raw for the judge:
-        torch's intra-op thread count and the global flags. Checks that
+        torch's intra-op thread count and the global flags. chk: serve()'s
+        (this function, Guard.changed, the Guard, its sealed state), held in serve()'s
+        frame since before any task's or candidate's code ran; called as
+        chk[0], not through the class, which a candidate can change. Checks
+        that
         raise, once the candidate's code has run in this process, are
         checks it broke: reported as replaced (patched), not as the
         engine's failure."""
         try:
-            patched = GUARD.changed() if GUARD is not None \
-                else ["kforge_bridge.GUARD"]
+            _, changed, guard, sealed = chk
+            patched = changed(guard, sealed)
             if self.events_swapped:
                 patched.append("the class of the runner's CUDA events")
             return {"threads": self.tt.torch.get_num_threads(),
@@ -1814,12 +1900,12 @@ class Runner:
             return {"patched": ["the runner's own checks (they raised %s)"
                                 % said(e)]}
 
-    def facts_apart(self, req):
-        """The facts of the last call in a request of their own (the
-        host's timed calls): the judge's view of this process's CPU time
-        sees them apart from the call's (Side.timed_call)."""
+    def facts_apart(self, req, chk):
+        """The facts of the last call in a request of their own (timed
+        calls): the judge's view of this process sees them apart from the
+        call's (Side.timed_call)."""
         rep = {"ev": "facts"}
-        rep.update(self.facts())
+        rep.update(chk[0](self, chk))
         return rep
 
     def set_layout(self, req):
@@ -2085,7 +2171,7 @@ class Runner:
             d.copy_(a)
         self.tt.sync()
 
-    def call(self, req):
+    def call(self, req, chk):
         """Stages the inputs and calls on them (flushing first when
         asked), in one request: the judge's view of a timed call is its
         one round trip. The reply
@@ -2131,7 +2217,7 @@ class Runner:
         rep["ns"] = ns
         rep["wall_ns"] = wall
         if not req.get("facts_apart"):
-            rep.update(self.facts())
+            rep.update(chk[0](self, chk))
         if watch:
             rep["watch"] = watch
         if bad:
@@ -2198,31 +2284,68 @@ class Runner:
         except Exception:
             return True
 
-    def serve(self, inp):
+    def serve(self, inp, backend):
+        """Before any task's or candidate's code runs: the runner's Torch,
+        its Guard (watching this object and the Torch, the device's flush
+        buffer made and pinned), the Guard sealed, and the functions that
+        serve requests, all held in this frame's locals, which Python code
+        run later cannot rebind: a candidate that replaces Runner.facts or
+        Runner.call on the class, the Guard's state, or a module's name for
+        either changes nothing this loop calls, and the Guard (run with
+        what was sealed here) reports it. The first frame out names the
+        words of those functions' objects (their code, defaults, globals)
+        for the judge to read from outside the process after each check
+        (anchor_words): a function whose __code__ was swapped is the same
+        object, with one word changed."""
+        self.tt = tt = Torch(backend)
+        torch = tt.torch
+        guard = Guard(torch)
+        guard.watch("the runner", self)
+        guard.watch("the runner's torch", tt)
+        if tt.cuda and torch.cuda.is_available():
+            try:
+                tt.flush(wait=True)  # its buffer made before any candidate
+                guard.pin("the runner's torch", tt, "flush_buf")
+            except RuntimeError:
+                pass  # the load reports what is wrong with the device
+        guard.seal()
+        chk = (Runner.facts, Guard.changed, guard, guard.own)
+        R = Runner
+        ops = (("load", R.load, True), ("build", R.build, False),
+               ("layout", R.set_layout, False),
+               ("export_state", R.export_state, False),
+               ("import_state", R.import_state, False),
+               ("call", R.call, True), ("facts", R.facts_apart, True),
+               ("call64", R.call64, False))
+        read, write, out = read_frame, write_frame, self.out
+        write(out, {"ev": "anchors", "words": anchor_words(
+            [("Guard.changed", Guard.changed), ("Runner.facts", R.facts),
+             ("read_frame", read), ("write_frame", write)] +
+            [("Runner." + f.__name__, f) for _, f, _ in ops])})
         while True:
-            req = read_frame(inp)
+            req = read(inp)
             if req is None or req.get("op") == "quit":
                 return 0
             op = req.get("op")
-            ops = {"load": self.load, "build": self.build,
-                   "layout": self.set_layout,
-                   "export_state": self.export_state,
-                   "import_state": self.import_state,
-                   "call": self.call,
-                   "facts": self.facts_apart,
-                   "call64": self.call64}
             if op not in ("call", "facts"):
                 self.keep = None
+            fn = None
+            for name, f, with_chk in ops:
+                if name == op:
+                    fn = f
+                    break
             try:
-                if op in ops:
-                    rep = ops[op](req)
-                else:
+                if fn is None:
                     rep = {"ev": "error", "message": "unknown op %s" % op}
+                elif with_chk:
+                    rep = fn(self, req, chk)
+                else:
+                    rep = fn(self, req)
             except Exception as e:
                 traceback.print_exc()
                 rep = {"ev": "error",
                        "message": said(e, op)}
-            write_frame(self.out, rep)
+            write(out, rep)
             if rep.get("ev") == "fault":
                 return 0
 
@@ -2539,6 +2662,7 @@ class Side:
         self.tt = None
         self.inbox = bytearray(0)
         self.pending = None  # a deferred read's sample (ask, finish_read)
+        self.anchors = None  # the runner's first frame (take_anchors)
         self.maps_for = None  # a deferred read's regions (check_maps)
         self.payload = None
         self.spare = spare
@@ -2680,6 +2804,19 @@ class Side:
         try:
             write_frame(self.proc.stdin, req)
             rep = read_frame(self.proc.stdout)
+            if self.anchors is None and rep is not None:
+                # The runner's first frame, written before it read a
+                # request: its anchors (Runner.serve).
+                self.anchors = self.take_anchors(rep)
+                rep = read_frame(self.proc.stdout)
+            # The replies that carry the runner's checks (facts): a call's,
+            # a facts request's, a load's (under "facts").
+            fr = rep if isinstance(rep, dict) and "patched" in rep else \
+                rep.get("facts") if isinstance(rep, dict) else None
+            if isinstance(fr, dict) and "patched" in fr and self.anchors:
+                moved = self.anchors_moved()
+                if moved:
+                    fr["patched"] = list(fr["patched"] or []) + moved
             self.payload = None
             if isinstance(rep, dict) and "regions" in rep:
                 g, n = self.regions(rep)
@@ -2715,6 +2852,34 @@ class Side:
             raise RunnerDied(self.name, runner_status(self.proc.wait()))
         self.cpu_reply = self.cpu_ns()
         return rep
+
+    def take_anchors(self, rep):
+        """The words of the runner's own functions its first frame names
+        (anchor_words), checked for form: [[address, value, label], ...]."""
+        w = rep.get("words") if isinstance(rep, dict) and \
+            rep.get("ev") == "anchors" else None
+        if not isinstance(w, list) or len(w) > 512 or not all(
+                isinstance(x, list) and len(x) == 3 and
+                type(x[0]) is int and type(x[1]) is int and
+                isinstance(x[2], str) and 0 < x[0] < 1 << 64 and
+                0 <= x[1] < 1 << 64 for x in w):
+            self.broke("its first frame does not name its own functions' "
+                       "words (%.200r)" % (rep,))
+        return w
+
+    def anchors_moved(self):
+        """The labels of the runner's anchored words (take_anchors) that
+        differ now, read from outside its process: a function on the
+        path of its checks whose code, defaults or globals were swapped."""
+        w = self.anchors
+        buf = bytearray(8 * len(w))
+        ok = self.read(lambda: read_memory(self.pid, [[a, 8] for a, _, _
+                                                      in w], buf))
+        if not ok:
+            return ["the runner's own functions (their memory is gone)"]
+        return ["%s, read from outside its process" % label
+                for k, (_, v, label) in enumerate(w)
+                if struct.unpack_from("<Q", buf, 8 * k)[0] != v]
 
     def read(self, how):
         """how() reads the runner's memory; its result, or the errors of a
@@ -4238,7 +4403,7 @@ def main():
         die_with_parent()
         processes_by_leave(int(sys.argv[3]))
         warm_up(sys.argv[4])
-        return Runner(out, int(sys.argv[2])).serve(inp)
+        return Runner(out, int(sys.argv[2])).serve(inp, sys.argv[4])
     judge = Judge(out)
     try:
         return judge.serve(inp)
