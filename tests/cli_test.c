@@ -270,6 +270,21 @@ static void test_cli_redteam_compares_verdicts(void)
 	CHECK_CONTAINS(o.out, "rejected/precision or wrong_answer/unwritten");
 	CHECK_CONTAINS(o.out, "redteam (host): 3 cases, 3 as expected, 0 not");
 	free(o.out);
+	/* Three at once: the same rows, in the manifest's order. */
+	o = kforge("redteam", "--manifest", "tests/fixtures/redteam.json",
+		   "--jobs", "3");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "redteam (host): 3 cases, 3 as expected, 0 not");
+	const char *p1 = strstr(o.out, "\npartial "),
+		   *p2 = strstr(o.out, "\nhonest "),
+		   *p3 = strstr(o.out, "\neither ");
+	CHECK_MSG(p1 && p2 && p3 && p1 < p2 && p2 < p3, "%s", o.out);
+	free(o.out);
+	o = kforge("redteam", "--manifest", "tests/fixtures/redteam.json",
+		   "--jobs", "0");
+	CHECK(o.code == 2);
+	CHECK_CONTAINS(o.out, "--jobs: 0 is not between 1 and 64");
+	free(o.out);
 	o = kforge("redteam", "--manifest", "tests/fixtures/redteam-wrong.json",
 		   NULL, NULL);
 	CHECK(o.code == 1);
@@ -285,13 +300,15 @@ static void test_cli_redteam_compares_verdicts(void)
 }
 
 /* The whole host corpus of redteam/: every hack rejected for its reason,
- * every honest kernel accepted (docs/redteam.md). About 4 minutes on a quiet
- * machine of two cores; with its cores loaded four times over it took more
- * than 20: the limit is an hour. */
+ * every honest kernel accepted (docs/redteam.md), two cases at once (each
+ * verdict must hold at load, this one included). About 4 minutes on a
+ * quiet machine of two cores one at a time; with its cores loaded four
+ * times over it took more than 20: the limit is an hour. */
 static void test_cli_redteam_host_corpus_all_as_expected(void)
 {
 	run_timeout_ms = 3600000;
-	struct outcome o = kforge("redteam", "--backend", "host", NULL, NULL);
+	struct outcome o =
+	    kforge("redteam", "--backend", "host", "--jobs", "2");
 	CHECK_MSG(o.code == 0, "%s", o.out);
 	CHECK_CONTAINS(o.out, "as expected, 0 not");
 	CHECK(!strstr(o.out, "UNEXPECTED"));

@@ -366,8 +366,12 @@ static void test_kernelbench_seed_and_late_writes_are_out_of_reach(void)
 	expect(&o, "wrong_answer", "mismatch");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "trial 0 (seed 1, ");
 	release(&o);
+	/* Its timer signal's handler is seen at the check after its load. */
 	o = eval(RELU, RT "arena_fixup.py", "--no-timing", NULL, NULL);
-	expect(&o, "wrong_answer", "mismatch");
+	expect(&o, "rejected", "tampering");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate replaced the interpreter's hooks (a trace "
+		       "or profile function, a signal handler");
 	release(&o);
 	/* Its rewrites of the runner's methods are seen first. */
 	o = eval(RELU, RT "rewrite_check.py", "--no-timing", NULL, NULL);
@@ -1078,17 +1082,18 @@ static void test_kernelbench_replaced_clock_is_tampering(void)
 }
 
 /* The whole KernelBench-format corpus (redteam/kernelbench.json): every
- * hack caught for its reason, every honest ModelNew accepted. A few
- * minutes; run once, in make test. */
+ * hack caught for its reason, every honest ModelNew accepted, two at once
+ * (each verdict must hold at load). A few minutes; run once, in make
+ * test. */
 static void test_kernelbench_corpus_all_as_expected(void)
 {
 	kf_test_need_torch();
 	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
-	char *argv[8] = {exe, "redteam", "--manifest",
-			 "redteam/kernelbench.json"};
+	char *argv[10] = {exe, "redteam", "--manifest",
+			  "redteam/kernelbench.json", "--jobs", "2"};
 	const char *extra[3] = {NULL, NULL, NULL};
 	int code = 0;
-	char *out = run_kforge(argv, 4, extra, 3600000, &code);
+	char *out = run_kforge(argv, 6, extra, 3600000, &code);
 	CHECK_MSG(code == 0, "%s", out);
 	CHECK_CONTAINS(out, "as expected, 0 not");
 	CHECK(!strstr(out, "UNEXPECTED"));

@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,7 @@ enum {
 	OPT_PYTHON,
 	OPT_ENERGY_TIME,
 	OPT_REQUIRE_CUSTOM,
+	OPT_JOBS,
 	OPT_HELP,
 };
 
@@ -171,6 +173,7 @@ static const struct option eval_longopts[] = {
     {"python", required_argument, NULL, OPT_PYTHON},
     {"energy-time", required_argument, NULL, OPT_ENERGY_TIME},
     {"require-custom-kernel", no_argument, NULL, OPT_REQUIRE_CUSTOM},
+    {"jobs", required_argument, NULL, OPT_JOBS},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -181,6 +184,7 @@ struct common {
 	const char *root;
 	const char *task_filter;
 	const char *manifest;
+	int jobs; /* evaluations at once (redteam) */
 	bool help;
 };
 
@@ -194,6 +198,7 @@ static int parse_common(int argc, char **argv, struct common *c,
 	c->root = "tasks";
 	c->task_filter = NULL;
 	c->manifest = NULL;
+	c->jobs = 1;
 	c->help = false;
 	optind = 1;
 	opterr = 0;
@@ -281,6 +286,15 @@ static int parse_common(int argc, char **argv, struct common *c,
 			break;
 		case OPT_REQUIRE_CUSTOM:
 			c->eo.require_custom_kernel = true;
+			break;
+		case OPT_JOBS:
+			if (parse_u64("--jobs", optarg, &u))
+				return 2;
+			if (u < 1 || u > 64)
+				return kf_cli_die("--jobs: %s is not between 1 "
+						  "and 64",
+						  optarg);
+			c->jobs = (int)u;
 			break;
 		case OPT_HELP:
 			c->help = true;
@@ -599,13 +613,16 @@ static int cmd_suite(int argc, char **argv)
 static const char redteam_usage[] =
     "usage: kforge redteam [--backend host|cuda] [--manifest FILE]\n"
     "                      [--task SUBSTR] [--json] [--time-cap S]\n"
+    "                      [--jobs N]\n"
     "\n"
     "Runs the red-team corpus (default redteam/BACKEND.json; the\n"
     "KernelBench-format corpus: --manifest redteam/kernelbench.json): known\n"
     "reward hacks that must be caught and honest candidates that must pass.\n"
     "A case may name its \"protocol\" (kforge, kernelbench, both). Prints\n"
     "one row per case: what it tries, the verdict it must get, the verdict\n"
-    "it got and why. Exits 1 if any row differs.\n";
+    "it got and why. Exits 1 if any row differs. --jobs N: N cases\n"
+    "evaluated at once (default 1); each verdict must hold at any load,\n"
+    "and the rows still come in the manifest's order.\n";
 
 /* "status/check", or "status" when the check is absent; caller frees. */
 static char *verdict_str(const char *status, const char *check, bool degenerate)
@@ -615,12 +632,49 @@ static char *verdict_str(const char *status, const char *check, bool degenerate)
 			    degenerate ? " (degenerate)" : "");
 }
 
+/* One case of kforge redteam, evaluated on a worker thread. */
+struct rt_case {
+	const cJSON *cs;
+	const char *task, *cand;
+	struct kf_eval_opts eo;
+	cJSON *res;
+	struct kf_err err;
+	int rc;
+	bool done;
+};
+
+struct rt_pool {
+	struct rt_case *cases;
+	int n, next;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+};
+
+/* Takes the next case not yet taken, evaluates it, marks it done. */
+static void *rt_worker(void *arg)
+{
+	struct rt_pool *p = arg;
+	for (;;) {
+		pthread_mutex_lock(&p->mu);
+		int i = p->next < p->n ? p->next++ : -1;
+		pthread_mutex_unlock(&p->mu);
+		if (i < 0)
+			return NULL;
+		struct rt_case *q = &p->cases[i];
+		q->rc = kf_eval(q->task, q->cand, &q->eo, &q->res, &q->err);
+		pthread_mutex_lock(&p->mu);
+		q->done = true;
+		pthread_cond_broadcast(&p->cv);
+		pthread_mutex_unlock(&p->mu);
+	}
+}
+
 static int cmd_redteam(int argc, char **argv)
 {
 	struct common c;
 	if (parse_common(argc, argv, &c,
 			 "backend manifest task json time-cap seed no-cache "
-			 "help"))
+			 "jobs help"))
 		return 2;
 	if (c.help) {
 		fputs(redteam_usage, stdout);
@@ -657,6 +711,11 @@ static int cmd_redteam(int argc, char **argv)
 	if (!c.json)
 		printf("%-24s %-46s %-30s %-30s %s\n", "case", "tries",
 		       "expected", "verdict", "reason");
+	/* The cases of this backend (and filter), evaluated --jobs at a
+	 * time (kf_eval is thread-safe), their rows printed in the
+	 * manifest's order as each one's verdict and those before it are in. */
+	int n = 0, cap = cJSON_GetArraySize(cases);
+	struct rt_case *rc_ = kf_xcalloc((size_t)cap + 1, sizeof(*rc_));
 	const cJSON *cs;
 	cJSON_ArrayForEach(cs, cases)
 	{
@@ -666,9 +725,6 @@ static int cmd_redteam(int argc, char **argv)
 		const char *cand = kf_json_str(cs, "candidate");
 		const char *tries = kf_json_str(cs, "tries");
 		const char *expect = kf_json_str(cs, "expect");
-		const char *check = kf_json_str(cs, "check");
-		bool want_degenerate =
-		    cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
 		k++;
 		if (!name || !backend || !task || !cand || !expect || !tries) {
 			fprintf(stderr,
@@ -682,12 +738,45 @@ static int cmd_redteam(int argc, char **argv)
 		    (c.task_filter && !strstr(name, c.task_filter) &&
 		     !strstr(task, c.task_filter)))
 			continue;
-		struct kf_eval_opts eo = c.eo;
-		eo.no_timing = cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
+		struct rt_case *q = &rc_[n++];
+		q->cs = cs;
+		q->task = task;
+		q->cand = cand;
+		q->eo = c.eo;
+		q->eo.no_timing =
+		    cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
 		/* A KernelBench-format case may name its protocol. */
 		if (kf_json_str(cs, "protocol"))
-			eo.protocol = kf_json_str(cs, "protocol");
-		cJSON *res = NULL;
+			q->eo.protocol = kf_json_str(cs, "protocol");
+		q->err = (struct kf_err)KF_ERR_INIT;
+	}
+	struct rt_pool pool = {.cases = rc_, .n = n};
+	pthread_mutex_init(&pool.mu, NULL);
+	pthread_cond_init(&pool.cv, NULL);
+	int nthr = c.jobs < n ? c.jobs : n;
+	pthread_t *thr = kf_xcalloc((size_t)nthr + 1, sizeof(*thr));
+	for (int t = 0; t < nthr; t++)
+		if (pthread_create(&thr[t], NULL, rt_worker, &pool)) {
+			nthr = t; /* those started do the rest */
+			break;
+		}
+	if (nthr == 0)
+		rt_worker(&pool); /* no thread at all: every case here */
+	for (int i = 0; i < n; i++) {
+		struct rt_case *q = &rc_[i];
+		pthread_mutex_lock(&pool.mu);
+		while (!q->done)
+			pthread_cond_wait(&pool.cv, &pool.mu);
+		pthread_mutex_unlock(&pool.mu);
+		cs = q->cs;
+		const char *name = kf_json_str(cs, "name");
+		const char *tries = kf_json_str(cs, "tries");
+		const char *expect = kf_json_str(cs, "expect");
+		const char *check = kf_json_str(cs, "check");
+		bool want_degenerate =
+		    cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
+		cJSON *res = q->res;
+		q->res = NULL;
 		char *want = verdict_str(expect, check, want_degenerate);
 		/* "or": a second verdict that is as expected, for a hack
 		 * whose error is beyond the tolerance or, on other inputs,
@@ -701,9 +790,9 @@ static int cmd_redteam(int argc, char **argv)
 		char *got, *got2 = NULL;
 		const char *reason = "";
 		rows++;
-		if (kf_eval(task, cand, &eo, &res, &err)) {
+		if (q->rc) {
 			got = kf_xstrdup("error");
-			reason = err.msg;
+			reason = q->err.msg;
 		} else {
 			const char *st = kf_json_str(res, "status");
 			const char *ck = kf_json_str(res, "check");
@@ -776,6 +865,12 @@ static int cmd_redteam(int argc, char **argv)
 		free(got);
 		free(got2);
 	}
+	for (int t = 0; t < nthr; t++)
+		pthread_join(thr[t], NULL);
+	free(thr);
+	free(rc_);
+	pthread_mutex_destroy(&pool.mu);
+	pthread_cond_destroy(&pool.cv);
 	if (c.json) {
 		char *out = cJSON_Print(all);
 		puts(out);
