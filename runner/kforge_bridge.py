@@ -130,6 +130,60 @@ def anchor_words(funcs):
     return out
 
 
+def word_at(a):
+    (v,) = struct.unpack("<Q", ctypes.string_at(a, 8))
+    return v
+
+
+def tuple_words(label, t, deep=True):
+    """The words of tuple t's items (and of the tuples among them), as
+    anchor_words gives them: a tuple's items cannot be set from Python, but
+    ctypes can write them in place. [] where the layout is not the
+    expected one (items after a 24-byte head)."""
+    out = []
+    for k, v in enumerate(t):
+        a = id(t) + 24 + 8 * k
+        if word_at(a) != id(v):
+            return []
+        out.append([a, id(v), "%s[%d]" % (label, k)])
+        if deep and type(v) is tuple:
+            out += tuple_words("%s[%d]" % (label, k), v)
+    return out
+
+
+def frame_words(frame, names):
+    """The words of frame's local variables names ({name: value}) in the
+    interpreter's frame, for the judge to read from outside: ctypes
+    (PyFrame_LocalsToFast) can rebind a running frame's locals. On CPython
+    3.11 and 3.12 only, whose frame object's fourth word (its type the
+    second, f_back the third or 0) points at the interpreter's frame: a
+    header of at most 80 bytes that points back at the frame object, then
+    the locals; each value must appear once there. [] where any of that
+    does not hold."""
+    if sys.implementation.name != "cpython" or \
+            sys.version_info[:2] not in ((3, 11), (3, 12)):
+        return []
+    raw = ctypes.string_at(id(frame), 32)
+    typ, back, inner = struct.unpack_from("<QQQ", raw, 8)
+    if typ != id(type(frame)) or back not in (0, id(frame.f_back)) or \
+            inner < 4096:
+        return []
+    span = 80 + 8 * frame.f_code.co_nlocals
+    mem = ctypes.string_at(inner, span)
+    if struct.pack("<Q", id(frame)) not in [mem[k:k + 8]
+                                            for k in range(0, 80, 8)]:
+        return []
+    out = []
+    for name, v in names.items():
+        w = struct.pack("<Q", id(v))
+        hits = [k for k in range(0, span - 7, 8) if mem[k:k + 8] == w]
+        if len(hits) != 1:
+            return []
+        out.append([inner + hits[0], id(v),
+                    "Runner.serve's local %s" % name])
+    return out
+
+
 class IOVec(ctypes.Structure):
     _fields_ = [("base", ctypes.c_void_p), ("len", ctypes.c_size_t)]
 
@@ -1415,26 +1469,41 @@ class Guard:
                     used.add(c)
         except (OSError, SyntaxError, tokenize.TokenError):
             pass
-        mods = [("time", time, None), ("torch", torch, used.__contains__),
-                ("builtins", builtins, GUARD_TOOLS.__contains__),
-                ("operator", operator, GUARD_TOOLS.__contains__),
-                ("torch._C", torch._C, lambda k: "cuda" in k.lower()),
-                ("kforge_bridge", here, None), ("json", json, None),
-                ("json.encoder", json.encoder, None),
-                ("json.decoder", json.decoder, None),
-                ("json.scanner", json.scanner, None),
-                ("struct", struct, None)]
+        # (label, module, which names, every value or callables only,
+        # names added seen too). Every value of this script's namespace
+        # (a module it calls through, json or time, rebound to a proxy is
+        # as much a replaced function as a function is), and no name added
+        # to it (a global named len shadows the builtin); every value of
+        # json's and struct's modules (json's own decoder rebound), and of
+        # the torch.X this script names (torch.cuda rebound to a proxy).
+        mods = [("time", time, None, False, False),
+                ("torch", torch, used.__contains__, True, False),
+                ("builtins", builtins, GUARD_TOOLS.__contains__, False,
+                 False),
+                ("operator", operator, GUARD_TOOLS.__contains__, False,
+                 False),
+                ("torch._C", torch._C, lambda k: "cuda" in k.lower(), False,
+                 False),
+                ("kforge_bridge", here, None, True, True),
+                ("json", json, None, True, False),
+                ("json.encoder", json.encoder, None, True, False),
+                ("json.decoder", json.decoder, None, True, False),
+                ("json.scanner", json.scanner, None, True, False),
+                ("struct", struct, None, True, False)]
         if hasattr(torch, "cuda"):
-            mods.append(("torch.cuda", torch.cuda, None))
+            mods.append(("torch.cuda", torch.cuda, None, False, False))
         funcs = []
         out = []
-        for label, m, keep in mods:
+        for label, m, keep, every, closed in mods:
             d = vars(m)
             items = tuple((k, v) for k, v in list(d.items())
-                          if callable(v) and (keep is None or keep(k)))
+                          if (every or callable(v)) and
+                          (keep is None or keep(k)))
             out.append((label, d, tuple(k for k, _ in items),
-                        tuple(v for _, v in items)))
-            funcs += [("%s.%s" % (label, k), v) for k, v in items]
+                        tuple(v for _, v in items),
+                        len(d) if closed else -1))
+            funcs += [("%s.%s" % (label, k), v) for k, v in items
+                      if callable(v)]
         self.mods = tuple(out)
         classes = [("torch.Tensor", torch.Tensor)]
         for name in ("Event", "Stream"):
@@ -1572,7 +1641,15 @@ class Guard:
         if _len(own) != _len(sealed) + 1 or \
                 _any(own.get(k) is not v for k, v in sealed):
             out.append("the runner's Guard (its state)")
-        for label, d, keys, vals in st["mods"]:
+        for label, d, keys, vals, n in st["mods"]:
+            if n >= 0 and _len(d) != n:
+                # (a dunder name is Python's own: __warningregistry__
+                # appears once a warning is raised from this script)
+                added = _sorted(k for k in d if k not in keys and not (
+                    k[:2] == "__" and k[-2:] == "__"))
+                if added:
+                    out.append("%s (a name added: %s)" % (
+                        label, ", ".join(added[:4])))
             if _all(_map(_is, _map(d.get, keys), vals)):
                 continue
             for k, v in _zip(keys, vals):
@@ -2333,10 +2410,17 @@ class Runner:
                ("call", R.call, True), ("facts", R.facts_apart, True),
                ("call64", R.call64, False))
         read, write, out = read_frame, write_frame, self.out
-        write(out, {"ev": "anchors", "words": anchor_words(
+        words = anchor_words(
             [("Guard.changed", Guard.changed), ("Runner.facts", R.facts),
              ("read_frame", read), ("write_frame", write)] +
-            [("Runner." + f.__name__, f) for _, f, _ in ops])})
+            [("Runner." + f.__name__, f) for _, f, _ in ops])
+        if words:
+            words += tuple_words("Runner.serve's ops", ops) + \
+                tuple_words("Runner.serve's chk", chk, False) + frame_words(
+                    sys._getframe(), {"ops": ops, "chk": chk,
+                                      "read": read, "write": write,
+                                      "out": out})
+        write(out, {"ev": "anchors", "words": words})
         while True:
             req = read(inp)
             if req is None or req.get("op") == "quit":
