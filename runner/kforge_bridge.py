@@ -151,6 +151,51 @@ def tuple_words(label, t, deep=True):
     return out
 
 
+def held_regions(sealed, limit=20000):
+    """[[address, bytes, hex, label], ...]: the item arrays of the tuples the
+    Guard checks with (its sealed state, every tuple in it, a tuple's
+    tuples; not the labels' list, funcs) and of the names and constants of
+    this script's own code objects (what a function's code looks up and
+    loads: a name rewritten in place makes it call something else), as
+    they are now, for the judge to read from outside the process (ctypes
+    can write a tuple's items). [] where a tuple's layout is not the
+    expected one (items after a 24-byte head)."""
+    out, seen = [], set()
+    here = os.path.abspath(__file__)
+
+    def add(label, t, skip=None):
+        if id(t) in seen or len(out) >= limit:
+            return
+        seen.add(id(t))
+        if t:
+            a, n = id(t) + 24, 8 * len(t)
+            raw = ctypes.string_at(a, n)
+            if raw != b"".join(struct.pack("<Q", id(v)) for v in t):
+                raise ValueError("tuple layout")
+            out.append([a, n, raw.hex(), label])
+        for v in t:
+            if type(v) is tuple and v is not skip:
+                add(label, v, skip)
+
+    def code(label, c):
+        if id(c) in seen or c.co_filename != here:
+            return
+        seen.add(id(c))
+        add(label + " (its names)", c.co_names)
+        add(label + " (its constants)", c.co_consts)
+        for k in c.co_consts:
+            if type(k) is type(c):
+                code(label, k)
+    try:
+        funcs = dict(sealed)["funcs"]
+        add("the Guard's sealed state", sealed, funcs)
+        for label, f, c, _, _ in funcs:
+            code(label, c)
+    except (ValueError, KeyError):
+        return []
+    return out
+
+
 def frame_words(frame, names):
     """The words of frame's local variables names ({name: value}) in the
     interpreter's frame, for the judge to read from outside: ctypes
@@ -2420,7 +2465,8 @@ class Runner:
                     sys._getframe(), {"ops": ops, "chk": chk,
                                       "read": read, "write": write,
                                       "out": out})
-        write(out, {"ev": "anchors", "words": words})
+        write(out, {"ev": "anchors", "words": words,
+                    "regions": held_regions(guard.own) if words else []})
         while True:
             req = read(inp)
             if req is None or req.get("op") == "quit":
@@ -2953,32 +2999,77 @@ class Side:
         return rep
 
     def take_anchors(self, rep):
-        """The words of the runner's own functions its first frame names
-        (anchor_words), checked for form: [[address, value, label], ...]."""
-        w = rep.get("words") if isinstance(rep, dict) and \
-            rep.get("ev") == "anchors" else None
+        """The memory of the runner's own functions and checks its first
+        frame names (anchor_words: 8-byte words; held_regions: the Guard's
+        tuples, its code's names and constants), checked for form, as
+        (address, bytes, expected, label) with the read's buffers made
+        once (anchors_moved)."""
+        ok = isinstance(rep, dict) and rep.get("ev") == "anchors"
+        w = rep.get("words") if ok else None
+        g = rep.get("regions", []) if ok else None
         if not isinstance(w, list) or len(w) > 512 or not all(
                 isinstance(x, list) and len(x) == 3 and
                 type(x[0]) is int and type(x[1]) is int and
                 isinstance(x[2], str) and 0 < x[0] < 1 << 64 and
-                0 <= x[1] < 1 << 64 for x in w):
+                0 <= x[1] < 1 << 64 for x in w) or \
+                not isinstance(g, list) or len(g) > 20000 or not all(
+                isinstance(x, list) and len(x) == 4 and
+                type(x[0]) is int and type(x[1]) is int and
+                0 < x[0] < 1 << 64 and 0 < x[1] <= 1 << 20 and
+                isinstance(x[2], str) and len(x[2]) == 2 * x[1] and
+                isinstance(x[3], str) for x in g):
             self.broke("its first frame does not name its own functions' "
-                       "words (%.200r)" % (rep,))
-        return w
+                       "memory (%.200r)" % (rep,))
+        try:
+            items = [(a, 8, struct.pack("<Q", v), label)
+                     for a, v, label in w] + \
+                [(a, n, bytes.fromhex(h), label) for a, n, h, label in g]
+        except ValueError:
+            self.broke("its first frame names its functions' memory "
+                       "wrongly")
+        if sum(n for _, n, _, _ in items) > 4 << 20:
+            self.broke("its first frame names over 4 MiB of its memory")
+        self.anchor_want = b"".join(x[2] for x in items)
+        self.anchor_buf = bytearray(len(self.anchor_want))
+        base = ctypes.addressof(
+            (ctypes.c_char * max(1, len(self.anchor_buf))).from_buffer(
+                self.anchor_buf)) if items else 0
+        self.anchor_iov, off = [], 0
+        for k in range(0, len(items), 1024):
+            part = items[k:k + 1024]
+            loc, rem = [], []
+            for a, n, _, _ in part:
+                loc.append(IOVec(base + off, n))
+                rem.append(IOVec(a, n))
+                off += n
+            self.anchor_iov.append(((IOVec * len(part))(*loc),
+                                    (IOVec * len(part))(*rem), len(part),
+                                    sum(n for _, n, _, _ in part)))
+        return items
 
     def anchors_moved(self):
-        """The labels of the runner's anchored words (take_anchors) that
-        differ now, read from outside its process: a function on the
-        path of its checks whose code, defaults or globals were swapped."""
-        w = self.anchors
-        buf = bytearray(8 * len(w))
-        ok = self.read(lambda: read_memory(self.pid, [[a, 8] for a, _, _
-                                                      in w], buf))
-        if not ok:
-            return ["the runner's own functions (their memory is gone)"]
-        return ["%s, read from outside its process" % label
-                for k, (_, v, label) in enumerate(w)
-                if struct.unpack_from("<Q", buf, 8 * k)[0] != v]
+        """The labels of the runner's anchored memory (take_anchors) that
+        differs now, read from outside its process in one or a few calls
+        of process_vm_readv: a function on the path of its checks whose
+        code, defaults or globals were swapped, a tuple of the Guard's or
+        of serve()'s written in place, a local of serve() rebound."""
+        for loc, rem, k, want in self.anchor_iov:
+            got = LIBC.process_vm_readv(self.pid, loc, k, rem, k, 0)
+            if got != want:
+                return ["the runner's own functions (their memory could "
+                        "not be read back: %s)" % (
+                            os.strerror(ctypes.get_errno()) if got < 0
+                            else "%d of %d bytes" % (got, want))]
+        if self.anchor_buf == self.anchor_want:
+            return []
+        out, off = [], 0
+        for a, n, v, label in self.anchors:
+            if self.anchor_buf[off:off + n] != v:
+                line = "%s, read from outside its process" % label
+                if line not in out:
+                    out.append(line)
+            off += n
+        return out[:16]
 
     def read(self, how):
         """how() reads the runner's memory; its result, or the errors of a
