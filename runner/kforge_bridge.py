@@ -130,36 +130,16 @@ def anchor_words(funcs):
     return out
 
 
-def word_at(a):
-    (v,) = struct.unpack("<Q", ctypes.string_at(a, 8))
-    return v
-
-
-def tuple_words(label, t, deep=True):
-    """The words of tuple t's items (and of the tuples among them), as
-    anchor_words gives them: a tuple's items cannot be set from Python, but
-    ctypes can write them in place. [] where the layout is not the
-    expected one (items after a 24-byte head)."""
-    out = []
-    for k, v in enumerate(t):
-        a = id(t) + 24 + 8 * k
-        if word_at(a) != id(v):
-            return []
-        out.append([a, id(v), "%s[%d]" % (label, k)])
-        if deep and type(v) is tuple:
-            out += tuple_words("%s[%d]" % (label, k), v)
-    return out
-
-
-def held_regions(sealed, limit=20000):
+def held_regions(sealed, roots=(), limit=20000):
     """[[address, bytes, hex, label], ...]: the item arrays of the tuples the
     Guard checks with (its sealed state, every tuple in it, a tuple's
-    tuples; not the labels' list, funcs) and of the names and constants of
-    this script's own code objects (what a function's code looks up and
-    loads: a name rewritten in place makes it call something else), as
-    they are now, for the judge to read from outside the process (ctypes
-    can write a tuple's items). [] where a tuple's layout is not the
-    expected one (items after a 24-byte head)."""
+    tuples; not the labels' list, funcs), of roots' tuples ((label, tuple)
+    pairs: serve()'s dispatch tuples) and theirs, and of the names and
+    constants of this script's own code objects (what a function's code
+    looks up and loads: a name rewritten in place makes it call something
+    else), as they are now, for the judge to read from outside the
+    process (ctypes can write a tuple's items). [] where a tuple's layout
+    is not the expected one (items after a 24-byte head)."""
     out, seen = [], set()
     here = os.path.abspath(__file__)
 
@@ -189,6 +169,8 @@ def held_regions(sealed, limit=20000):
     try:
         funcs = dict(sealed)["funcs"]
         add("the Guard's sealed state", sealed, funcs)
+        for label, t in roots:
+            add(label, t)
         for label, f, c, _, _ in funcs:
             code(label, c)
     except (ValueError, KeyError):
@@ -2004,13 +1986,12 @@ class Runner:
     def facts(self, chk):
         """What only this process can see, reported raw for the judge:
         torch's intra-op thread count and the global flags. chk: serve()'s
-        (this function, Guard.changed, the Guard, its sealed state), held in serve()'s
-        frame since before any task's or candidate's code ran; called as
-        chk[0], not through the class, which a candidate can change. Checks
-        that
-        raise, once the candidate's code has run in this process, are
-        checks it broke: reported as replaced (patched), not as the
-        engine's failure."""
+        (this function, Guard.changed, the Guard, its sealed state), held
+        in serve()'s frame since before any task's or candidate's code ran;
+        called as chk[0], not through the class, which a candidate can
+        change. Checks that raise, once the candidate's code has run in
+        this process, are checks it broke: reported as replaced (patched),
+        not as the engine's failure."""
         try:
             _, changed, guard, sealed = chk
             patched = changed(guard, sealed)
@@ -2459,14 +2440,14 @@ class Runner:
             [("Guard.changed", Guard.changed), ("Runner.facts", R.facts),
              ("read_frame", read), ("write_frame", write)] +
             [("Runner." + f.__name__, f) for _, f, _ in ops])
+        regions = []
         if words:
-            words += tuple_words("Runner.serve's ops", ops) + \
-                tuple_words("Runner.serve's chk", chk, False) + frame_words(
-                    sys._getframe(), {"ops": ops, "chk": chk,
-                                      "read": read, "write": write,
-                                      "out": out})
-        write(out, {"ev": "anchors", "words": words,
-                    "regions": held_regions(guard.own) if words else []})
+            words += frame_words(sys._getframe(), {
+                "ops": ops, "chk": chk, "read": read, "write": write,
+                "out": out})
+            regions = held_regions(guard.own, (
+                ("Runner.serve's ops", ops), ("Runner.serve's chk", chk)))
+        write(out, {"ev": "anchors", "words": words, "regions": regions})
         while True:
             req = read(inp)
             if req is None or req.get("op") == "quit":

@@ -1,6 +1,6 @@
 # gc_del_swap (a held-out case of the twentieth round, written blind)
 # Task:    level1/1_ReLU.py
-# Expect (sound verifier): ok below 1.3x
+# Expect (sound verifier): ok below 1.3x, or rejected (its collections show in the checks' view)
 # ATTACK: a __del__ of cyclic garbage, run by the collector (gen0 threshold set to 1) at an
 # allocation inside read_frame's json.loads of the next *timed call* request (it peeks at
 # read_frame's local 'body' for facts_apart), puts a lean Runner.timed on the class; that
