@@ -3,6 +3,7 @@
  * would see it. */
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -418,6 +419,50 @@ static void test_base_mkdir_p_nested(void)
 	CHECK_CONTAINS(err.msg, "plain");
 	free(path);
 	free(file);
+}
+
+/* kf_exe_dir from several threads at once on its first use: each must get
+ * the executable's directory. Two threads cutting one buffer at its last
+ * slash once gave the directory above (`redteam --jobs 2` in CI then looked
+ * for kforge-worker beside build/). Each child process starts fresh. */
+static pthread_barrier_t exe_dir_start;
+
+static void *exe_dir_racer(void *out)
+{
+	pthread_barrier_wait(&exe_dir_start);
+	*(const char **)out = kf_exe_dir();
+	return NULL;
+}
+
+static void test_base_exe_dir_first_use_from_threads(void)
+{
+	char want[4096];
+	ssize_t n = readlink("/proc/self/exe", want, sizeof(want) - 1);
+	CHECK(n > 0);
+	want[n] = '\0';
+	*strrchr(want, '/') = '\0';
+	int bad = 0;
+	for (int round = 0; round < 200 && !bad; round++) {
+		pid_t pid = fork();
+		CHECK(pid >= 0);
+		if (pid == 0) {
+			enum { T = 8 };
+			pthread_t th[T];
+			const char *got[T];
+			pthread_barrier_init(&exe_dir_start, NULL, T);
+			for (int i = 0; i < T; i++)
+				pthread_create(&th[i], NULL, exe_dir_racer,
+					       &got[i]);
+			for (int i = 0; i < T; i++)
+				pthread_join(th[i], NULL);
+			_exit(strcmp(got[0], want) != 0);
+		}
+		int st = 0;
+		CHECK(waitpid(pid, &st, 0) == pid);
+		bad = !WIFEXITED(st) || WEXITSTATUS(st) != 0;
+	}
+	CHECK(!bad);
+	CHECK_STR(kf_exe_dir(), want);
 }
 
 static void test_base_mkdir_p_refuses_an_existing_file(void)
@@ -1066,6 +1111,7 @@ KF_TESTS(base) = {
     KF_TEST(test_base_file_write_atomic_leaves_no_temp_file),
     KF_TEST(test_base_file_write_atomic_into_missing_dir_fails),
     KF_TEST(test_base_mkdir_p_nested),
+    KF_TEST(test_base_exe_dir_first_use_from_threads),
     KF_TEST(test_base_mkdir_p_refuses_an_existing_file),
     KF_TEST(test_base_mkdir_p_empty_path),
     KF_TEST(test_base_path_join),

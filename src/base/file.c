@@ -2,6 +2,7 @@
  * cache location. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,29 +130,39 @@ int kf_file_exists(const char *path)
 	return stat(path, &st) == 0;
 }
 
+/* The cache and executable directories are worked out once and then only
+ * read; the lock makes the first use safe from several threads at once
+ * (`redteam --jobs`, the farm): two threads cutting the same buffer at its
+ * last slash once gave the directory above the executable's. */
+static pthread_mutex_t dirs_lock = PTHREAD_MUTEX_INITIALIZER;
 static char cache_dir[PATH_MAX];
 
 void kf_cache_dir_set(const char *dir)
 {
+	pthread_mutex_lock(&dirs_lock);
 	snprintf(cache_dir, sizeof(cache_dir), "%s", dir);
+	pthread_mutex_unlock(&dirs_lock);
 }
 
 const char *kf_cache_dir(void)
 {
+	pthread_mutex_lock(&dirs_lock);
 	char *dir = cache_dir;
-	if (dir[0])
-		return dir;
-	const char *k = getenv("KFORGE_CACHE");
-	const char *x = getenv("XDG_CACHE_HOME");
-	const char *h = getenv("HOME");
-	if (k && *k)
-		snprintf(dir, sizeof(cache_dir), "%s", k);
-	else if (x && *x)
-		snprintf(dir, sizeof(cache_dir), "%s/kforge", x);
-	else if (h && *h)
-		snprintf(dir, sizeof(cache_dir), "%s/.cache/kforge", h);
-	else
-		snprintf(dir, sizeof(cache_dir), "/tmp/kforge-cache");
+	if (!dir[0]) {
+		const char *k = getenv("KFORGE_CACHE");
+		const char *x = getenv("XDG_CACHE_HOME");
+		const char *h = getenv("HOME");
+		if (k && *k)
+			snprintf(dir, sizeof(cache_dir), "%s", k);
+		else if (x && *x)
+			snprintf(dir, sizeof(cache_dir), "%s/kforge", x);
+		else if (h && *h)
+			snprintf(dir, sizeof(cache_dir), "%s/.cache/kforge",
+				 h);
+		else
+			snprintf(dir, sizeof(cache_dir), "/tmp/kforge-cache");
+	}
+	pthread_mutex_unlock(&dirs_lock);
 	return dir;
 }
 
@@ -166,17 +177,21 @@ char *kf_path_join(const char *a, const char *b)
 const char *kf_exe_dir(void)
 {
 	static char dir[PATH_MAX];
-	if (dir[0])
-		return dir;
-	ssize_t n = readlink("/proc/self/exe", dir, sizeof(dir) - 1);
-	if (n <= 0) {
-		snprintf(dir, sizeof(dir), ".");
-		return dir;
+	pthread_mutex_lock(&dirs_lock);
+	if (!dir[0]) {
+		char got[PATH_MAX];
+		ssize_t n = readlink("/proc/self/exe", got, sizeof(got) - 1);
+		if (n <= 0) {
+			snprintf(got, sizeof(got), ".");
+		} else {
+			got[n] = '\0';
+			char *slash = strrchr(got, '/');
+			if (slash && slash != got)
+				*slash = '\0';
+		}
+		memcpy(dir, got, sizeof(dir));
 	}
-	dir[n] = '\0';
-	char *slash = strrchr(dir, '/');
-	if (slash && slash != dir)
-		*slash = '\0';
+	pthread_mutex_unlock(&dirs_lock);
 	return dir;
 }
 

@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <math.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -80,11 +81,10 @@ static const char *const stalls[] = {
 };
 #define N_STALLS (sizeof(stalls) / sizeof(stalls[0]))
 
-const char *kf_profile_ncu_metrics(void)
+static char *ncu_list;
+
+static void ncu_list_make(void)
 {
-	static char *list;
-	if (list)
-		return list;
 	struct kf_strbuf sb = KF_STRBUF_INIT;
 	for (size_t i = 0; i < N_METRICS; i++)
 		kf_strbuf_addf(&sb, "%s%s", i ? "," : "", metrics[i].name);
@@ -93,8 +93,15 @@ const char *kf_profile_ncu_metrics(void)
 			       ",smsp__average_warps_issue_stalled_%s_per_"
 			       "issue_active.ratio",
 			       stalls[i]);
-	list = kf_strbuf_detach(&sb);
-	return list;
+	ncu_list = kf_strbuf_detach(&sb);
+}
+
+/* Made once, safely from any thread. */
+const char *kf_profile_ncu_metrics(void)
+{
+	static pthread_once_t once = PTHREAD_ONCE_INIT;
+	pthread_once(&once, ncu_list_make);
+	return ncu_list;
 }
 
 /* kforge's own device code (src/backend/cuda_kernels.h) and the roofline
