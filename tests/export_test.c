@@ -28,6 +28,20 @@
 static const char *const tasks[] = {"reduction/row_sum", "activation/gelu",
 				    "layout/transpose"};
 #define N_TASKS 3
+/* Each made smaller (kf_test_small_task): 10 evaluations took 2 minutes at
+ * the shipped sizes, 12 s at these. */
+static const char *const small_dims[] = {"{\"B\": 512, \"N\": 1024}",
+					 "{\"N\": 131072}",
+					 "{\"M\": 512, \"N\": 640}"};
+
+/* Where a task's small copy is (made by store()). */
+static char *small_task(const char *task_id)
+{
+	char *dir = kf_test_data_dir("export");
+	char *p = kf_xasprintf("%s/small/%s", dir, task_id);
+	free(dir);
+	return p;
+}
 
 struct outcome {
 	int code;
@@ -52,6 +66,8 @@ static void inputs_key(char hex[65])
 	char schema[32];
 	snprintf(schema, sizeof(schema), "schema %d\n", KF_STORE_SCHEMA);
 	kf_sha256_update(&h, schema, strlen(schema));
+	for (int i = 0; i < N_TASKS; i++)
+		kf_sha256_update(&h, small_dims[i], strlen(small_dims[i]) + 1);
 	const char *names[] = {"fast.c", "naive.c", "wrong.c"};
 	for (int i = 0; i < N_TASKS; i++)
 		for (int k = 0; k < 3; k++) {
@@ -123,9 +139,14 @@ static char *store(void)
 				free(from);
 				free(to);
 			}
-			char *task = kf_xasprintf("tasks/%s", tasks[i]);
+			char *real = kf_xasprintf("tasks/%s", tasks[i]);
+			char *small = kf_path_join(dir, "small");
+			char *task =
+			    kf_test_small_task(real, small, small_dims[i]);
 			replay(task, cands, fresh);
 			free(task);
+			free(small);
+			free(real);
 			free(cands);
 		}
 		/* gelu's fast.c again, reformatted and commented. */
@@ -140,7 +161,9 @@ static char *store(void)
 		CHECK(kf_mkdir_p(dup, &err) == 0);
 		char *to = kf_path_join(dup, "fast_again.c");
 		kf_test_write_text(to, kf_strbuf_str(&sb));
-		replay("tasks/activation/gelu", dup, fresh);
+		char *gelu = small_task("activation/gelu");
+		replay(gelu, dup, fresh);
+		free(gelu);
 		/* One file: the WAL checkpointed into it. */
 		struct outcome o = KFORGE("runs", "--db", fresh);
 		CHECK(o.code == 0);
@@ -257,12 +280,13 @@ static void check_roles(const cJSON *msgs, const char *const *roles, int n)
 	}
 }
 
-/* The prompt kforge's LLM policy shows first for a task on the host. */
+/* The prompt kforge's LLM policy shows first for a task (the store's small
+ * copy) on the host. */
 static void first_turn(const char *task_id, char **system, char **user)
 {
 	struct kf_err err = KF_ERR_INIT;
 	struct kf_task *t = NULL;
-	char *path = kf_xasprintf("tasks/%s", task_id);
+	char *path = small_task(task_id);
 	CHECK_MSG(kf_task_load(path, &t, &err) == 0, "%s", err.msg);
 	kf_task_select_backend(t, "host");
 	CHECK_MSG(kf_prompt_first_turn(t, "host", system, user, NULL, &err) ==

@@ -96,6 +96,13 @@ char *kf_test_kforge(const char *const *args, int timeout_ms, size_t cap,
 void kf_test_write_text(const char *path, const char *text);
 /* Copies a file's bytes to another path, failing the test where it cannot. */
 void kf_test_copy_file(const char *from, const char *to);
+/* A copy of the task directory `task` (".../suite/name": its task.json,
+ * references and candidates) as into/suite/name, its "dims" replaced by
+ * dims (a JSON object), so that a fixture made from the task's own
+ * candidates takes seconds (the shipped sizes take 8-25 s an evaluation
+ * on the host). Its id is the task's. Returns the copy's path. */
+char *kf_test_small_task(const char *task, const char *into,
+			 const char *dims);
 /* Runs a shell command line; its stdout (malloc'd), *code its exit status
  * (-1 where a signal ended it). */
 char *kf_test_shell(const char *cmd, int *code);

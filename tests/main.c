@@ -12,6 +12,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cjson/cJSON.h>
+
 #include <kforge/base.h>
 
 #include "harness.h"
@@ -94,6 +96,37 @@ void kf_test_copy_file(const char *from, const char *to)
 		  err.msg);
 	CHECK_MSG(kf_file_write_atomic(to, t, n, &err) == 0, "%s", err.msg);
 	free(t);
+}
+
+char *kf_test_small_task(const char *task, const char *into, const char *dims)
+{
+	const char *name = strrchr(task, '/');
+	CHECK(name != NULL && name > task);
+	const char *suite = name;
+	while (suite > task && suite[-1] != '/')
+		suite--;
+	char *dest = kf_xasprintf("%s/%.*s", into, (int)(strlen(suite)), suite);
+	char *cmd = kf_xasprintf("rm -rf '%s' && mkdir -p '%s' && cp -r '%s'/. "
+				 "'%s'",
+				 dest, dest, task, dest);
+	int code = 0;
+	free(kf_test_shell(cmd, &code));
+	CHECK_MSG(code == 0, "%s", cmd);
+	free(cmd);
+	char *json = kf_path_join(dest, "task.json");
+	char *text = kf_test_read_text(json);
+	cJSON *t = cJSON_Parse(text);
+	cJSON *d = cJSON_Parse(dims);
+	CHECK_MSG(t && d && cJSON_GetObjectItem(t, "dims"), "%s: %s", json,
+		  dims);
+	cJSON_ReplaceItemInObject(t, "dims", d);
+	char *out = cJSON_Print(t);
+	kf_test_write_text(json, out);
+	free(out);
+	cJSON_Delete(t);
+	free(text);
+	free(json);
+	return dest;
 }
 
 char *kf_test_shell(const char *cmd, int *code)
