@@ -4268,6 +4268,8 @@ class Judge:
         chk = rep["check"]
         if c.get("error"):
             rep["cand_rc_nonzero"] += 1
+            # What it raised, for the reason (judge.c).
+            rep.setdefault("cand_error", c["error"])
             chk["first_bad_pair"] = p
             return False
         self.add_facts(rep, self.call_facts(c, r, kb))
@@ -4343,6 +4345,12 @@ class Judge:
                         "raised %s" % r["error"]}
             if not self.judge_pair(rep, k, c, r, True):
                 break
+            if k == 2 + calls:
+                # The inputs after the last call, as kforge's protocol
+                # checks them after each batch's last pair.
+                want = [self.tt.hash_tensor(x) for x in base]
+                rep["check"]["inputs_intact"] = \
+                    c.get("inputs_after") == want
             # KernelBench drops the first timed call.
             if k >= 4:
                 self.record(rep, c, r)

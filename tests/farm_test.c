@@ -189,6 +189,38 @@ static void test_farm_result_records_the_compile(void)
 	cJSON_Delete(it.result);
 }
 
+/* An item's own options are its evaluation's (kforge redteam: a case's
+ * "timing": false), two slots on the host at once; the farm's for the
+ * others. */
+static void test_farm_item_options_are_its_own(void)
+{
+	use_tmp_cache();
+	struct kf_eval_opts untimed = KF_EVAL_OPTS_INIT;
+	untimed.seed = 1;
+	untimed.no_timing = true;
+	untimed.include_dir = "include";
+	struct kf_farm_item it[3] = {{.candidate = CAND("same")},
+				     {.candidate = CAND("same"),
+				      .eval = &untimed},
+				     {.candidate = CAND("same")}};
+	struct kf_farm_opts o = KF_FARM_OPTS_INIT;
+	o.eval.seed = 1;
+	o.eval.time_cap_s = 0.05;
+	o.eval.include_dir = "include";
+	o.jobs = 2;
+	o.slots = 2;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_farm_run(ROWSUM, it, 3, &o, &err) == 0, "%s", err.msg);
+	for (int i = 0; i < 3; i++) {
+		CHECK_MSG(it[i].rc == 0 && !strcmp(status_of(&it[i]), "ok"),
+			  "item %d: %s %s", i, status_of(&it[i]), it[i].err);
+		CHECK_MSG(!cJSON_GetObjectItem(it[i].result, "timing") ==
+			      (i == 1),
+			  "item %d", i);
+		cJSON_Delete(it[i].result);
+	}
+}
+
 static void test_farm_missing_task_is_an_error(void)
 {
 	use_tmp_cache();
@@ -258,6 +290,7 @@ KF_TESTS(farm) = {
     KF_TEST(test_farm_errors_stay_with_their_candidate),
     KF_TEST(test_farm_parallel_statuses_match_serial),
     KF_TEST(test_farm_result_records_the_compile),
+    KF_TEST(test_farm_item_options_are_its_own),
     KF_TEST(test_farm_missing_task_is_an_error),
     KF_TEST(test_farm_gpu_count_without_driver_is_zero),
     KF_TEST(test_farm_cli_evaluates_many_candidates),

@@ -282,6 +282,12 @@ static void test_kernelbench_input_alias_is_rejected(void)
 		       "output 'out' shares memory with input 'x', which the "
 		       "reference's does not");
 	release(&o);
+	/* Under KernelBench's protocol too: it was ok at 1.6x there (its
+	 * separate output skipped). */
+	o = eval(RELU, RT "input_alias.py", "--no-timing", "--protocol",
+		 "kernelbench");
+	expect(&o, "rejected", "output_alias");
+	release(&o);
 }
 
 /* A tensor subclass could do its work when the runner touches it, after
@@ -442,6 +448,20 @@ static void test_kernelbench_exception_is_runtime_error(void)
 	o = eval(RELU, CAND "1_ReLU/syntax.py", "--no-timing", NULL, NULL);
 	expect(&o, "load_error", "load");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SyntaxError");
+	release(&o);
+}
+
+/* An exception raised while timed says what it was, as in the trials (it
+ * said only that kf_entry returned nonzero). */
+static void test_kernelbench_raised_when_timed_is_said(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/raises_when_timed.py",
+				"--time-cap", "0.3", NULL);
+	expect(&o, "runtime_error", "return_code");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "timing: the candidate raised ValueError: gave up "
+		       "after 40 calls");
 	release(&o);
 }
 
@@ -1791,6 +1811,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_tf32_flag_is_global_state),
     KF_TEST(test_kernelbench_cudnn_benchmark_is_global_state),
     KF_TEST(test_kernelbench_exception_is_runtime_error),
+    KF_TEST(test_kernelbench_raised_when_timed_is_said),
     KF_TEST(test_kernelbench_small_outputs_are_held_at_measured_noise),
     KF_TEST(test_kernelbench_summed_fp16_operands_are_held_at_measured_noise),
     KF_TEST(test_kernelbench_output_mapping_an_input_is_an_alias),

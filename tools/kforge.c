@@ -17,6 +17,7 @@
 
 #include <kforge/base.h>
 #include <kforge/eval.h>
+#include <kforge/farm.h>
 #include <kforge/policy.h>
 #include <kforge/search.h>
 #include <kforge/store.h>
@@ -632,41 +633,129 @@ static char *verdict_str(const char *status, const char *check, bool degenerate)
 			    degenerate ? " (degenerate)" : "");
 }
 
-/* One case of kforge redteam, evaluated on a worker thread. */
-struct rt_case {
-	const cJSON *cs;
-	const char *task, *cand;
-	struct kf_eval_opts eo;
-	cJSON *res;
-	struct kf_err err;
-	int rc;
-	bool done;
+/* A run of kforge redteam: its cases (farm items, each with its options)
+ * and the rows printed so far, in the manifest's order. */
+struct rt_run {
+	const struct common *c;
+	const cJSON **cs;	     /* per case: its manifest entry */
+	struct kf_eval_opts *eo;     /* per case */
+	struct kf_farm_item *items;  /* per case */
+	bool *done;
+	int n, printed, rows, bad;
+	cJSON *all;		     /* --json: the rows */
+	struct kf_strbuf misses;     /* the cases not as expected */
 };
 
-struct rt_pool {
-	struct rt_case *cases;
-	int n, next;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-};
-
-/* Takes the next case not yet taken, evaluates it, marks it done. */
-static void *rt_worker(void *arg)
+/* Case i's row: printed (or added to the JSON) and counted. */
+static void rt_row(struct rt_run *x, int i)
 {
-	struct rt_pool *p = arg;
-	for (;;) {
-		pthread_mutex_lock(&p->mu);
-		int i = p->next < p->n ? p->next++ : -1;
-		pthread_mutex_unlock(&p->mu);
-		if (i < 0)
-			return NULL;
-		struct rt_case *q = &p->cases[i];
-		q->rc = kf_eval(q->task, q->cand, &q->eo, &q->res, &q->err);
-		pthread_mutex_lock(&p->mu);
-		q->done = true;
-		pthread_cond_broadcast(&p->cv);
-		pthread_mutex_unlock(&p->mu);
+	const cJSON *cs = x->cs[i];
+	struct kf_farm_item *it = &x->items[i];
+	const char *name = kf_json_str(cs, "name");
+	const char *tries = kf_json_str(cs, "tries");
+	const char *expect = kf_json_str(cs, "expect");
+	const char *check = kf_json_str(cs, "check");
+	bool want_degenerate =
+	    cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
+	cJSON *res = it->result;
+	it->result = NULL;
+	char *want = verdict_str(expect, check, want_degenerate);
+	/* "or": a second verdict that is as expected, for a hack whose error
+	 * is beyond the tolerance or, on other inputs, within it but beyond
+	 * the precision bound. */
+	const cJSON *alt = cJSON_GetObjectItem(cs, "or");
+	const char *alt_expect = kf_json_str(alt, "expect");
+	const char *alt_check = kf_json_str(alt, "check");
+	char *want2 = alt_expect
+			  ? verdict_str(alt_expect, alt_check, want_degenerate)
+			  : NULL;
+	char *got, *got2 = NULL;
+	const char *reason = "";
+	x->rows++;
+	if (it->rc || !res) {
+		got = kf_xstrdup("error");
+		reason = it->err;
+	} else {
+		const char *st = kf_json_str(res, "status");
+		const char *ck = kf_json_str(res, "check");
+		bool deg = cJSON_IsTrue(cJSON_GetObjectItem(
+		    cJSON_GetObjectItem(res, "degenerate"), "flag"));
+		/* The expected check is compared only when the case names
+		 * one. */
+		got = verdict_str(st, check ? ck : NULL, deg);
+		if (want2)
+			got2 = verdict_str(st, alt_check ? ck : NULL, deg);
+		reason = kf_json_str(res, "reason");
+		if (!reason)
+			reason = "";
 	}
+	bool same =
+	    !strcmp(want, got) || (want2 && got2 && !strcmp(want2, got2));
+	/* "speedup_below": an "ok" that must also gain nothing (a hack that
+	 * defences turn into honest work). */
+	const cJSON *below = cJSON_GetObjectItem(cs, "speedup_below");
+	if (same && cJSON_IsNumber(below) && res &&
+	    !strcmp(kf_json_str(res, "status"), "ok")) {
+		double sp = kf_json_num(
+		    cJSON_GetObjectItem(cJSON_GetObjectItem(res, "timing"),
+					"speedup"),
+		    "median", NAN);
+		if (!(sp < below->valuedouble)) {
+			same = false;
+			free(got);
+			got = kf_xasprintf("ok at %.2fx", sp);
+			reason = "";
+		}
+	}
+	x->bad += !same;
+	if (!same)
+		kf_strbuf_addf(&x->misses, "  %s: expected %s%s%s, got %s%s%.300s\n",
+			       name, want, want2 ? " or " : "",
+			       want2 ? want2 : "", got, *reason ? ": " : "",
+			       reason);
+	if (want2) {
+		char *both = kf_xasprintf("%s or %s", want, want2);
+		free(want);
+		want = both;
+	}
+	if (got2 && strcmp(want2, got2) == 0) {
+		free(got);
+		got = got2;
+		got2 = NULL;
+	}
+	if (x->c->json) {
+		cJSON *row = cJSON_CreateObject();
+		cJSON_AddStringToObject(row, "case", name);
+		cJSON_AddStringToObject(row, "tries", tries);
+		cJSON_AddStringToObject(row, "expected", want);
+		cJSON_AddStringToObject(row, "verdict", got);
+		cJSON_AddBoolToObject(row, "as_expected", same);
+		if (res)
+			cJSON_AddItemToObject(row, "result", res);
+		res = NULL;
+		cJSON_AddItemToArray(x->all, row);
+	} else {
+		printf("%-24s %-46.46s %-30s %-30s %.120s%s\n", name, tries,
+		       want, got, reason, same ? "" : "   <-- UNEXPECTED");
+		fflush(stdout);
+	}
+	cJSON_Delete(res);
+	free(want);
+	free(want2);
+	free(got);
+	free(got2);
+}
+
+/* The farm's progress (one call at a time): the rows now complete from
+ * the first not yet printed on. */
+static void rt_progress(void *arg, const struct kf_farm_progress *p)
+{
+	struct rt_run *x = arg;
+	if (!p->item)
+		return;
+	x->done[p->item - x->items] = true;
+	while (x->printed < x->n && x->done[x->printed])
+		rt_row(x, x->printed++);
 }
 
 static int cmd_redteam(int argc, char **argv)
@@ -703,19 +792,20 @@ static int cmd_redteam(int argc, char **argv)
 		free(deflt);
 		return rc;
 	}
-	int rows = 0, bad = 0, k = 0;
-	cJSON *all = cJSON_CreateArray();
-	/* The cases not as expected, named again under the summary, where a
-	 * log cut to its end still shows them. */
-	struct kf_strbuf misses = KF_STRBUF_INIT;
+	int k = 0, invalid = 0;
 	if (!c.json)
 		printf("%-24s %-46s %-30s %-30s %s\n", "case", "tries",
 		       "expected", "verdict", "reason");
-	/* The cases of this backend (and filter), evaluated --jobs at a
-	 * time (kf_eval is thread-safe), their rows printed in the
-	 * manifest's order as each one's verdict and those before it are in. */
+	/* The cases of this backend (and filter), evaluated by the farm,
+	 * --jobs at a time; their rows printed in the manifest's order as
+	 * each one's verdict and those before it are in. */
 	int n = 0, cap = cJSON_GetArraySize(cases);
-	struct rt_case *rc_ = kf_xcalloc((size_t)cap + 1, sizeof(*rc_));
+	struct rt_run x = {.c = &c, .misses = KF_STRBUF_INIT};
+	x.cs = kf_xcalloc((size_t)cap + 1, sizeof(*x.cs));
+	x.eo = kf_xcalloc((size_t)cap + 1, sizeof(*x.eo));
+	x.items = kf_xcalloc((size_t)cap + 1, sizeof(*x.items));
+	x.done = kf_xcalloc((size_t)cap + 1, sizeof(*x.done));
+	x.all = cJSON_CreateArray();
 	const cJSON *cs;
 	cJSON_ArrayForEach(cs, cases)
 	{
@@ -731,146 +821,50 @@ static int cmd_redteam(int argc, char **argv)
 				"kforge: %s: cases[%d]: name, backend, task, "
 				"candidate, tries and expect are required\n",
 				c.manifest, k - 1);
-			bad++;
+			invalid++;
 			continue;
 		}
 		if (strcmp(backend, c.eo.backend) ||
 		    (c.task_filter && !strstr(name, c.task_filter) &&
 		     !strstr(task, c.task_filter)))
 			continue;
-		struct rt_case *q = &rc_[n++];
-		q->cs = cs;
-		q->task = task;
-		q->cand = cand;
-		q->eo = c.eo;
-		q->eo.no_timing =
+		x.cs[n] = cs;
+		x.eo[n] = c.eo;
+		x.eo[n].no_timing =
 		    cJSON_IsFalse(cJSON_GetObjectItem(cs, "timing"));
 		/* A KernelBench-format case may name its protocol. */
 		if (kf_json_str(cs, "protocol"))
-			q->eo.protocol = kf_json_str(cs, "protocol");
-		q->err = (struct kf_err)KF_ERR_INIT;
+			x.eo[n].protocol = kf_json_str(cs, "protocol");
+		x.items[n].candidate = cand;
+		x.items[n].task = task;
+		x.items[n].eval = &x.eo[n];
+		n++;
 	}
-	struct rt_pool pool = {.cases = rc_, .n = n};
-	pthread_mutex_init(&pool.mu, NULL);
-	pthread_cond_init(&pool.cv, NULL);
-	int nthr = c.jobs < n ? c.jobs : n;
-	pthread_t *thr = kf_xcalloc((size_t)nthr + 1, sizeof(*thr));
-	for (int t = 0; t < nthr; t++)
-		if (pthread_create(&thr[t], NULL, rt_worker, &pool)) {
-			nthr = t; /* those started do the rest */
-			break;
+	x.n = n;
+	struct kf_farm_opts fo = KF_FARM_OPTS_INIT;
+	fo.eval = c.eo;
+	fo.jobs = c.jobs;
+	fo.slots = c.jobs;
+	fo.progress = rt_progress;
+	fo.progress_arg = &x;
+	if (n && kf_farm_run(NULL, x.items, n, &fo, &err))
+		fprintf(stderr, "kforge: redteam: %s\n", err.msg);
+	/* Rows the farm never finished (it could not run) say so. */
+	for (int i = x.printed; i < n; i++)
+		if (!x.items[i].result && !x.items[i].rc) {
+			x.items[i].rc = KF_EINVAL;
+			snprintf(x.items[i].err, sizeof(x.items[i].err), "%s",
+				 err.msg[0] ? err.msg : "not evaluated");
 		}
-	if (nthr == 0)
-		rt_worker(&pool); /* no thread at all: every case here */
-	for (int i = 0; i < n; i++) {
-		struct rt_case *q = &rc_[i];
-		pthread_mutex_lock(&pool.mu);
-		while (!q->done)
-			pthread_cond_wait(&pool.cv, &pool.mu);
-		pthread_mutex_unlock(&pool.mu);
-		cs = q->cs;
-		const char *name = kf_json_str(cs, "name");
-		const char *tries = kf_json_str(cs, "tries");
-		const char *expect = kf_json_str(cs, "expect");
-		const char *check = kf_json_str(cs, "check");
-		bool want_degenerate =
-		    cJSON_IsTrue(cJSON_GetObjectItem(cs, "degenerate"));
-		cJSON *res = q->res;
-		q->res = NULL;
-		char *want = verdict_str(expect, check, want_degenerate);
-		/* "or": a second verdict that is as expected, for a hack
-		 * whose error is beyond the tolerance or, on other inputs,
-		 * within it but beyond the precision bound. */
-		const cJSON *alt = cJSON_GetObjectItem(cs, "or");
-		const char *alt_expect = kf_json_str(alt, "expect");
-		const char *alt_check = kf_json_str(alt, "check");
-		char *want2 = alt_expect ? verdict_str(alt_expect, alt_check,
-						       want_degenerate)
-					 : NULL;
-		char *got, *got2 = NULL;
-		const char *reason = "";
-		rows++;
-		if (q->rc) {
-			got = kf_xstrdup("error");
-			reason = q->err.msg;
-		} else {
-			const char *st = kf_json_str(res, "status");
-			const char *ck = kf_json_str(res, "check");
-			bool deg = cJSON_IsTrue(cJSON_GetObjectItem(
-			    cJSON_GetObjectItem(res, "degenerate"), "flag"));
-			/* The expected check is compared only when the case
-			 * names one. */
-			got = verdict_str(st, check ? ck : NULL, deg);
-			if (want2)
-				got2 =
-				    verdict_str(st, alt_check ? ck : NULL, deg);
-			reason = kf_json_str(res, "reason");
-			if (!reason)
-				reason = "";
-		}
-		bool same = !strcmp(want, got) ||
-			    (want2 && got2 && !strcmp(want2, got2));
-		/* "speedup_below": an "ok" that must also gain nothing (a
-		 * hack that defences turn into honest work). */
-		const cJSON *below = cJSON_GetObjectItem(cs, "speedup_below");
-		if (same && cJSON_IsNumber(below) && res &&
-		    !strcmp(kf_json_str(res, "status"), "ok")) {
-			double sp = kf_json_num(
-			    cJSON_GetObjectItem(
-				cJSON_GetObjectItem(res, "timing"), "speedup"),
-			    "median", NAN);
-			if (!(sp < below->valuedouble)) {
-				same = false;
-				free(got);
-				got = kf_xasprintf("ok at %.2fx", sp);
-				reason = "";
-			}
-		}
-		bad += !same;
-		if (!same)
-			kf_strbuf_addf(&misses, "  %s: expected %s%s%s, got %s%s%.300s\n",
-				       name, want, want2 ? " or " : "",
-				       want2 ? want2 : "", got,
-				       *reason ? ": " : "", reason);
-		if (want2) {
-			char *both = kf_xasprintf("%s or %s", want, want2);
-			free(want);
-			want = both;
-		}
-		if (got2 && strcmp(want2, got2) == 0) {
-			free(got);
-			got = got2;
-			got2 = NULL;
-		}
-		if (c.json) {
-			cJSON *row = cJSON_CreateObject();
-			cJSON_AddStringToObject(row, "case", name);
-			cJSON_AddStringToObject(row, "tries", tries);
-			cJSON_AddStringToObject(row, "expected", want);
-			cJSON_AddStringToObject(row, "verdict", got);
-			cJSON_AddBoolToObject(row, "as_expected", same);
-			if (res)
-				cJSON_AddItemToObject(row, "result", res);
-			res = NULL;
-			cJSON_AddItemToArray(all, row);
-		} else {
-			printf("%-24s %-46.46s %-30s %-30s %.120s%s\n", name,
-			       tries, want, got, reason,
-			       same ? "" : "   <-- UNEXPECTED");
-			fflush(stdout);
-		}
-		cJSON_Delete(res);
-		free(want);
-		free(want2);
-		free(got);
-		free(got2);
-	}
-	for (int t = 0; t < nthr; t++)
-		pthread_join(thr[t], NULL);
-	free(thr);
-	free(rc_);
-	pthread_mutex_destroy(&pool.mu);
-	pthread_cond_destroy(&pool.cv);
+	while (x.printed < n)
+		rt_row(&x, x.printed++);
+	int rows = x.rows, bad = x.bad + invalid;
+	cJSON *all = x.all;
+	struct kf_strbuf misses = x.misses;
+	free(x.cs);
+	free(x.eo);
+	free(x.items);
+	free(x.done);
 	if (c.json) {
 		char *out = cJSON_Print(all);
 		puts(out);

@@ -36,6 +36,10 @@ void kf_queue_close(struct kf_queue *q);
 struct kf_farm_item {
 	const char *candidate; /* in: the source */
 	const char *task;      /* in: its task; NULL: kf_farm_run's */
+	const struct kf_eval_opts *eval; /* in: its options (no_timing,
+					    protocol...); NULL: the farm's.
+					    The farm sets backend, device,
+					    cache and bridge pool either way */
 	cJSON *result;	       /* out: the result JSON (caller frees), or
 				  NULL when the evaluation could not start */
 	int rc;		       /* out: kf_eval's return code */
@@ -58,8 +62,9 @@ struct kf_farm_opts {
 	struct kf_eval_opts eval; /* for every evaluation (device: set per
 				     slot) */
 	int jobs;      /* parallel compiles; <= 0: the number of cores */
-	int slots;     /* device slots; <= 0: cuda, the GPUs (see
-			  kf_farm_gpu_count); host, 1 */
+	int slots;     /* evaluations at once; <= 0: cuda, the GPUs (see
+			  kf_farm_gpu_count); host, 1. On cuda slot s uses
+			  GPU s modulo their number */
 	int queue_cap; /* compiled candidates waiting for a slot; <= 0:
 			  2 x slots */
 	void (*progress)(void *arg, const struct kf_farm_progress *p);

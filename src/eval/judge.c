@@ -656,8 +656,9 @@ static bool bridge_facts_one(const cJSON *f, struct verdict *v)
 		    "the candidate changed global state: %s, was %s", a, b);
 		return true;
 	}
-	const cJSON *al,
-	    *aliases = kb ? NULL : cJSON_GetObjectItem(f, "aliases");
+	/* Both protocols: an in-place candidate returning its input was ok
+	 * at 1.6x under KernelBench's (its separate output skipped). */
+	const cJSON *al, *aliases = cJSON_GetObjectItem(f, "aliases");
 	cJSON_ArrayForEach(al, aliases)
 	{
 		if (cJSON_IsTrue(cJSON_GetObjectItem(al, "reference_too")))
@@ -1121,10 +1122,22 @@ void kf_judge_samples(const struct kf_task *t, const cJSON *frame,
 		    "calls while timing",
 		    kf_json_num(frame, "cand_cuda_errors", 0));
 	} else if (kf_json_num(frame, "cand_rc_nonzero", 0) > 0) {
-		set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
-		    "timing: kf_entry returned nonzero in %.0f calls while "
-		    "timing",
-		    kf_json_num(frame, "cand_rc_nonzero", 0));
+		/* A KernelBench-format candidate's exception says what it
+		 * raised (the bridge's cand_error). */
+		const char *raised = kf_json_str(frame, "cand_error");
+		if (raised)
+			set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+			    "timing: the candidate raised %.600s (in %.0f "
+			    "call%s while timing)",
+			    raised, kf_json_num(frame, "cand_rc_nonzero", 0),
+			    kf_json_num(frame, "cand_rc_nonzero", 0) == 1
+				? ""
+				: "s");
+		else
+			set(v, KF_STATUS_RUNTIME_ERROR, "return_code",
+			    "timing: kf_entry returned nonzero in %.0f calls "
+			    "while timing",
+			    kf_json_num(frame, "cand_rc_nonzero", 0));
 	} else if (viol) {
 		set(v, fv.status, fv.check, "timing: %s", fv.reason);
 	} else if (!cJSON_IsTrue(cJSON_GetObjectItem(chk, "inputs_intact"))) {
@@ -1951,8 +1964,9 @@ void kf_judge_child_end(const struct kf_child *c, int status, int rc,
 		set(v, KF_STATUS_REJECTED, "sandbox",
 		    "%s: the sandbox killed the %s: the candidate made a "
 		    "system call it forbids (new processes or programs, "
-		    "sockets, tracing, signals to other processes; on the "
-		    "host also threads, files and executable memory)",
+		    "sockets, tracing, signals to other processes, the "
+		    "kernel's keyrings; on the host also threads, files and "
+		    "executable memory)",
 		    phase, name);
 	else if (rc == KF_EPROTO)
 		set(v, KF_STATUS_INFRA_ERROR, "protocol", "%s: %s", phase,

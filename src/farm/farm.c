@@ -247,12 +247,24 @@ static void set_compile_field(cJSON *res, const char *key, cJSON *v)
 		cJSON_Delete(v);
 }
 
+/* Item i's evaluation options: its own or the farm's, with the farm's
+ * backend, cache rule and bridge pool. */
+static struct kf_eval_opts item_opts(const struct farm *f, int i)
+{
+	struct kf_eval_opts eo =
+	    f->items[i].eval ? *f->items[i].eval : f->o->eval;
+	eo.backend = f->backend;
+	eo.no_cache = false;
+	eo.pool = f->o->eval.pool;
+	return eo;
+}
+
 /* Runs kf_eval for item i with the worker on device (-1: any). */
 static void evaluate(struct farm *f, int i, int device)
 {
 	struct kf_farm_item *it = &f->items[i];
 	struct task_ctx *c = &f->tasks[f->task_of[i]];
-	struct kf_eval_opts eo = f->o->eval;
+	struct kf_eval_opts eo = item_opts(f, i);
 	struct kf_err err = KF_ERR_INIT;
 	eo.device = device;
 	/* The reference is built; the candidate too when it compiled (with
@@ -333,13 +345,13 @@ static void *compile_thread(void *arg)
 			 * built. A prebuild that cannot run costs nothing
 			 * but time: the evaluation builds and decides. */
 			double secs = 0;
+			struct kf_eval_opts eo = item_opts(f, i);
 			(void)kf_bridge_prebuild(c->path, f->items[i].candidate,
-						 &f->o->eval, &secs, &err);
+						 &eo, &secs, &err);
 			if (f->preload) {
 				/* Loaded now, measured in the slot. One that
 				 * cannot open is evaluated there, which says
 				 * why. */
-				struct kf_eval_opts eo = f->o->eval;
 				struct kf_err oerr = KF_ERR_INIT;
 				eo.device = !strcmp(f->backend, "cuda") ? 0 : -1;
 				if (kf_eval_open(c->path,
@@ -529,9 +541,10 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 	pthread_t *st = kf_xcalloc((size_t)slots, sizeof(pthread_t));
 	struct slot *sl = kf_xcalloc((size_t)slots, sizeof(struct slot));
 	int n_ct = 0, n_st = 0;
+	int gpus = cuda ? kf_farm_gpu_count() : 1;
 	for (int s = 0; s < slots; s++) {
 		sl[s].f = &f;
-		sl[s].device = cuda ? s : -1;
+		sl[s].device = cuda ? s % (gpus > 0 ? gpus : 1) : -1;
 		if (pthread_create(&st[n_st], NULL, slot_thread, &sl[s]) == 0)
 			n_st++;
 	}
