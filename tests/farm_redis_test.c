@@ -221,6 +221,22 @@ static void redis_start(struct redis_proc *r)
 	CHECK_MSG(0, "redis-server did not answer: %s", err.msg);
 }
 
+/* A free loopback port and a directory of the case's for a redis-server;
+ * redis_new starts it there. */
+static void redis_dir(struct redis_proc *r)
+{
+	r->port = free_port();
+	snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);
+	snprintf(r->dir, sizeof(r->dir), "%s/redis", kf_test_tmpdir());
+	CHECK(mkdir(r->dir, 0755) == 0);
+}
+
+static void redis_new(struct redis_proc *r)
+{
+	redis_dir(r);
+	redis_start(r);
+}
+
 static pid_t worker_start_with(const struct redis_proc *r, const char *name,
 			       const char *visibility, const char *attempts)
 {
@@ -327,11 +343,7 @@ static void test_farm_redis_survives_kills_and_a_restart(void)
 	CHECK(setenv("KFORGE_CACHE", cache, 1) == 0);
 	free(cache);
 	struct redis_proc r = {0};
-	r.port = free_port();
-	snprintf(r.url, sizeof(r.url), "redis://127.0.0.1:%d", r.port);
-	snprintf(r.dir, sizeof(r.dir), "%s/redis", kf_test_tmpdir());
-	CHECK(mkdir(r.dir, 0755) == 0);
-	redis_start(&r);
+	redis_new(&r);
 
 	/* 200 evaluations, checks only: mostly an honest kernel, with
 	 * wrong answers and a compile error among them. */
@@ -513,6 +525,59 @@ static char *redis_cli(const struct redis_proc *r, const char *args)
 	return kf_xstrdup(buf);
 }
 
+/* kforge bench --redis: the candidates evaluated by a farm worker, the
+ * rows as a local bench gives them; --jobs refused beside it. */
+static void test_farm_redis_bench_on_a_worker(void)
+{
+	need_redis();
+	kf_test_need_torch();
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	CHECK(setenv("KFORGE_CACHE", cache, 1) == 0);
+	free(cache);
+	struct redis_proc r = {0};
+	redis_new(&r);
+	pid_t w = worker_start(&r, "bencher");
+	const char *kb = "tests/data/kernelbench/";
+	char *common = kf_xasprintf(
+	    "bench %slevel1/1_ReLU.py --candidates %smodelnew --no-timing "
+	    "--json --out %s/eval.json",
+	    kb, kb, kf_test_tmpdir());
+	int code = 0;
+	char *cmd = kf_xasprintf("%s/kforge %s --redis %s 2>/dev/null",
+				 kf_test_build_dir(), common, r.url);
+	char *farmed = kf_test_shell(cmd, &code);
+	CHECK_MSG(code == 0, "exit %d: %s", code, farmed);
+	free(cmd);
+	cmd = kf_xasprintf("%s/kforge %s 2>/dev/null", kf_test_build_dir(),
+			   common);
+	char *local = kf_test_shell(cmd, &code);
+	CHECK_MSG(code == 0, "exit %d: %s", code, local);
+	free(cmd);
+	cJSON *a = cJSON_Parse(farmed), *b = cJSON_Parse(local);
+	CHECK_MSG(a && b, "%s\n%s", farmed, local);
+	CHECK(kf_json_num(a, "correct", -1) == 1);
+	const cJSON *ra = cJSON_GetObjectItem(a, "tasks");
+	const cJSON *rb = cJSON_GetObjectItem(b, "tasks");
+	CHECK(cJSON_GetArraySize(ra) == 1 && cJSON_GetArraySize(rb) == 1);
+	CHECK_STR(kf_json_str(cJSON_GetArrayItem(ra, 0), "status"),
+		  kf_json_str(cJSON_GetArrayItem(rb, 0), "status"));
+	/* The worker did it. */
+	CHECK(done(&r) == 1);
+	cJSON_Delete(a);
+	cJSON_Delete(b);
+	free(farmed);
+	free(local);
+	char *args = kf_xasprintf("%s --redis %s --jobs 2", common, r.url);
+	char *e = cli_err(args, &code);
+	CHECK_MSG(code == 2, "exit %d: %s", code, e);
+	CHECK_CONTAINS(e, "--jobs: does not apply with --redis");
+	free(e);
+	free(args);
+	free(common);
+	stop(w, SIGTERM);
+	stop(r.pid, SIGTERM);
+}
+
 static void test_farm_redis_caps_attempts(void)
 {
 	need_redis();
@@ -520,11 +585,7 @@ static void test_farm_redis_caps_attempts(void)
 	CHECK(setenv("KFORGE_CACHE", cache, 1) == 0);
 	free(cache);
 	struct redis_proc r = {0};
-	r.port = free_port();
-	snprintf(r.url, sizeof(r.url), "redis://127.0.0.1:%d", r.port);
-	snprintf(r.dir, sizeof(r.dir), "%s/redis", kf_test_tmpdir());
-	CHECK(mkdir(r.dir, 0755) == 0);
-	redis_start(&r);
+	redis_new(&r);
 	char *batch = kf_path_join(kf_test_tmpdir(), "batch");
 	FILE *f = fopen(batch, "w");
 	CHECK(f);
@@ -685,14 +746,6 @@ static void *serve_client(void *arg)
 		cJSON_Delete(b);
 		free(src);
 	}
-}
-
-static void redis_dir(struct redis_proc *r)
-{
-	r->port = free_port();
-	snprintf(r->url, sizeof(r->url), "redis://127.0.0.1:%d", r->port);
-	snprintf(r->dir, sizeof(r->dir), "%s/redis", kf_test_tmpdir());
-	CHECK(mkdir(r->dir, 0755) == 0);
 }
 
 static void test_farm_redis_serve_survives_kills_and_a_restart(void)
@@ -1027,6 +1080,7 @@ KF_TESTS(farm_redis) = {
     KF_TEST(test_farm_redis_cli_bad_input),
     KF_TEST(test_farm_redis_survives_kills_and_a_restart),
     KF_TEST(test_farm_redis_caps_attempts),
+    KF_TEST(test_farm_redis_bench_on_a_worker),
     KF_TEST(test_farm_redis_serve_bad_url),
     KF_TEST(test_farm_redis_serve_metrics),
     KF_TEST(test_farm_redis_serve_survives_kills_and_a_restart),

@@ -17,6 +17,8 @@
 
 #include <kforge/base.h>
 #include <kforge/eval.h>
+#include <kforge/farm.h>
+#include <kforge/farm_redis.h>
 #include <kforge/task.h>
 
 #include "commands.h"
@@ -55,6 +57,12 @@ const char bench_usage[] =
     "                       eager is always reported. Each baseline is\n"
     "                       evaluated once per task and cached (marked\n"
     "                       * when reused); see docs/kernelbench.md\n"
+    "  --jobs N, --gpus N   candidates loaded or compiled at once (default:\n"
+    "                       the cores) and measured at once (default: the\n"
+    "                       GPUs; the host, 1), as kforge eval --batch\n"
+    "  --redis URL          the candidates are evaluated on the farm's\n"
+    "                       workers (kforge farm worker; docs/scale.md);\n"
+    "                       baselines still run here\n"
     "  --backend, --protocol, --python, --seed, --trials, --time-cap,\n"
     "  --no-timing          as in kforge eval\n"
     "\n"
@@ -242,6 +250,8 @@ struct bench {
 	bool json;
 	const char *base[MAX_BASELINES]; /* [0] is "eager" */
 	int n_base;
+	int jobs, gpus;	   /* the farm's; 0: its defaults */
+	const char *redis; /* --redis URL, or NULL */
 };
 
 enum {
@@ -258,6 +268,9 @@ enum {
 	B_NO_TIMING,
 	B_BASELINE,
 	B_REPORT,
+	B_JOBS,
+	B_GPUS,
+	B_REDIS,
 	B_HELP
 };
 
@@ -275,6 +288,9 @@ static const struct option bench_opts[] = {
     {"no-timing", no_argument, NULL, B_NO_TIMING},
     {"baseline", required_argument, NULL, B_BASELINE},
     {"report", required_argument, NULL, B_REPORT},
+    {"jobs", required_argument, NULL, B_JOBS},
+    {"gpus", required_argument, NULL, B_GPUS},
+    {"redis", required_argument, NULL, B_REDIS},
     {"help", no_argument, NULL, B_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -379,6 +395,19 @@ static int parse_args(int argc, char **argv, struct bench *b)
 			if (add_baselines(b, optarg))
 				return 2;
 			break;
+		case B_JOBS:
+			if (number("--jobs", optarg, 1, 1024, &x))
+				return 2;
+			b->jobs = (int)x;
+			break;
+		case B_GPUS:
+			if (number("--gpus", optarg, 1, 64, &x))
+				return 2;
+			b->gpus = (int)x;
+			break;
+		case B_REDIS:
+			b->redis = optarg;
+			break;
 		case B_HELP:
 			fputs(bench_usage, stdout);
 			return 1;
@@ -393,6 +422,16 @@ static int parse_args(int argc, char **argv, struct bench *b)
 	if (!b->cands)
 		return fail("--candidates DIR or --candidates FILE.jsonl is "
 			    "required");
+	if (b->redis) {
+		struct kf_err e = KF_ERR_INIT;
+		if (kf_farm_redis_url(b->redis, &e))
+			return fail("%s", e.msg);
+		if (b->jobs || b->gpus)
+			return fail("%s: does not apply with --redis (each "
+				    "worker's --gpus says how many it runs at "
+				    "once)",
+				    b->jobs ? "--jobs" : "--gpus");
+	}
 	return 0;
 }
 
@@ -548,16 +587,66 @@ static void measure_baseline(const struct bench *b, struct item *it, int k)
 	free(path);
 }
 
-static void evaluate(const struct bench *b, struct item *v, int n)
+/* The farm's progress, on the bar: evaluations done of the bench's. */
+struct bench_bar {
+	int before, n; /* rows done before the farm (no candidate) */
+};
+
+static void farm_progress(void *arg, const struct kf_farm_progress *p)
 {
+	struct bench_bar *bb = arg;
+	if (p->item)
+		progress(bb->before + p->done, bb->n, p->item->candidate);
+}
+
+/* Every candidate through the farm (kf_farm_run here, kf_rfarm_submit on
+ * --redis): loaded and compiled --jobs at a time, measured --gpus at a
+ * time; then the baselines, one at a time (cached). Returns 0, or 1 when
+ * the farm could not run (its reason said). */
+static int evaluate(const struct bench *b, struct item *v, int n)
+{
+	struct kf_farm_item *fi = kf_xcalloc((size_t)n + 1, sizeof(*fi));
+	int *of = kf_xcalloc((size_t)n + 1, sizeof(*of)), m = 0;
 	for (int i = 0; i < n; i++) {
-		progress(i, n, v[i].id);
-		struct kf_err err = KF_ERR_INIT;
-		if (!v[i].cand)
+		if (!v[i].cand) {
 			v[i].error = kf_xstrdup("no candidate");
-		else if (kf_eval(v[i].task, v[i].cand, &b->eo, &v[i].res, &err))
-			v[i].error = kf_xstrdup(err.msg);
+			continue;
+		}
+		fi[m].task = v[i].task;
+		fi[m].candidate = v[i].cand;
+		of[m++] = i;
 	}
+	struct bench_bar bb = {n - m, n};
+	struct kf_farm_opts fo = KF_FARM_OPTS_INIT;
+	fo.eval = b->eo;
+	fo.jobs = b->jobs;
+	fo.slots = b->gpus;
+	fo.progress = farm_progress;
+	fo.progress_arg = &bb;
+	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
+	ro.url = b->redis;
+	ro.progress = farm_progress;
+	ro.progress_arg = &bb;
+	struct kf_rfarm_stats rs = {0};
+	struct kf_err err = KF_ERR_INIT;
+	int rc = 0;
+	if (m)
+		rc = b->redis ? kf_rfarm_submit(&ro, NULL, fi, m, &fo.eval,
+						&rs, &err)
+			      : kf_farm_run(NULL, fi, m, &fo, &err);
+	for (int k = 0; k < m; k++) {
+		struct item *it = &v[of[k]];
+		it->res = fi[k].result;
+		if (!it->res)
+			it->error = kf_xstrdup(fi[k].err[0] ? fi[k].err
+							    : "not evaluated");
+	}
+	free(fi);
+	free(of);
+	if (rc)
+		return fail("%s%s", b->redis && err.code == KF_EIO ? "--redis "
+								   : "",
+			    err.msg);
 	progress(n, n, "done");
 	for (int k = 1; k < b->n_base; k++) {
 		for (int i = 0; i < n; i++) {
@@ -569,6 +658,7 @@ static void evaluate(const struct bench *b, struct item *v, int n)
 		}
 		progress(n, n, b->base[k]);
 	}
+	return 0;
 }
 
 /* Baseline k's speedup over eager on task it; NAN when it has none. */
@@ -932,7 +1022,8 @@ int cmd_bench(int argc, char **argv)
 	if ((rc = find_tasks(argc, argv, &b, &v, &n)) ||
 	    (rc = find_candidates(b.cands, tmp, &made_tmp, v, n)))
 		goto out;
-	evaluate(&b, v, n);
+	if ((rc = evaluate(&b, v, n)))
+		goto out;
 	rc = report(&b, v, n);
 out:
 	for (int i = 0; i < n; i++) {
