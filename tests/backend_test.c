@@ -176,6 +176,35 @@ static void test_backend_rng_is_deterministic(void)
 	CHECK(kf_rng_value(&f, 5) != kf_rng_value(&f, 5 + (1ull << 32)));
 }
 
+/* kf_rng_values (a fill's contiguous runs, drawn eight at a time) gives
+ * kf_rng_value's values, bit for bit, for every distribution, across the
+ * index's 2^32 boundary and for runs that do not fill the last block. */
+static void test_backend_rng_values_match_one_at_a_time(void)
+{
+	static const int kinds[] = {
+	    KF_DIST_NORMAL, KF_DIST_UNIFORM, KF_DIST_HEAVY,  KF_DIST_WIDE,
+	    KF_DIST_INT,    KF_DIST_CONST,   KF_DIST_LARGE,  KF_DIST_DENORMAL,
+	    KF_DIST_TIES,   KF_DIST_NEGATIVE, KF_DIST_ZEROS};
+	static const uint64_t firsts[] = {0, 5, (1ull << 32) - 3};
+	double got[37];
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+		for (size_t a = 0; a < 3; a++) {
+			struct kf_fill f = {0x123456789abcull + k, (uint32_t)a,
+					    kinds[k], {0.25, 3}, 0};
+			kf_rng_values(&f, firsts[a], 37, got);
+			for (int i = 0; i < 37; i++) {
+				double want = kf_rng_value(&f, firsts[a] + i);
+				CHECK_MSG(memcmp(&got[i], &want, sizeof(want)) ==
+					      0,
+					  "kind %d, index %llu: %.17g, want "
+					  "%.17g",
+					  kinds[k],
+					  (unsigned long long)(firsts[a] + i),
+					  got[i], want);
+			}
+		}
+}
+
 static void test_backend_rng_streams_and_seeds_differ(void)
 {
 	struct kf_fill a = {1234, 0, KF_DIST_UNIFORM, {0, 1}, 0};
@@ -1019,6 +1048,7 @@ static void test_backend_compare_want_statistics(void)
 KF_TESTS(backend) = {
     KF_TEST(test_backend_philox_random123_vectors),
     KF_TEST(test_backend_rng_is_deterministic),
+    KF_TEST(test_backend_rng_values_match_one_at_a_time),
     KF_TEST(test_backend_rng_streams_and_seeds_differ),
     KF_TEST(test_backend_rng_uniform_in_range),
     KF_TEST(test_backend_rng_int_in_range_and_integral),

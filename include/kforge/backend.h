@@ -200,6 +200,10 @@ void kf_philox4x32(const uint32_t ctr[4], const uint32_t key[2],
 int64_t kf_scatter_pos(const struct kf_fill *f, uint64_t j, int64_t n);
 /* Element index's value of a distribution, in double precision. */
 double kf_rng_value(const struct kf_fill *f, uint64_t index);
+/* out[k] = kf_rng_value(f, first + k) for k in [0, n), the same values
+ * drawn several at a time (a fill's contiguous run). */
+void kf_rng_values(const struct kf_fill *f, uint64_t first, int64_t n,
+		   double *out);
 /* Element index of a KF_DIST_BITS fill: the dtype's raw bits, never its
  * poison pattern. */
 uint64_t kf_rng_bits(const struct kf_fill *f, enum kf_dtype dt, uint64_t index);

@@ -224,6 +224,17 @@ static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	(void)ctx;
 	(void)err;
 	size_t w = kf_dtype_bytes(dt);
+	if (f->scatter <= 0 && f->kind != KF_DIST_BITS) {
+		/* A contiguous run: values drawn a block at a time. */
+		double buf[256];
+		for (int64_t j = 0; j < n; j += 256) {
+			int64_t k = n - j < 256 ? n - j : 256;
+			kf_rng_values(f, (uint64_t)j, k, buf);
+			for (int64_t i = 0; i < k; i++)
+				kf_store_from_double(ptr, dt, j + i, buf[i]);
+		}
+		return 0;
+	}
 	int64_t m = f->scatter > 0 ? f->scatter : n;
 	for (int64_t j = 0; j < m && n > 0; j++) {
 		int64_t i =
