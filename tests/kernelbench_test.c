@@ -459,9 +459,13 @@ static void test_kernelbench_raised_when_timed_is_said(void)
 	struct outcome o = eval(RELU, CAND "1_ReLU/raises_when_timed.py",
 				"--time-cap", "0.3", NULL);
 	expect(&o, "runtime_error", "return_code");
+	/* Its trials make 12 calls; timing at least 20 pairs more, so its
+	 * 21st call is timed whatever the machine's load (at 40 it was not
+	 * always reached: ok, in CI with other work on the machine). */
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "timing");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "timing: the candidate raised ValueError: gave up "
-		       "after 40 calls");
+		       "the candidate raised ValueError: gave up after 20 "
+		       "calls");
 	release(&o);
 }
 
