@@ -6,6 +6,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <kforge/exec.h>
 #include <kforge/farm.h>
 
 #include "harness.h"
@@ -284,12 +285,250 @@ static void test_farm_cli_evaluates_many_candidates(void)
 	free(out);
 }
 
+/* ---- the executor (include/kforge/exec.h) ---- */
+
+static struct kf_exec *exec_open(const char *kind, int slots)
+{
+	struct kf_exec_opts o = KF_EXEC_OPTS_INIT;
+	o.kind = kind;
+	o.eval.seed = 1;
+	o.eval.no_timing = true;
+	o.eval.include_dir = "include";
+	o.eval.mem_limit_bytes = 1ull << 30;
+	o.slots = slots;
+	struct kf_exec *x = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_exec_open(&o, &x, &err) == 0, "%s", err.msg);
+	CHECK_STR(kf_exec_kind(x), kind);
+	return x;
+}
+
+/* The mixed candidates through an executor of this kind, two at a time:
+ * each job's status (or "(error)") in want's order, whatever order they
+ * ended in. */
+static void exec_mixed(const char *kind, const char **got, char **errors)
+{
+	struct kf_exec *x = exec_open(kind, 2);
+	struct kf_exec_job jobs[N_MIXED];
+	memset(jobs, 0, sizeof(jobs));
+	for (int i = 0; i < N_MIXED; i++) {
+		jobs[i].task = ROWSUM;
+		jobs[i].candidate = mixed[i];
+		jobs[i].label = mixed[i];
+		jobs[i].user = &jobs[i];
+		kf_exec_submit(x, &jobs[i]);
+	}
+	CHECK(kf_exec_pending(x) == N_MIXED);
+	int seen = 0;
+	struct kf_exec_job *j;
+	while ((j = kf_exec_collect(x, -1))) {
+		CHECK(j->user == j);
+		int i = (int)(j - jobs);
+		CHECK(!j->cancelled);
+		CHECK((j->result != NULL) != (j->error != NULL));
+		got[i] = j->result ? kf_json_str(j->result, "status") : "(error)";
+		errors[i] = j->error;
+		seen++;
+	}
+	CHECK(seen == N_MIXED);
+	CHECK(kf_exec_pending(x) == 0);
+	CHECK(kf_exec_collect(x, 0) == NULL);
+	kf_exec_close(x);
+	/* The results stay the caller's (not freed: the test ends). */
+}
+
+/* Thread and process executors give every candidate the status a serial
+ * farm gives it, and an evaluation that cannot start is that job's error,
+ * naming its candidate. */
+static void test_farm_exec_kinds_agree(void)
+{
+	use_tmp_cache();
+	static const char *const want[N_MIXED] = {
+	    "ok",      "runtime_error", "compile_error", "runtime_error",
+	    "(error)", "wrong_answer"};
+	const char *got[N_MIXED];
+	char *errors[N_MIXED];
+	const char *kinds[] = {"thread", "process"};
+	for (int k = 0; k < 2; k++) {
+		exec_mixed(kinds[k], got, errors);
+		for (int i = 0; i < N_MIXED; i++)
+			CHECK_MSG(!strcmp(got[i], want[i]),
+				  "%s executor, %s: %s, want %s (%s)",
+				  kinds[k], mixed[i], got[i], want[i],
+				  errors[i] ? errors[i] : "");
+		CHECK_CONTAINS(errors[4], "no_such_file.c");
+	}
+}
+
+#define EXEC_SPIN                                                              \
+	"#include <kforge/kernel.h>\n"                                         \
+	"int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int "     \
+	"n_out, void *stream) {\n"                                             \
+	"  (void)in; (void)n_in; (void)out; (void)n_out; (void)stream;\n"      \
+	"  for (volatile long k = 0;; k++) ;\n"                                \
+	"  return 0;\n}\n"
+
+/* A process job past its deadline, and one cancelled while it runs, end
+ * within a second or two (the eval child and everything under it killed),
+ * each with an error that says which. */
+static void test_farm_exec_deadline_and_cancel_end_a_process_job(void)
+{
+	use_tmp_cache();
+	char *spin = kf_path_join(kf_test_tmpdir(), "spin.c");
+	kf_test_write_text(spin, EXEC_SPIN);
+	struct kf_exec *x = exec_open("process", 2);
+	struct kf_exec_job late, cut;
+	memset(&late, 0, sizeof(late));
+	memset(&cut, 0, sizeof(cut));
+	late.task = cut.task = ROWSUM;
+	late.candidate = cut.candidate = spin;
+	late.label = "the late one";
+	cut.label = "the cut one";
+	uint64_t t0 = kf_now_ns();
+	late.deadline_ns = t0 + 1500000000ull;
+	kf_exec_submit(x, &late);
+	kf_exec_submit(x, &cut);
+	struct timespec ts = {1, 0};
+	nanosleep(&ts, NULL);
+	kf_exec_cancel(x, &cut);
+	int n = 0;
+	struct kf_exec_job *j;
+	while ((j = kf_exec_collect(x, 10000))) {
+		double s = (double)(kf_now_ns() - t0) / 1e9;
+		CHECK_MSG(s < 6, "%s ended after %.1f s", j->label, s);
+		CHECK(j->result == NULL);
+		if (j == &cut) {
+			CHECK(j->cancelled);
+			CHECK_CONTAINS(j->error, "the cut one: cancelled");
+		} else {
+			CHECK(!j->cancelled);
+			CHECK_CONTAINS(j->error, "the late one: its deadline");
+		}
+		n++;
+	}
+	CHECK(n == 2);
+	kf_exec_close(x);
+	free(spin);
+}
+
+/* A caller's own ops: no more jobs run at once than the executor has
+ * slots; kf_exec_stop ends the queued ones at once, cancelled, and the
+ * running ones as their ops can. */
+struct gate {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	int running, most, started;
+	bool open;
+};
+
+static void gate_run(struct kf_exec *x, void *ctx, struct kf_exec_job *j)
+{
+	(void)x;
+	struct gate *g = ctx;
+	pthread_mutex_lock(&g->lock);
+	g->running++;
+	g->started++;
+	if (g->running > g->most)
+		g->most = g->running;
+	pthread_cond_broadcast(&g->cond);
+	while (!g->open && !j->stop)
+		pthread_cond_wait(&g->cond, &g->lock);
+	g->running--;
+	pthread_mutex_unlock(&g->lock);
+	if (j->stop)
+		j->error = kf_xstrdup("stopped while running");
+	else
+		j->result = cJSON_CreateObject();
+}
+
+static void gate_cancel(struct kf_exec *x, void *ctx, struct kf_exec_job *j)
+{
+	(void)x;
+	(void)j;
+	struct gate *g = ctx;
+	pthread_mutex_lock(&g->lock);
+	pthread_cond_broadcast(&g->cond);
+	pthread_mutex_unlock(&g->lock);
+}
+
+static void test_farm_exec_slots_bound_and_stop_cancels(void)
+{
+	static struct gate g = {PTHREAD_MUTEX_INITIALIZER,
+				PTHREAD_COND_INITIALIZER, 0, 0, 0, false};
+	static const struct kf_exec_ops ops = {"gate", gate_run, gate_cancel};
+	struct kf_exec_opts o = KF_EXEC_OPTS_INIT;
+	o.ops = &ops;
+	o.ctx = &g;
+	o.slots = 3;
+	struct kf_exec *x = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_exec_open(&o, &x, &err) == 0);
+	CHECK_STR(kf_exec_kind(x), "gate");
+	struct kf_exec_job jobs[8];
+	memset(jobs, 0, sizeof(jobs));
+	for (int i = 0; i < 8; i++)
+		kf_exec_submit(x, &jobs[i]);
+	pthread_mutex_lock(&g.lock);
+	while (g.running < 3)
+		pthread_cond_wait(&g.cond, &g.lock);
+	pthread_mutex_unlock(&g.lock);
+	CHECK(kf_exec_collect(x, 200) == NULL); /* none has ended */
+	kf_exec_stop(x);
+	int cancelled_queued = 0, stopped_running = 0, n = 0;
+	struct kf_exec_job *j;
+	while ((j = kf_exec_collect(x, 5000))) {
+		CHECK(j->cancelled);
+		CHECK(j->result == NULL);
+		if (strstr(j->error, "cancelled before it started"))
+			cancelled_queued++;
+		else if (strstr(j->error, "stopped while running"))
+			stopped_running++;
+		n++;
+	}
+	CHECK(n == 8);
+	CHECK(g.most == 3);
+	CHECK(g.started == 3);
+	CHECK(stopped_running == 3 && cancelled_queued == 5);
+	/* A stopped executor refuses new jobs: they end cancelled. */
+	struct kf_exec_job late;
+	memset(&late, 0, sizeof(late));
+	kf_exec_submit(x, &late);
+	CHECK(kf_exec_collect(x, 1000) == &late);
+	CHECK(late.cancelled);
+	CHECK_CONTAINS(late.error, "the executor is stopping");
+	kf_exec_close(x);
+}
+
+/* An executor that cannot be: the kind, the executable or the URL named. */
+static void test_farm_exec_open_errors_name_what(void)
+{
+	struct kf_exec *x = NULL;
+	struct kf_err err = KF_ERR_INIT;
+	struct kf_exec_opts o = KF_EXEC_OPTS_INIT;
+	o.kind = "fork";
+	CHECK(kf_exec_open(&o, &x, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "'fork' is not a kind");
+	CHECK(x == NULL);
+	o.kind = "process";
+	o.exe = "/nonexistent/kforge";
+	CHECK(kf_exec_open(&o, &x, &err) == KF_ENOENT);
+	CHECK_CONTAINS(err.msg, "/nonexistent/kforge");
+	o.kind = "redis";
+	o.exe = NULL;
+	CHECK(kf_exec_open(&o, &x, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "URL");
+}
+
 KF_TESTS(farm) = {
     KF_TEST(test_farm_queue_is_fifo_and_bounded),
     KF_TEST(test_farm_close_wakes_a_blocked_pusher),
     KF_TEST(test_farm_errors_stay_with_their_candidate),
     KF_TEST(test_farm_parallel_statuses_match_serial),
     KF_TEST(test_farm_result_records_the_compile),
+    KF_TEST(test_farm_exec_kinds_agree),
+    KF_TEST(test_farm_exec_deadline_and_cancel_end_a_process_job),
+    KF_TEST(test_farm_exec_slots_bound_and_stop_cancels),
+    KF_TEST(test_farm_exec_open_errors_name_what),
     KF_TEST(test_farm_item_options_are_its_own),
     KF_TEST(test_farm_missing_task_is_an_error),
     KF_TEST(test_farm_gpu_count_without_driver_is_zero),

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <kforge/exec.h>
 #include <kforge/base.h>
 #include <kforge/eval.h>
 #include <kforge/farm.h>
@@ -2163,6 +2164,10 @@ int main(int argc, char **argv)
 		usage(argc < 2 ? stderr : stdout);
 		return argc < 2 ? 2 : 0;
 	}
+	/* The process an executor starts for one evaluation
+	 * (include/kforge/exec.h): not a command a user types. */
+	if (!strcmp(argv[1], "--eval-child"))
+		return kf_exec_child_main(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--version")) {
 		printf("kforge %s\n", KF_VERSION);
 		return 0;

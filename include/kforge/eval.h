@@ -88,6 +88,10 @@ extern const char *const kf_baseline_names[];
  * *result is the result JSON (caller frees with cJSON_Delete) whatever the
  * candidate did. A negative code (err set) means no evaluation could start:
  * a malformed task, a missing file, a reference that does not build.
+ * Thread-safe: the local farm's slots and the executor's "thread" kind
+ * (include/kforge/exec.h) run it on many threads at once; what it keeps
+ * between calls (the compile cache's bookkeeping, the executable's and the
+ * cache's directories, the bridges' Python) is taken under locks.
  */
 int kf_eval(const char *task_path, const char *candidate_path,
 	    const struct kf_eval_opts *opts, cJSON **result,

@@ -1,22 +1,21 @@
 /*
- * search.c: the optimization loop: proposals go to the store, then to
- * evaluators (child processes running kf_eval); results go to the store, then
- * to the policy and the progress line. Resuming replays a run's history.
+ * search.c: the optimization loop: proposals go to the store, then to the
+ * executor (include/kforge/exec.h: an eval child per evaluation, or a job on
+ * the farm); results go to the store, then to the policy and the progress
+ * line. Resuming replays a run's history.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <kforge/backend.h>
+#include <kforge/exec.h>
 #include <kforge/farm_redis.h>
 #include <kforge/policy.h>
 #include <kforge/reward.h>
@@ -46,8 +45,9 @@ struct rec {
 
 /* One evaluation in flight. */
 struct slot {
-	pid_t pid; /* 0: free */
-	int fd;
+	bool busy;
+	struct kf_exec_job job;
+	struct kf_eval_opts eo; /* the job's options (a short timing's) */
 	int64_t cand;
 	char sha[65];
 	char *source;
@@ -78,6 +78,7 @@ struct loop {
 	int session;   /* evaluations of this session */
 	int dupes;
 	struct slot *slots;
+	struct kf_exec *exec;
 	int inflight, pending_inflight;
 	cJSON *queue; /* candidates stored but not evaluated (resume) */
 	int queue_next;
@@ -243,26 +244,6 @@ static const struct rec *rec_find(const struct loop *l, const char *sha)
 	return NULL;
 }
 
-/* Where the evaluator reads a candidate's source: content-addressed. */
-static int write_source(struct loop *l, const char *sha, const char *source,
-			char **path, struct kf_err *err)
-{
-	char *dir = kf_path_join(kf_cache_dir(), "candidates");
-	int rc = kf_mkdir_p(dir, err);
-	const char *ext = kf_task_is_kernelbench(l->task_path) ? "py"
-			  : strcmp(l->backend, "cuda")	       ? "c"
-							       : "cu";
-	*path = kf_xasprintf("%s/%s.%s", dir, sha, ext);
-	free(dir);
-	if (!rc && !kf_file_exists(*path))
-		rc = kf_file_write_atomic(*path, source, strlen(source), err);
-	if (rc) {
-		free(*path);
-		*path = NULL;
-	}
-	return rc;
-}
-
 /* s with every occurrence of from replaced by to (malloc'd). */
 static char *replaced(const char *s, const char *from, const char *to)
 {
@@ -300,105 +281,47 @@ static void relabel(cJSON *res, const char *path, const char *label)
 	}
 }
 
-/* One evaluation as a job of the Redis farm (l->o->redis): submitted and
- * waited for (a lost job is taken over by another worker, Redis going away
- * is waited out) through the farm's one submission path. */
-static int farm_eval(struct loop *l, const struct kf_eval_opts *eo,
-		     const char *path, int64_t cand, cJSON **res,
-		     struct kf_err *err)
+/* The executor's ops for KFORGE_SCORES (tests of the policies): each
+ * candidate is scored from that table, not evaluated. */
+static void scores_run(struct kf_exec *x, void *ctx, struct kf_exec_job *j)
 {
-	struct kf_farm_item it;
-	memset(&it, 0, sizeof(it));
-	it.candidate = path;
-	char label[64];
-	snprintf(label, sizeof(label), "candidate %lld", (long long)cand);
-	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
-	ro.url = l->o->redis;
-	ro.wait_for_redis = true;
-	ro.label = label;
-	int rc = kf_rfarm_submit(&ro, l->task_path, &it, 1, eo, NULL, err);
-	if (rc)
-		return rc;
-	if (it.rc)
-		return kf_err_set(err, it.rc, "%s", it.err);
-	*res = it.result;
-	return 0;
+	(void)x;
+	struct kf_err err = KF_ERR_INIT;
+	if (kf_search_score(ctx, j->candidate, &j->result, &err))
+		j->error = kf_xstrdup(err.msg);
 }
 
-/* The evaluator: kf_eval in a child (or a farm job it waits for), its
- * result back as one frame. */
-static void evaluator(struct loop *l, int fd, const char *path, pid_t parent,
-		      int64_t cand, double time_cap_s)
-{
-	prctl(PR_SET_PDEATHSIG, SIGKILL);
-	if (getppid() != parent)
-		_exit(1);
-	/* Ctrl-C stops the loop, which lets evaluations in flight end. */
-	signal(SIGINT, SIG_IGN);
-	struct kf_err err = KF_ERR_INIT;
-	cJSON *res = NULL;
-	cJSON *msg;
-	const char *ext = strrchr(path, '.');
-	char *label =
-	    kf_xasprintf("candidate-%lld%s", (long long)cand, ext ? ext : "");
-	const char *table = getenv("KFORGE_SCORES");
-	struct kf_eval_opts eo = l->eo;
-	if (time_cap_s > 0 && time_cap_s < eo.time_cap_s) {
-		/* A short timing: its cap, and as many fewer pairs before
-		 * the cap may end it (at least 5). */
-		int mp = (int)(eo.min_pairs * time_cap_s / eo.time_cap_s + 0.5);
-		eo.min_pairs = mp < 5 ? 5 : mp;
-		eo.time_cap_s = time_cap_s;
-	}
-	int rc = table && *table ? kf_search_score(table, path, &res, &err)
-		 : l->o->redis ? farm_eval(l, &eo, path, cand, &res, &err)
-			       : kf_eval(l->task_path, path, &eo, &res, &err);
-	/* The profile feedback mode: paid here, only when asked for. */
-	if (!rc && l->o->feedback && !strcmp(l->o->feedback, "profile"))
-		kf_profile_attach(res, l->task_path, path, eo.backend,
-				  eo.include_dir);
-	if (rc) {
-		msg = cJSON_CreateObject();
-		char *e = replaced(err.msg, path, label);
-		cJSON_AddStringToObject(msg, "engine_error", e);
-		free(e);
-	} else {
-		relabel(res, path, label);
-		msg = res;
-	}
-	free(label);
-	struct kf_err werr = KF_ERR_INIT;
-	rc = kf_frame_write(fd, msg, &werr);
-	_exit(rc ? 1 : 0);
-}
+static const struct kf_exec_ops scores_ops = {"scores", scores_run, NULL};
 
 static int slot_start(struct loop *l, struct slot *s, struct kf_err *err)
 {
-	int fds[2];
 	if (!s->path) {
-		int rc = write_source(l, s->sha, s->source, &s->path, err);
+		int rc = kf_exec_write_source(l->task_path, l->backend, s->sha,
+					      s->source, &s->path, err);
 		if (rc)
 			return rc;
 	}
-	if (pipe2(fds, O_CLOEXEC))
-		return kf_err_set(err, KF_EIO, "pipe: %s", strerror(errno));
-	fflush(NULL);
-	pid_t parent = getpid();
-	pid_t pid = fork();
-	if (pid < 0) {
-		close(fds[0]);
-		close(fds[1]);
-		return kf_err_set(err, KF_ECHILD, "fork: %s", strerror(errno));
+	s->eo = l->eo;
+	if (s->time_cap_s > 0 && s->time_cap_s < s->eo.time_cap_s) {
+		/* A short timing: its cap, and as many fewer pairs before
+		 * the cap may end it (at least 5). */
+		int mp = (int)(s->eo.min_pairs * s->time_cap_s /
+				   s->eo.time_cap_s +
+			       0.5);
+		s->eo.min_pairs = mp < 5 ? 5 : mp;
+		s->eo.time_cap_s = s->time_cap_s;
 	}
-	if (pid == 0) {
-		close(fds[0]);
-		evaluator(l, fds[1], s->path, parent, s->cand, s->time_cap_s);
-	}
-	close(fds[1]);
-	s->pid = pid;
-	s->fd = fds[0];
+	memset(&s->job, 0, sizeof(s->job));
+	s->job.task = l->task_path;
+	s->job.candidate = s->path;
+	s->job.eval = &s->eo;
+	/* The profile feedback mode: paid only when asked for. */
+	s->job.profile = l->o->feedback && !strcmp(l->o->feedback, "profile");
+	s->job.user = s;
+	s->busy = true;
 	s->attempts++;
 	l->inflight++;
+	kf_exec_submit(l->exec, &s->job);
 	return 0;
 }
 
@@ -408,14 +331,15 @@ static void slot_clear(struct slot *s)
 	free(s->origin);
 	free(s->path);
 	cJSON_Delete(s->params);
+	cJSON_Delete(s->job.result);
+	free(s->job.error);
 	memset(s, 0, sizeof(*s));
-	s->fd = -1;
 }
 
 static struct slot *free_slot(struct loop *l)
 {
 	for (int i = 0; i < l->parallel; i++)
-		if (!l->slots[i].pid)
+		if (!l->slots[i].busy)
 			return &l->slots[i];
 	return NULL;
 }
@@ -424,7 +348,7 @@ static struct slot *free_slot(struct loop *l)
 static bool in_flight(const struct loop *l, int64_t id)
 {
 	for (int i = 0; i < l->parallel; i++)
-		if (l->slots[i].pid && l->slots[i].cand == id)
+		if (l->slots[i].busy && l->slots[i].cand == id)
 			return true;
 	return false;
 }
@@ -535,61 +459,44 @@ static int start_queued(struct loop *l, struct kf_err *err)
 	return rc;
 }
 
-/* Reaps the evaluator of s; *res is its frame or NULL. */
+/* The result of s's evaluation, which has ended, into *res (NULL when the
+ * engine could not evaluate it: the error). Its texts name the candidate by
+ * label, not by its cache path. */
 static int slot_collect(struct loop *l, struct slot *s, cJSON **res,
 			struct kf_err *err)
 {
-	struct kf_err rerr = KF_ERR_INIT;
-	int rc = kf_frame_read(s->fd, 0, res, &rerr);
-	int status = 0;
-	close(s->fd);
-	s->fd = -1;
-	while (waitpid(s->pid, &status, 0) < 0 && errno == EINTR)
-		;
-	s->pid = 0;
+	s->busy = false;
 	l->inflight--;
 	if (s->pending)
 		l->pending_inflight--;
-	if (rc) {
-		char *how = kf_wait_describe(status);
-		rc = kf_err_set(err, KF_ECHILD,
-				"the evaluator of candidate %lld (%s) %s: %s",
-				(long long)s->cand, s->path, how, rerr.msg);
-		free(how);
-		*res = NULL;
+	const char *ext = strrchr(s->path, '.');
+	char label[64];
+	snprintf(label, sizeof(label), "candidate-%lld%s", (long long)s->cand,
+		 ext ? ext : "");
+	*res = s->job.result;
+	s->job.result = NULL;
+	if (!*res) {
+		char *e = replaced(s->job.error ? s->job.error : "no result",
+				   s->path, label);
+		int rc = kf_err_set(err, KF_ECHILD,
+				    "the evaluation of candidate %lld: %s",
+				    (long long)s->cand, e);
+		free(e);
 		return rc;
 	}
-	const char *engine = kf_json_str(*res, "engine_error");
-	if (engine) {
-		rc = kf_err_set(err, KF_EINVAL, "%s", engine);
-		cJSON_Delete(*res);
-		*res = NULL;
-	}
-	return rc;
+	relabel(*res, s->path, label);
+	return 0;
 }
 
 /* Waits for one evaluation to end and records it. */
 static int wait_one(struct loop *l, struct kf_err *err)
 {
-	struct pollfd pf[KF_SEARCH_PARALLEL_MAX];
-	int idx[KF_SEARCH_PARALLEL_MAX], n = 0;
-	for (int i = 0; i < l->parallel; i++)
-		if (l->slots[i].pid) {
-			pf[n].fd = l->slots[i].fd;
-			pf[n].events = POLLIN;
-			idx[n++] = i;
-		}
-	KF_ASSERT(n > 0);
-	int r = poll(pf, (nfds_t)n, 1000);
-	if (r < 0 && errno != EINTR)
-		return kf_err_set(err, KF_EIO, "poll: %s", strerror(errno));
+	struct kf_exec_job *j = kf_exec_collect(l->exec, 1000);
 	kf_progress_tick(&l->prog);
-	if (r <= 0)
+	if (!j)
 		return 0;
-	for (int k = 0; k < n; k++) {
-		if (!(pf[k].revents & (POLLIN | POLLHUP | POLLERR)))
-			continue;
-		struct slot *s = &l->slots[idx[k]];
+	{
+		struct slot *s = j->user;
 		cJSON *res = NULL;
 		int rc = slot_collect(l, s, &res, err);
 		if (rc) {
@@ -613,11 +520,9 @@ static int wait_one(struct loop *l, struct kf_err *err)
 			if (s->pending)
 				l->pending_inflight++;
 			rc = slot_start(l, s, err);
-			if (rc) {
+			if (rc)
 				slot_clear(s);
-				return rc;
-			}
-			continue;
+			return rc;
 		}
 		bool short_timing = s->time_cap_s > 0;
 		if (short_timing) {
@@ -842,16 +747,12 @@ static int prepare(struct loop *l, cJSON **cfg_out, struct kf_err *err)
 
 static void loop_release(struct loop *l)
 {
-	for (int i = 0; l->slots && i < l->parallel; i++) {
-		struct slot *s = &l->slots[i];
-		if (s->pid) {
-			kill(s->pid, SIGKILL);
-			close(s->fd);
-			while (waitpid(s->pid, NULL, 0) < 0 && errno == EINTR)
-				;
-		}
-		slot_clear(s);
-	}
+	/* Evaluations still in flight (a failed run) are killed and
+	 * waited for. */
+	kf_exec_close(l->exec);
+	l->exec = NULL;
+	for (int i = 0; l->slots && i < l->parallel; i++)
+		slot_clear(&l->slots[i]);
 	free(l->slots);
 	for (int i = 0; i < l->n_recs; i++) {
 		free(l->recs[i].source);
@@ -946,6 +847,20 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 		kf_err_prefix(err, "--redis");
 		goto out;
 	}
+	/* Where the evaluations run: a fresh eval child each (`kforge
+	 * --eval-child`), a job on the farm, or the tests' table. */
+	const char *scores = getenv("KFORGE_SCORES");
+	struct kf_exec_opts xo = KF_EXEC_OPTS_INIT;
+	xo.kind = o->redis ? "redis" : "process";
+	if (scores && *scores) {
+		xo.ops = &scores_ops;
+		xo.ctx = (void *)scores;
+	}
+	xo.eval = l.eo;
+	xo.slots = l.parallel;
+	xo.redis = o->redis;
+	if ((rc = kf_exec_open(&xo, &l.exec, err)))
+		goto out;
 	rc = kf_task_load(l.task_path, &l.task, err);
 	if (rc)
 		goto out;
@@ -999,12 +914,9 @@ int kf_search_run(struct kf_store *store, const struct kf_search_opts *o,
 		goto out;
 	*run = l.run;
 	l.slots = kf_xcalloc((size_t)l.parallel, sizeof(*l.slots));
-	for (int i = 0; i < l.parallel; i++)
-		l.slots[i].fd = -1;
 	props = kf_xcalloc((size_t)l.parallel, sizeof(*props));
 	kf_progress_start(&l.prog, l.run, l.task_id, l.backend, l.policy_name,
 			  l.parallel, o->resume != 0, l.evaluated);
-	const char *scores = getenv("KFORGE_SCORES");
 	if (scores && *scores) {
 		/* Said at every start: its results are a table's, not
 		 * verified (each result carries "scored"). */

@@ -5,12 +5,10 @@
  * checked, then api.c routes it and its time is counted. The workers take
  * their jobs from queue.c's queue; the statistics are read out in stats.c.
  *
- * kf_eval is not known to be thread-safe, and a process with threads should
- * not fork without exec: each evaluation runs in a fresh process, the eval
- * executable run as `EXE --eval-child TASK CANDIDATE OPTS`, which writes the
- * result JSON back as one frame (kf_server_eval_child). With a farm
- * (--redis), a worker thread submits its job to the farm instead and waits
- * for the answer (run_job_farm): the farm's workers evaluate.
+ * The workers evaluate through one executor (include/kforge/exec.h): a
+ * fresh eval child per evaluation (`kforge-serve --eval-child`), so that a
+ * crash of the engine ends that child and not the server, or with a farm
+ * (--redis) a job on the farm, waited for: the farm's workers evaluate.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +19,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <kforge/exec.h>
 #include <kforge/farm_redis.h>
 #include <kforge/task.h>
 
@@ -40,208 +39,61 @@ size_t kf_server_body_cap(const struct kf_server *s)
 
 int kf_server_eval_child(int argc, char **argv)
 {
-	/* Frames go to the original stdout; anything else printed goes to
-	 * stderr, so that it cannot corrupt them. */
-	/* Close-on-exec: the processes kf_eval starts (the worker, the
-	 * compilers) must not hold the server's pipe open, or a killed eval
-	 * child's answer would never end. */
-	int out = fcntl(1, F_DUPFD_CLOEXEC, 3);
-	if (out < 0 || dup2(2, 1) < 0)
-		return 2;
-	struct kf_err err = KF_ERR_INIT;
-	cJSON *msg = NULL;
-	/* The options (the seed among them) come as a frame on stdin, never
-	 * on the command line, which /proc shows to every process. */
-	cJSON *o = NULL;
-	if (argc != 3 || kf_frame_read(0, 0, &o, &err) || !cJSON_IsObject(o)) {
-		msg = cJSON_CreateObject();
-		cJSON_AddStringToObject(msg, "engine_error",
-					"eval child: usage: --eval-child TASK "
-					"CANDIDATE, the options as a frame on "
-					"stdin");
-	} else {
-		struct kf_eval_opts eo;
-		kf_eval_opts_from_json(o, &eo);
-		if (kf_eval(argv[1], argv[2], &eo, &msg, &err)) {
-			msg = cJSON_CreateObject();
-			cJSON_AddStringToObject(msg, "engine_error", err.msg);
-		}
-	}
-	struct kf_err werr = KF_ERR_INIT;
-	int rc = kf_frame_write(out, msg, &werr);
-	cJSON_Delete(msg);
-	cJSON_Delete(o);
-	close(out);
-	return rc ? 1 : 0;
+	return kf_exec_child_main(argc, argv);
 }
 
-/* Writes the source where the compiler will read it (content-addressed). */
-static int write_source(struct kf_server *s, const struct job *j, char **path,
-			struct kf_err *err)
-{
-	char *dir = kf_path_join(kf_cache_dir(), "candidates");
-	int rc = kf_mkdir_p(dir, err);
-	const char *be = s->o.eo.backend ? s->o.eo.backend : "host";
-	const char *ext = kf_task_is_kernelbench(j->task_path) ? "py"
-			  : strcmp(be, "cuda")		       ? "c"
-							       : "cu";
-	*path = kf_xasprintf("%s/%s.%s", dir, j->sha, ext);
-	free(dir);
-	if (!rc && !kf_file_exists(*path))
-		rc = kf_file_write_atomic(*path, j->source, strlen(j->source),
-					  err);
-	if (rc) {
-		free(*path);
-		*path = NULL;
-	}
-	return rc;
-}
-
-/* Runs one evaluation in a child; fills j->result or j->error. Called with
- * no lock held. */
-static void run_job(struct kf_server *s, struct job *j)
-{
-	struct kf_err err = KF_ERR_INIT;
-	char *path = NULL;
-	uint64_t t0 = kf_now_ns();
-	if (write_source(s, j, &path, &err)) {
-		j->error =
-		    kf_xasprintf("cannot write the candidate: %s", err.msg);
-		return;
-	}
-	char *argv[] = {s->eval_exe, "--eval-child", j->task_path, path, NULL};
-	struct kf_proc p = KF_PROC_INIT;
-	pthread_mutex_lock(&s->lock);
-	int rc =
-	    s->stopping ? KF_ECHILD : kf_proc_spawn(&p, argv, NULL, 2, &err);
-	if (!rc)
-		j->pid = p.pid;
-	pthread_mutex_unlock(&s->lock);
-	if (rc) {
-		j->error = kf_xasprintf("cannot start the evaluation: %s",
-					s->stopping ? "the server is stopping"
-						    : err.msg);
-		free(path);
-		return;
-	}
-	/* The options go on the child's stdin (not its command line). A
-	 * child that cannot take them fails below, when no result comes. */
-	cJSON *opts = cJSON_Parse(s->eo_json);
-	struct kf_err werr = KF_ERR_INIT;
-	kf_frame_write(p.to_child, opts, &werr);
-	cJSON_Delete(opts);
-	close(p.to_child);
-	p.to_child = -1;
-	cJSON *msg = NULL;
-	rc = kf_frame_read(p.from_child, j->deadline_ns, &msg, &err);
-	int status = 0;
-	pthread_mutex_lock(&s->lock);
-	j->pid = 0;
-	pthread_mutex_unlock(&s->lock);
-	if (rc == KF_ETIMEDOUT) {
-		kf_proc_kill(&p, &status);
-		j->error = kf_xstrdup("the request's deadline passed during "
-				      "the evaluation");
-	} else {
-		kf_proc_wait(&p, 10000, &status, NULL);
-		if (rc && s->stopping) {
-			j->error = kf_xstrdup("the server is stopping: the "
-					      "evaluation was killed");
-		} else if (rc) {
-			char *how = kf_wait_describe(status);
-			j->error =
-			    kf_xasprintf("the eval child %s: %s", how, err.msg);
-			free(how);
-		} else if (kf_json_str(msg, "engine_error")) {
-			j->error = kf_xstrdup(kf_json_str(msg, "engine_error"));
-		} else if (!kf_json_str(msg, "status")) {
-			j->error = kf_xstrdup("the eval child sent a result "
-					      "without a status");
-		} else {
-			j->result = msg;
-			msg = NULL;
-		}
-	}
-	if (p.from_child >= 0)
-		close(p.from_child);
-	cJSON_Delete(msg);
-	free(path);
-	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
-}
-/* Submits one evaluation to the farm and waits for its answer; fills
- * j->result or j->error. A job lost with its farm worker is taken over by
- * another and answered then; Redis going away is waited out until the
- * request's deadline. Called with no lock held. */
-static void run_job_farm(struct kf_server *s, struct job *j)
+/* Runs one evaluation through the server's executor (an eval child, or a
+ * job on the farm); fills j->result or j->error. Called with no lock
+ * held. */
+static void evaluate(struct kf_server *s, struct job *j)
 {
 	struct kf_err err = KF_ERR_INIT;
 	char *path = NULL;
 	uint64_t t0 = kf_now_ns();
 	if (t0 >= j->deadline_ns) {
 		j->error = kf_xasprintf("%s: the request's deadline passed "
-					"before the evaluation was submitted",
+					"before the evaluation started",
 					j->label ? j->label : "the request");
 		return;
 	}
-	if (write_source(s, j, &path, &err)) {
+	if (kf_exec_write_source(j->task_path, s->o.eo.backend, j->sha,
+				 j->source, &path, &err)) {
 		j->error =
 		    kf_xasprintf("cannot write the candidate: %s", err.msg);
 		return;
 	}
-	struct kf_farm_item it;
-	memset(&it, 0, sizeof(it));
-	it.candidate = path;
-	it.task = j->task_path;
-	struct kf_rfarm_submit_opts ro = KF_RFARM_SUBMIT_OPTS_INIT;
-	ro.url = s->o.redis;
-	ro.deadline_s = (double)(j->deadline_ns - t0) / 1e9;
-	ro.wait_for_redis = true;
-	ro.cancel = &s->farm_stop;
-	ro.label = j->label;
-	struct kf_rfarm_stats st;
-	memset(&st, 0, sizeof(st));
-	int rc = kf_rfarm_submit(&ro, NULL, &it, 1, &s->o.eo, &st, &err);
-	if (rc) {
-		j->error = kf_xasprintf("%s: the farm: %s",
-					j->label ? j->label : "the request",
-					err.msg);
-	} else if (it.rc) {
-		j->error = s->farm_stop ? kf_xasprintf("the server is stopping: "
-						       "%s",
-						       it.err)
-					: kf_xstrdup(it.err);
-	} else if (!kf_json_str(it.result, "status")) {
-		j->error = kf_xasprintf("%s: the farm answered a result "
-					"without a status",
-					j->label ? j->label : "the request");
-		cJSON_Delete(it.result);
-	} else {
-		j->result = it.result;
-	}
+	struct kf_exec_job ej;
+	memset(&ej, 0, sizeof(ej));
+	ej.task = j->task_path;
+	ej.candidate = path;
+	ej.label = j->label;
+	ej.deadline_ns = j->deadline_ns;
+	kf_exec_run(s->exec, &ej);
 	pthread_mutex_lock(&s->lock);
-	s->farm_jobs++;
-	s->farm_retried += st.reclaimed;
-	s->farm_duplicates += st.duplicates;
-	s->farm_reconnects += st.reconnects;
-	s->farm_abandoned += st.abandoned;
+	if (s->o.redis) {
+		s->farm_jobs++;
+		s->farm_retried += ej.farm.reclaimed;
+		s->farm_duplicates += ej.farm.duplicates;
+		s->farm_reconnects += ej.farm.reconnects;
+		s->farm_abandoned += ej.farm.abandoned;
+	}
 	pthread_mutex_unlock(&s->lock);
+	if (ej.cancelled && !ej.result) {
+		j->error = kf_xasprintf("the server is stopping: %s", ej.error);
+		free(ej.error);
+	} else {
+		j->result = ej.result;
+		j->error = ej.error;
+	}
 	free(path);
 	j->seconds = (double)(kf_now_ns() - t0) / 1e9;
-}
-
-static void evaluate(struct kf_server *s, struct job *j)
-{
-	if (s->o.redis)
-		run_job_farm(s, j);
-	else
-		run_job(s, j);
 }
 
 static void *worker_main(void *arg)
 {
 	struct kf_server *s = arg;
 	pthread_mutex_lock(&s->lock);
-	int me = s->n_started++;
+	s->n_started++;
 	for (;;) {
 		while (!s->stopping && !s->head)
 			pthread_cond_wait(&s->work, &s->lock);
@@ -266,7 +118,6 @@ static void *worker_main(void *arg)
 		}
 		j->state = JOB_RUNNING;
 		s->running++;
-		s->inflight[me] = j;
 		pthread_mutex_unlock(&s->lock);
 		evaluate(s, j);
 		const char *st = kf_json_str(j->result, "status");
@@ -284,7 +135,6 @@ static void *worker_main(void *arg)
 			j->seconds += first;
 		}
 		pthread_mutex_lock(&s->lock);
-		s->inflight[me] = NULL;
 		s->running--;
 		s->evaluations++;
 		s->eval_seconds += j->seconds;
@@ -439,11 +289,17 @@ int kf_server_new(const struct kf_server_opts *opts, struct kf_server **out,
 		kf_err_prefix(err, "--redis");
 		goto fail;
 	}
+	struct kf_exec_opts xo = KF_EXEC_OPTS_INIT;
+	xo.kind = s->o.redis ? "redis" : "process";
+	xo.eval = s->o.eo;
+	xo.exe = s->eval_exe;
+	xo.redis = s->o.redis;
+	if ((rc = kf_exec_open(&xo, &s->exec, err)))
+		goto fail;
 	rc = kf_store_open(s->o.db_path, 0, &s->store, err);
 	if (rc)
 		goto fail;
 	s->threads = kf_xcalloc((size_t)s->o.workers, sizeof(pthread_t));
-	s->inflight = kf_xcalloc((size_t)s->o.workers, sizeof(struct job *));
 	for (int i = 0; i < s->o.workers; i++) {
 		if (pthread_create(&s->threads[i], NULL, worker_main, s)) {
 			rc = kf_err_set(err, KF_ECHILD,
@@ -465,20 +321,12 @@ void kf_server_shutdown(struct kf_server *s)
 		return;
 	pthread_mutex_lock(&s->lock);
 	s->stopping = true;
-	s->farm_stop = 1; /* farm submissions stop waiting */
 	pthread_cond_broadcast(&s->work);
-	/* Evaluations in flight: their children are killed, which ends the
-	 * workers' reads at once. A pid is cleared under the lock before its
-	 * child is reaped, so no other process is hit. */
-	for (int i = 0; i < s->n_threads; i++)
-		if (s->inflight && s->inflight[i] && s->inflight[i]->pid > 0) {
-			/* Its group, then itself; the worker, compilers and
-			 * runners under it die with their parents
-			 * (PR_SET_PDEATHSIG, kf_proc_spawn). */
-			kill(-s->inflight[i]->pid, SIGKILL);
-			kill(s->inflight[i]->pid, SIGKILL);
-		}
 	pthread_mutex_unlock(&s->lock);
+	/* Evaluations in flight end at once: their eval children are killed,
+	 * their farm jobs withdrawn. */
+	if (s->exec)
+		kf_exec_stop(s->exec);
 	for (int i = 0; i < s->n_threads; i++)
 		pthread_join(s->threads[i], NULL);
 	s->n_threads = 0;
@@ -492,8 +340,8 @@ void kf_server_free(struct kf_server *s)
 	api_episodes_free(s);
 	srv_groups_free(s);
 	kf_store_close(s->store);
+	kf_exec_close(s->exec);
 	free(s->threads);
-	free(s->inflight);
 	free((char *)s->o.tasks_dir);
 	free((char *)s->o.db_path);
 	free((char *)s->o.reward);

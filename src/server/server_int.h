@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <kforge/exec.h>
 #include <kforge/reward.h>
 #include <kforge/server.h>
 #include <kforge/store.h>
@@ -37,7 +38,6 @@ struct job {
 	uint64_t deadline_ns;
 	struct batch *batch;
 	enum job_state state;
-	pid_t pid;	  /* the eval child while running */
 	cJSON *result;	  /* when done: the result JSON, or NULL */
 	char *error;	  /* when done without a result: why (infra) */
 	double seconds;	  /* the evaluation's wall time */
@@ -58,6 +58,7 @@ struct episode;
 struct kf_server {
 	struct kf_server_opts o; /* strings owned (copies) */
 	char *eval_exe;
+	struct kf_exec *exec; /* where evaluations run */
 	char *eo_json; /* the eval options, for the children */
 	struct kf_reward reward;
 	struct kf_store *store;
@@ -72,7 +73,6 @@ struct kf_server {
 	bool stopping;
 	pthread_t *threads;
 	int n_threads;
-	struct job **inflight; /* per worker, for shutdown */
 	int n_started;
 
 	/* statistics */
@@ -100,7 +100,6 @@ struct kf_server {
 	/* The farm (o.redis): set at shutdown, ending the submissions'
 	 * waits; this server's jobs there and what their submissions saw
 	 * (under lock). */
-	volatile sig_atomic_t farm_stop;
 	long farm_jobs, farm_retried, farm_duplicates, farm_reconnects,
 	    farm_abandoned;
 	long score_requests; /* scoring requests, numbered in labels */
