@@ -452,6 +452,42 @@ static void test_compile_memory_is_limited(void)
 	free(src);
 }
 
+/* A candidate that has its assembler write a section .fill'ed with 300 MB
+ * (a blind round's way to turn a wrong kernel into infra_error, which a
+ * trainer drops instead of punishing): the build's files are held to
+ * KF_COMPILE_FILE_CAP, so it is a compile error, its own, whose log says
+ * why, and nothing of it stays behind. An honest source builds as before. */
+static void test_compile_output_size_is_limited(void)
+{
+	use_tmp_cache();
+	char *src = write_tmp(
+	    "bigjunk.c",
+	    "__asm__(\".section .bigjunk,\\\"\\\",@progbits\\n"
+	    ".fill 300000000,1,7\\n.text\\n\");\n"
+	    "int kf_entry(void) { return 0; }\n");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 0);
+	CHECK(!r.timed_out && !r.so_path);
+	CHECK_CONTAINS(r.log, "a file of the build grew past 256 MiB");
+	kf_compile_result_release(&r);
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	char *cmd = kf_xasprintf("du -sm '%s'", getenv("KFORGE_CACHE"));
+	char *argv[] = {"/bin/sh", "-c", cmd, NULL};
+	int status = 0;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_proc_run(argv, 10000, 4096, &out, &status, &err) == 0);
+	CHECK_MSG(atoi(kf_strbuf_str(&out)) < 8, "the cache holds %s",
+		  kf_strbuf_str(&out));
+	kf_strbuf_release(&out);
+	free(cmd);
+	char *good = write_tmp("good-size.c", good_c);
+	compile_ok(good, &o, &r, 1);
+	kf_compile_result_release(&r);
+	free(good);
+	free(src);
+}
+
 static void test_compile_missing_source_is_enoent(void)
 {
 	use_tmp_cache();
@@ -714,6 +750,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_hung_compiler_is_killed),
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_memory_is_limited),
+    KF_TEST(test_compile_output_size_is_limited),
     KF_TEST(test_compile_missing_source_is_enoent),
     KF_TEST(test_compile_cu_on_host_names_the_backend),
     KF_TEST(test_compile_missing_compiler_is_enoent),

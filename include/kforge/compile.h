@@ -19,6 +19,12 @@
 #include <kforge/base.h>
 
 #define KF_COMPILE_LOG_CAP (64u << 10) /* bytes of compiler output kept */
+/* The largest file a build may write (RLIMIT_FSIZE on every step: a
+ * candidate that asks its assembler or linker for more, e.g. a section
+ * .fill'ed with hundreds of MiB, fails to compile, its own fault, and
+ * leaves nothing in the cache), and the largest object kforge reads for
+ * its imports. */
+#define KF_COMPILE_FILE_CAP (256u << 20)
 
 struct kf_compile_opts {
 	const char *backend;	 /* "host" (cc) or "cuda" (nvcc) */

@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -940,6 +941,17 @@ static bool says_no_memory(const char *text)
 			strstr(text, "virtual memory exhausted"));
 }
 
+/* Whether a step failed on RLIMIT_FSIZE: killed by SIGXFSZ itself, or a
+ * driver reporting that of a tool it ran (gcc: "terminated with signal
+ * 25"; the tools' own "File too large"). */
+static bool says_too_big(int status, const char *text)
+{
+	return (WIFSIGNALED(status) && WTERMSIG(status) == SIGXFSZ) ||
+	       (text && (strstr(text, "signal 25") ||
+			 strstr(text, "File size limit exceeded") ||
+			 strstr(text, "File too large")));
+}
+
 void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
 {
 	kf_strbuf_addf(log,
@@ -959,6 +971,7 @@ static int run_step(char *const argv[], uint64_t mem_bytes,
 {
 	struct kf_limits lim = {0};
 	lim.data_bytes = mem_bytes;
+	lim.fsize_bytes = KF_COMPILE_FILE_CAP;
 	int status = 0;
 	uint64_t now = kf_now_ns();
 	int left_ms = now >= deadline_ns
@@ -986,7 +999,17 @@ static int run_step(char *const argv[], uint64_t mem_bytes,
 				kf_strbuf_addf(log, "\ncompiler %s\n", why);
 				free(why);
 			}
-			if (!WIFEXITED(status) || says_no_memory(out.buf))
+			if (says_too_big(status, out.buf))
+				kf_strbuf_addf(
+				    log,
+				    "%sa file of the build grew past %u MiB, "
+				    "the most a build may write\n",
+				    log->len && log->buf[log->len - 1] != '\n'
+					? "\n"
+					: "",
+				    KF_COMPILE_FILE_CAP >> 20);
+			else if (!WIFEXITED(status) ||
+				 says_no_memory(out.buf))
 				kf_compile_mem_note(log, mem_bytes);
 		} else {
 			*ok = true;

@@ -9,7 +9,6 @@
 
 #include <kforge/compile.h>
 
-#define IMPORTS_FILE_CAP (512u << 20)
 
 static int bad_elf(struct kf_err *err, const char *path, const char *why)
 {
@@ -32,7 +31,7 @@ int kf_compile_imports(const char *so_path, char ***out, int *n_out,
 	int n = 0, rc;
 	*out = NULL;
 	*n_out = 0;
-	rc = kf_file_read(so_path, IMPORTS_FILE_CAP, &buf, &bytes, err);
+	rc = kf_file_read(so_path, KF_COMPILE_FILE_CAP, &buf, &bytes, err);
 	if (rc)
 		return rc;
 	const Elf64_Ehdr *eh = (const void *)buf;
