@@ -462,10 +462,49 @@ static void test_tune_objective_and_strategy_options_validated(void)
 	CHECK_CONTAINS(err.msg, "the evaluations' energy step is off");
 }
 
+/* Rules each satisfiable alone but never all at once, over eight
+ * parameters of seven values (5.8 million points, too many for the
+ * parser's check): a blind round's model reply of this kind held the
+ * loop for good, each forbidden point kept and searched linearly. Now
+ * the tuner gives up after a bounded run of forbidden points, with an
+ * error that says so, and the run ends. */
+static void test_tune_rules_allowing_nothing_end_the_tuner(void)
+{
+	char *dir = kf_path_join(kf_test_tmpdir(), "pigeon");
+	CHECK(kf_mkdir_p(dir, NULL) == 0);
+	char *path = kf_path_join(dir, "pigeon8.c");
+	kf_test_write_text(path,
+			   "#include <kforge/kernel.h>\n"
+    "KF_PARAM(V0, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V1, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V2, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V3, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V4, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V5, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V6, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM(V7, 0,1,2,3,4,5,6)\n"
+    "KF_PARAM_RULE(V3 != V4 && V3 != V5 && V3 != V6 && V3 != V7 && V4 != V5 && V4 != V6 && V4 != V7 && V5 != V6 && V5 != V7 && V6 != V7)\n"
+    "KF_PARAM_RULE(V0 != V1 && V0 != V2 && V0 != V6 && V0 != V7 && V1 != V2 && V1 != V6 && V1 != V7 && V2 != V6 && V2 != V7 && V6 != V7)\n"
+    "KF_PARAM_RULE(V1 != V2 && V1 != V3 && V1 != V4 && V1 != V5 && V2 != V3 && V2 != V4 && V2 != V5 && V3 != V4 && V3 != V5 && V4 != V5)\n"
+    "KF_PARAM_RULE(V0 != V3 && V0 != V4 && V0 != V5 && V0 != V7 && V3 != V4 && V3 != V5 && V3 != V7 && V4 != V5 && V4 != V7 && V5 != V7)\n"
+			   "int kf_entry(void) { return 0; }\n");
+	char *db = kf_path_join(dir, "runs.db");
+	struct outcome o = KFORGE("optimize", ROWSUM, "--policy", "tune",
+				  "--from", path, "--budget", "2", "--db", db);
+	CHECK_MSG(o.code != 0 || strstr(o.out, "giving up"), "%s", o.out);
+	CHECK_CONTAINS(o.out, "pigeon8.c: its 4 KF_PARAM_RULE lines allowed "
+			      "none of 1048576 points in a row (of 5764801)");
+	free(o.out);
+	free(db);
+	free(path);
+	free(dir);
+}
+
 KF_TESTS(tune) = {
     KF_TEST(test_tune_rules_parse_and_evaluate),
     KF_TEST(test_tune_bad_rules_name_file_line_rule_and_why),
     KF_TEST(test_tune_rules_points_never_evaluated),
+    KF_TEST(test_tune_rules_allowing_nothing_end_the_tuner),
     KF_TEST(test_tune_halving_same_best_fewer_full_evaluations),
     KF_TEST(test_tune_objective_and_strategy_options_validated),
     KF_TESTS_END,

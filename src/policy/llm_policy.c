@@ -19,6 +19,7 @@ struct llm_policy {
 	struct kf_seen_list seen;
 	int last; /* index of the latest observation, -1 when none */
 	struct kf_tuner *tuners[LLM_TUNERS_MAX];
+	bool tuner_said[LLM_TUNERS_MAX]; /* its error noted */
 	int n_tuners;
 	struct kf_proposal *ready; /* plain proposals not yet handed out */
 	int n_ready;
@@ -117,6 +118,13 @@ static void hand_out(struct llm_policy *p, int max, struct kf_proposal *out,
 		int got = 0;
 		kf_tuner_propose(p->tuners[i], max - *n, out + *n, &got);
 		*n += got;
+		/* A reply whose rules fail or allow nothing ends its tuner,
+		 * not the run: said once. */
+		struct kf_err e = KF_ERR_INIT;
+		if (!p->tuner_said[i] && kf_tuner_error(p->tuners[i], &e)) {
+			p->tuner_said[i] = true;
+			kf_policy_note(p->env, e.msg);
+		}
 	}
 	int take = p->n_ready < max - *n ? p->n_ready : max - *n;
 	if (take <= 0)

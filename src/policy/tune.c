@@ -25,7 +25,6 @@ struct point {
 	double score;	   /* the objective's ratio when ok, else 0 */
 	bool observed;
 	bool ok;
-	bool excluded; /* a rule forbids it: never proposed */
 	/* halving: rungs proposed and timed (bits), each rung's score */
 	uint32_t rung_proposed, rung_seen;
 	double rung_score[RUNGS_MAX];
@@ -44,6 +43,12 @@ struct kf_tuner {
 	int64_t parent;
 	struct point *pts; /* every point proposed or observed */
 	int n, alloc;
+	/* The points a rule forbids, by rank: an open-addressed set of
+	 * rank + 1 (0: empty), never drawn again. */
+	uint64_t *refused;
+	size_t refused_cap;
+	int64_t n_refused;
+	int64_t refused_run; /* forbidden in a row since the last allowed */
 	enum kf_tune_strategy strategy;
 	int64_t next_rank; /* exhaustive: the next rank to consider */
 	struct kf_err err; /* a rule that failed at a point */
@@ -84,6 +89,7 @@ void kf_tuner_free(struct kf_tuner *t)
 	free(t->origin);
 	free(t->prompt);
 	free(t->pts);
+	free(t->refused);
 	free(t->members);
 	free(t);
 }
@@ -98,19 +104,97 @@ static struct point *find(struct kf_tuner *t, const int *idx)
 
 static struct point *add(struct kf_tuner *t, const int *idx);
 
+/* The rank of idx in mixed radix (parameter 0 varies fastest). */
+static uint64_t rank_of(const struct kf_tuner *t, const int *idx)
+{
+	uint64_t r = 0;
+	for (int i = t->ps.n - 1; i >= 0; i--)
+		r = r * (uint64_t)t->ps.p[i].n_values + (uint64_t)idx[i];
+	return r;
+}
+
+static size_t refused_slot(const struct kf_tuner *t, uint64_t key)
+{
+	size_t m = t->refused_cap - 1;
+	size_t h = (size_t)((key * 0x9e3779b97f4a7c15ull) >> 17) & m;
+	while (t->refused[h] && t->refused[h] != key)
+		h = (h + 1) & m;
+	return h;
+}
+
+static bool is_refused(const struct kf_tuner *t, const int *idx)
+{
+	if (!t->n_refused)
+		return false;
+	uint64_t key = rank_of(t, idx) + 1;
+	return t->refused[refused_slot(t, key)] == key;
+}
+
+static void refuse(struct kf_tuner *t, const int *idx)
+{
+	if ((size_t)(t->n_refused + 1) * 2 > t->refused_cap) {
+		uint64_t *old = t->refused;
+		size_t cap = t->refused_cap;
+		t->refused_cap = cap ? 2 * cap : 1024;
+		t->refused = kf_xcalloc(t->refused_cap, sizeof(uint64_t));
+		for (size_t i = 0; i < cap; i++)
+			if (old[i])
+				t->refused[refused_slot(t, old[i])] = old[i];
+		free(old);
+	}
+	uint64_t key = rank_of(t, idx) + 1;
+	size_t h = refused_slot(t, key);
+	if (!t->refused[h]) {
+		t->refused[h] = key;
+		t->n_refused++;
+	}
+}
+
+/* Points forbidden in a row after which a tuner gives up, with an error
+ * that says so: as many as rules_check enumerates (params.c), where a
+ * space that small is proved to hold an allowed point; rules that allow
+ * almost nothing of a larger space (a model's sixteen parameters of
+ * fifteen values, with rules each satisfiable, never all at once) end the
+ * tuner in seconds instead of holding the loop. */
+#define TUNE_REFUSED_RUN_MAX (1 << 20)
+/* ... and at most this many rule evaluations in a row (16 rules: 2^18
+ * points). */
+#define TUNE_REFUSED_EVALS_MAX (1 << 22)
+
+static int64_t refused_run_max(const struct kf_tuner *t)
+{
+	int64_t n = TUNE_REFUSED_EVALS_MAX / (t->ps.n_rules ? t->ps.n_rules : 1);
+	return n < TUNE_REFUSED_RUN_MAX ? n : TUNE_REFUSED_RUN_MAX;
+}
+
 static bool allowed(struct kf_tuner *t, const int *idx)
 {
 	if (t->ps.n_rules == 0)
 		return true;
 	int a = kf_policy_params_allowed(&t->ps, idx, &t->err);
-	if (a == 1)
+	if (a == 1) {
+		t->refused_run = 0;
 		return true;
+	}
 	if (a == 0) {
-		struct point *p = add(t, idx);
-		p->excluded = true;
-		p->observed = true;
+		refuse(t, idx);
+		if (++t->refused_run >= refused_run_max(t))
+			kf_err_set(&t->err, KF_EINVAL,
+				   "%s: its %d KF_PARAM_RULE lines allowed "
+				   "none of %lld points in a row (of %lld): "
+				   "giving up on it",
+				   t->origin ? t->origin : "source",
+				   t->ps.n_rules, (long long)t->refused_run,
+				   (long long)t->space);
 	}
 	return false;
+}
+
+/* Whether idx is a point not yet proposed, observed or refused, that the
+ * rules allow. */
+static bool fresh(struct kf_tuner *t, const int *idx)
+{
+	return !find(t, idx) && !is_refused(t, idx) && allowed(t, idx);
 }
 
 static struct point *add(struct kf_tuner *t, const int *idx)
@@ -153,7 +237,7 @@ bool kf_tuner_done(const struct kf_tuner *t)
 		return true;
 	if (t->strategy == KF_TUNE_HALVING)
 		return t->rungs == 0;
-	return t->n >= t->space && kf_tuner_pending(t) == 0;
+	return t->n + t->n_refused >= t->space && kf_tuner_pending(t) == 0;
 }
 
 /* The point with rank r in mixed radix (parameter 0 varies fastest). */
@@ -168,7 +252,7 @@ static void unrank(const struct kf_tuner *t, int64_t r, int *idx)
 /* A random point not yet visited; false when every point was. */
 static bool random_point(struct kf_tuner *t, int *idx)
 {
-	if (t->n >= t->space)
+	if (t->n + t->n_refused >= t->space)
 		return false;
 	/* Rejection sampling, then a scan from a random rank: the scan
 	 * finds the few points left of a nearly full space. */
@@ -176,15 +260,15 @@ static bool random_point(struct kf_tuner *t, int *idx)
 		for (int i = 0; i < t->ps.n; i++)
 			idx[i] = (int)(kf_policy_rand(&t->rng) %
 				       (uint64_t)t->ps.p[i].n_values);
-		if (!find(t, idx) && allowed(t, idx))
+		if (fresh(t, idx))
 			return true;
 		if (t->err.code)
 			return false;
 	}
 	int64_t start = (int64_t)(kf_policy_rand(&t->rng) % (uint64_t)t->space);
-	for (int64_t k = 0; k < t->space && k < 1000000; k++) {
+	for (int64_t k = 0; k < t->space && k < refused_run_max(t); k++) {
 		unrank(t, (start + k) % t->space, idx);
-		if (!find(t, idx) && allowed(t, idx))
+		if (fresh(t, idx))
 			return true;
 		if (t->err.code)
 			return false;
@@ -203,7 +287,7 @@ static bool neighbour(struct kf_tuner *t, const struct point *c, int *idx)
 				continue;
 			memcpy(idx, c->idx, sizeof(int) * (size_t)t->ps.n);
 			idx[d] = v;
-			if (!find(t, idx) && allowed(t, idx))
+			if (fresh(t, idx))
 				dims[n++] = s < 0 ? -(d + 1) : d + 1;
 			if (t->err.code)
 				return false;
@@ -234,7 +318,7 @@ static bool next_point(struct kf_tuner *t, int *idx, int64_t *parent)
 	if (t->strategy == KF_TUNE_EXHAUSTIVE) {
 		while (t->next_rank < t->space) {
 			unrank(t, t->next_rank++, idx);
-			if (!find(t, idx) && allowed(t, idx))
+			if (fresh(t, idx))
 				return true;
 			if (t->err.code)
 				return false;
@@ -370,7 +454,6 @@ bool kf_tuner_observe(struct kf_tuner *t, const struct kf_observation *obs)
 			t->starts_left--;
 	}
 	p->observed = true;
-	p->excluded = false;
 	p->candidate = obs->candidate;
 	p->ok = ok;
 	p->score = score;
