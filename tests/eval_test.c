@@ -359,6 +359,48 @@ static void test_eval_text_of_a_result_stopped_while_timed(void)
 	}
 }
 
+/* The text says the two calls on the same inputs were identical only when
+ * they were: under determinism "tolerance" (KernelBench-format tasks) a
+ * candidate whose calls differ within the tolerance passes, and the line
+ * says so (a blind round found it said "identical" of calls 2.3e-5
+ * apart); the result's outputs carry second_call_identical. */
+static void test_eval_text_says_calls_identical_only_when_they_were(void)
+{
+	for (int same = 0; same < 2; same++) {
+		char *text = kf_xasprintf(
+		    "{\"task\": {\"id\": \"k\"}, \"status\": \"ok\", "
+		    "\"seed\": \"44\", \"trials\": [{\"passed\": true, "
+		    "\"hidden\": false, \"outputs\": [{\"name\": \"y\", "
+		    "\"second_call_identical\": %s}]}]}",
+		    same ? "true" : "false");
+		cJSON *r = cJSON_Parse(text);
+		CHECK(r != NULL);
+		struct kf_strbuf sb = KF_STRBUF_INIT;
+		kf_result_print(r, &sb);
+		const char *txt = kf_strbuf_str(&sb);
+		CHECK_CONTAINS(txt, "1 of 1 trials passed");
+		if (same)
+			CHECK_CONTAINS(txt, "two calls identical");
+		else
+			CHECK_CONTAINS(txt, "two calls within the tolerance "
+					    "of each other");
+		kf_strbuf_release(&sb);
+		cJSON_Delete(r);
+		free(text);
+	}
+	/* A real result carries the flag. */
+	use_tmp_cache();
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	const cJSON *out0 = cJSON_GetArrayItem(
+	    cJSON_GetObjectItem(cJSON_GetArrayItem(cJSON_GetObjectItem(r, "trials"),
+						   0),
+				"outputs"),
+	    0);
+	CHECK(cJSON_IsTrue(cJSON_GetObjectItem(out0, "second_call_identical")));
+	cJSON_Delete(r);
+}
+
 static void test_eval_both_protocols_side_by_side(void)
 {
 	use_tmp_cache();
@@ -1075,6 +1117,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_timing_reports_speedup_and_roofline),
     KF_TEST(test_eval_kernelbench_protocol_reports_means),
     KF_TEST(test_eval_text_of_a_result_stopped_while_timed),
+    KF_TEST(test_eval_text_says_calls_identical_only_when_they_were),
     KF_TEST(test_eval_both_protocols_side_by_side),
     KF_TEST(test_eval_kernelbench_protocol_still_checks_outputs),
     KF_TEST(test_eval_kernelbench_protocol_checks_timed_precision),

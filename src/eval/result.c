@@ -80,17 +80,27 @@ void kf_result_print(const cJSON *r, struct kf_strbuf *out)
 	const cJSON *trials = get(r, "trials");
 	int n = cJSON_GetArraySize(trials), passed = 0, hidden = 0;
 	const cJSON *t;
+	bool identical = true;
 	cJSON_ArrayForEach(t, trials)
 	{
 		passed += cJSON_IsTrue(cJSON_GetObjectItem(t, "passed"));
 		hidden += cJSON_IsTrue(cJSON_GetObjectItem(t, "hidden"));
+		const cJSON *o;
+		cJSON_ArrayForEach(o, cJSON_GetObjectItem(t, "outputs"))
+		identical = identical &&
+			    !cJSON_IsFalse(cJSON_GetObjectItem(
+				o, "second_call_identical"));
 	}
 	if (n && passed == n)
 		kf_strbuf_addf(out,
 			       "%-10s %d of %d trials passed (%d on hidden "
 			       "dims, seed %s); every output element written, "
-			       "inputs unchanged, two calls identical\n",
-			       "checks", passed, n, hidden, str(r, "seed"));
+			       "inputs unchanged, %s\n",
+			       "checks", passed, n, hidden, str(r, "seed"),
+			       identical ? "two calls identical"
+					 : "two calls within the tolerance "
+					   "of each other (not always the "
+					   "same bits)");
 	else if (n)
 		kf_strbuf_addf(out, "%-10s %d of %d trials run passed\n",
 			       "checks", passed, n);

@@ -754,6 +754,13 @@ void kf_trial_outputs_json(cJSON *j, const cJSON *frame)
 				cJSON_AddNumberToObject(o, noises[k],
 							noise->valuedouble);
 		}
+		/* Whether the second call on the same inputs gave the same
+		 * bits (a task under determinism "tolerance" may pass
+		 * without). */
+		const char *c1 = kf_json_str(fo, "checksum_1");
+		const char *c2 = kf_json_str(fo, "checksum_2");
+		cJSON_AddBoolToObject(o, "second_call_identical",
+				      c1 && c2 && !strcmp(c1, c2));
 		cJSON_AddItemToArray(outs, o);
 	}
 	cJSON_AddNumberToObject(j, "ref_ms",
