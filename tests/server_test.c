@@ -855,6 +855,62 @@ static void check_alive(int port)
 	reply_free(&r);
 }
 
+/* A completion over --max-code is that item's failure (compile_error,
+ * code_too_large, the reward of a reply with no code), not an error of the
+ * whole request: the other items are scored (a blind round found one such
+ * completion voided a batch on /v1/score and /v1/openrlhf). */
+static void test_server_oversized_completion_fails_its_item_only(void)
+{
+	const char *extra[] = {"--max-code", "4096", NULL};
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, extra);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
+	char *completion = kf_xasprintf("```c\n%s```\n", good);
+	char *big = kf_xcalloc(1, 5001);
+	memset(big, 'x', 5000);
+	cJSON *b = cJSON_CreateObject();
+	cJSON *items = cJSON_AddArrayToObject(b, "items");
+	cJSON_AddItemToArray(items, item("ok", "scale", "completion", completion));
+	cJSON_AddItemToArray(items, item("big", "scale", "completion", big));
+	cJSON_AddItemToArray(items, item("bigcode", "scale", "code", big));
+	cJSON_AddItemToArray(items, item("prose", "scale", "completion", "no"));
+	struct reply r;
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
+	CHECK(cJSON_GetArraySize(out) == 4);
+	CHECK_STR(kf_json_str(find_item(out, "ok"), "status"), "ok");
+	double prose = kf_json_num(find_item(out, "prose"), "reward", NAN);
+	const char *names[] = {"big", "bigcode"};
+	for (int i = 0; i < 2; i++) {
+		const cJSON *it = find_item(out, names[i]);
+		CHECK_STR(kf_json_str(it, "status"), "compile_error");
+		CHECK_CONTAINS(kf_json_str(it, "reason"),
+			       "of 5000 bytes is over the cap of 4096 bytes");
+		CHECK(kf_json_num(it, "reward", NAN) == prose);
+	}
+	reply_free(&r);
+	/* The same on /v1/openrlhf: two rewards, the big one the lower. */
+	b = cJSON_CreateObject();
+	cJSON *q = cJSON_AddArrayToObject(b, "query");
+	cJSON *l = cJSON_AddArrayToObject(b, "labels");
+	cJSON_AddItemToArray(q, cJSON_CreateString(completion));
+	cJSON_AddItemToArray(q, cJSON_CreateString(big));
+	for (int i = 0; i < 2; i++)
+		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
+	post(s.port, "/v1/openrlhf", b, &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	const cJSON *rewards = cJSON_GetObjectItem(r.json, "rewards");
+	CHECK(cJSON_GetArraySize(rewards) == 2);
+	CHECK(cJSON_GetArrayItem(rewards, 0)->valuedouble >
+	      cJSON_GetArrayItem(rewards, 1)->valuedouble);
+	reply_free(&r);
+	free(big);
+	free(completion);
+	free(good);
+	kf_test_serve_stop(&s);
+}
+
 static void test_server_bad_requests(void)
 {
 	const char *extra[] = {"--max-body", "65536", NULL};
@@ -1677,6 +1733,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_echoed_reference_is_not_scored),
     KF_TEST(test_server_health_stats),
     KF_TEST(test_server_bad_requests),
+    KF_TEST(test_server_oversized_completion_fails_its_item_only),
     KF_TEST(test_server_problem_ids_stay_inside),
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),

@@ -234,14 +234,6 @@ static void route_episode_step(struct kf_server *s, const char *id,
 			   "give completion or code, not both");
 		return;
 	}
-	const char *text = code ? code : completion;
-	if (strlen(text) > s->o.code_cap) {
-		srv_errorf(out, 413, "code_too_large",
-			   "%s of %zu bytes is over the cap of %zu bytes",
-			   code ? "code" : "completion", strlen(text),
-			   s->o.code_cap);
-		return;
-	}
 	double deadline_s;
 	if (api_request_deadline(s, body, &deadline_s, out))
 		return;
@@ -273,10 +265,7 @@ static void route_episode_step(struct kf_server *s, const char *id,
 	it->turn = e->turn;
 	struct kf_reward rw = e->reward;
 	pthread_mutex_unlock(&s->lock);
-	it->completion = completion;
-	it->code_given = code != NULL;
-	if (code)
-		it->code = kf_xstrdup(code);
+	api_item_text(s, it, code ? code : completion, code != NULL);
 
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "episode", id);

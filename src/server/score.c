@@ -79,10 +79,30 @@ void api_sitems_free(struct sitem *it, int n)
 		free(it[i].task_path);
 		free(it[i].task_id);
 		free(it[i].code);
+		free(it[i].refused);
 		free(it[i].group);
 		cJSON_Delete(it[i].synth);
 	}
 	free(it);
+}
+
+void api_item_text(struct kf_server *s, struct sitem *it, const char *text,
+		   bool code_given)
+{
+	it->code_given = code_given;
+	size_t len = strlen(text);
+	if (len > s->o.code_cap) {
+		it->refused = kf_xasprintf(
+		    "the %s of %zu bytes is over the cap of %zu bytes "
+		    "(--max-code): not evaluated",
+		    code_given ? "code" : "completion", len, s->o.code_cap);
+		it->code_given = true; /* nothing to extract */
+		return;
+	}
+	if (code_given)
+		it->code = kf_xstrdup(text);
+	else
+		it->completion = text;
 }
 
 /* Parses items[i] of a request. 0, or -1 with the answer set. */
@@ -137,16 +157,6 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 		    it->id);
 		return -1;
 	}
-	const char *text = code ? code : completion;
-	if (strlen(text) > s->o.code_cap) {
-		srv_errorf(
-		    out, 413, "code_too_large",
-		    "items[%d] (id %s): %s of %zu bytes is over the cap of "
-		    "%zu bytes",
-		    i, it->id, code ? "code" : "completion", strlen(text),
-		    s->o.code_cap);
-		return -1;
-	}
 	const cJSON *pr = cJSON_GetObjectItemCaseSensitive(o, "prompt");
 	if (pr && !cJSON_IsString(pr) && !cJSON_IsNull(pr)) {
 		srv_errorf(
@@ -157,10 +167,7 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 		return -1;
 	}
 	it->prompt = cJSON_IsString(pr) ? pr->valuestring : NULL;
-	it->completion = completion;
-	it->code_given = code != NULL;
-	if (code)
-		it->code = kf_xstrdup(code);
+	api_item_text(s, it, code ? code : completion, code != NULL);
 	it->group = id_member(o, "group_id", &bad);
 	if (bad) {
 		srv_errorf(out, 400, "bad_field",
@@ -460,8 +467,11 @@ static int store_items(struct kf_server *s, struct sitem *it, int n,
 			if (strcmp(it[j].task_path, it[i].task_path))
 				continue;
 			it[j].run_id = run_id;
-			const char *src =
-			    it[j].code ? it[j].code : it[j].completion;
+			/* A text over the code cap is not kept: what it was
+			 * stands in its place. */
+			const char *src = it[j].code	   ? it[j].code
+					  : it[j].refused ? it[j].refused
+							  : it[j].completion;
 			char sha[65];
 			sha256_hex(src, sha);
 			int64_t cid = 0;
@@ -473,7 +483,10 @@ static int store_items(struct kf_server *s, struct sitem *it, int n,
 			if (!cid) {
 				char *origin = kf_xasprintf(
 				    "serve:%s%s", it[j].id,
-				    it[j].code ? "" : " (no code found)");
+				    it[j].code      ? ""
+				    : it[j].refused ? " (over the code cap, not "
+						      "kept)"
+						    : " (no code found)");
 				struct kf_store_candidate c = {
 				    .source = src,
 				    .sha256 = sha,
@@ -631,6 +644,8 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 	long rq = ++s->score_requests;
 	pthread_mutex_unlock(&s->lock);
 	for (int i = 0; i < n; i++) {
+		if (it[i].refused)
+			continue;
 		if (!it[i].code_given)
 			it[i].code = kf_prompt_extract_as(
 			    it[i].completion, s->o.code_cap,
@@ -694,7 +709,10 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 
 	for (int i = 0; i < n; i++) {
 		struct sitem *x = &it[i];
-		if (!x->code || x->copied)
+		if (x->refused)
+			x->synth = synth_result(s, x, "compile_error",
+						"code_too_large", x->refused);
+		else if (!x->code || x->copied)
 			x->synth = synth_result(
 			    s, x, "compile_error",
 			    x->copied ? "reference_copy" : "no_code",
@@ -874,15 +892,6 @@ void api_route_openrlhf(struct kf_server *s, const cJSON *body,
 			api_sitems_free(it, i + 1);
 			return;
 		}
-		if (strlen(q->valuestring) > s->o.code_cap) {
-			srv_errorf(
-			    out, 413, "code_too_large",
-			    "query[%d] of %zu bytes is over the cap of %zu "
-			    "bytes",
-			    i, strlen(q->valuestring), s->o.code_cap);
-			api_sitems_free(it, i + 1);
-			return;
-		}
 		/* The response is the query after its prompt; the prompt
 		 * may hold code blocks of its own (the reference). */
 		const char *resp = q->valuestring;
@@ -890,7 +899,7 @@ void api_route_openrlhf(struct kf_server *s, const cJSON *body,
 		    p ? kf_prompt_after(resp, p->valuestring) : NULL;
 		if (after)
 			resp = after;
-		it[i].completion = resp;
+		api_item_text(s, &it[i], resp, false);
 		it[i].prompt = p ? p->valuestring : NULL;
 		it[i].problem = kf_xstrdup(l->valuestring);
 		/* The samples of one prompt form a group. */

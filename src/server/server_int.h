@@ -179,6 +179,8 @@ struct sitem {
 	char *code;		/* what is evaluated; NULL: no code found */
 	bool code_given;	/* "code" rather than "completion" */
 	bool copied;		/* its code was the task's reference */
+	char *refused;		/* why its text is not evaluated (over the
+				   code cap): scored as that, a failure */
 	char *group;
 	int group_size;	 /* 0: not given */
 	bool across;	 /* its group's other items come in other requests */
@@ -199,6 +201,12 @@ struct sitem {
 };
 
 void api_sitems_free(struct sitem *it, int n);
+/* Takes an item's text (code when code_given, else a model's completion):
+ * over the code cap it is not evaluated, and the item is a failure of its
+ * own (compile_error, code_too_large) rather than an error of the whole
+ * request, whose other items are scored. */
+void api_item_text(struct kf_server *s, struct sitem *it, const char *text,
+		   bool code_given);
 /* Evaluates, stores and rewards n parsed items: 0 with *answers (an array
  * of item objects), or -1 with out set. */
 int api_score_items(struct kf_server *s, struct sitem *it, int n,
