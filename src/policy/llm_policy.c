@@ -93,7 +93,7 @@ static void take_code(struct llm_policy *p, struct kf_ask_reply *r, int i)
 
 /* One call to the model, showing the latest result; its code blocks become
  * tuners or proposals. */
-static int ask(struct llm_policy *p, struct kf_err *err)
+static int ask(struct llm_policy *p, int *codes, struct kf_err *err)
 {
 	struct kf_ask q = {
 	    .seen = &p->seen,
@@ -104,6 +104,7 @@ static int ask(struct llm_policy *p, struct kf_err *err)
 	int rc = kf_asker_ask(&p->asker, &q, &r, err);
 	if (rc)
 		return rc;
+	*codes += r.n_codes;
 	for (int i = 0; i < r.n_codes; i++)
 		take_code(p, &r, i);
 	kf_ask_reply_release(&r);
@@ -155,14 +156,23 @@ static int llm_propose(void *state, int max, struct kf_proposal *out, int *n,
 	 * they come: the model is asked when nothing is in the works. */
 	if (*n > 0 || tuners_waiting(p))
 		return 0;
+	int codes = 0;
 	for (int empty = 0; empty < KF_ASK_EMPTY_MAX; empty++) {
-		int rc = ask(p, err);
+		int rc = ask(p, &codes, err);
 		if (rc)
 			return rc;
 		hand_out(p, max, out, n);
 		if (*n > 0)
 			return 0;
 	}
+	if (codes)
+		return kf_err_set(err, KF_EPROTO,
+				  "llm: %d replies in a row gave nothing to "
+				  "evaluate: their %d code blocks were "
+				  "tunable sources that gave no new point "
+				  "(KF_PARAM_RULE lines that allow none, as "
+				  "noted, or every point evaluated already)",
+				  KF_ASK_EMPTY_MAX, codes);
 	return kf_err_set(err, KF_EPROTO,
 			  "llm: %d replies in a row held no code block "
 			  "defining kf_entry",
