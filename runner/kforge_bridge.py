@@ -2699,6 +2699,12 @@ def remember_failed_build(d, rep):
         pass
 
 
+# The runner's memory-backed file systems: /tmp (its HOME and TMPDIR, where
+# Triton and Inductor keep their caches) and /dev/shm.
+RUNNER_TMP_BYTES = 1 << 30
+RUNNER_SHM_BYTES = 256 << 20
+
+
 def confined_argv(python, script, fd, files, writable, cuda, info_fd,
                   leave_fd, inbox=None):
     """The command line that starts one runner under bwrap, and its
@@ -2715,8 +2721,12 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd,
         elif os.path.isdir(top):
             a += ["--ro-bind", top, top]
     # /tmp first: a directory below it bound next (a virtual
-    # environment's) stays visible over the empty one.
-    a += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]
+    # environment's) stays visible over the empty one. Both it and
+    # /dev/shm are memory, which no process's limit counts: each is held
+    # to a size (a candidate reserved 12.6 GB of each before).
+    a += ["--proc", "/proc", "--dev", "/dev",
+          "--size", str(RUNNER_TMP_BYTES), "--tmpfs", "/tmp",
+          "--size", str(RUNNER_SHM_BYTES), "--tmpfs", "/dev/shm"]
     dirs = ro_dirs()
     for d in dirs:
         a += ["--ro-bind", d, d]
