@@ -2,6 +2,7 @@
  * content-addressed cache, compile errors, deadlines and the log cap. */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -488,6 +489,81 @@ static void test_compile_output_size_is_limited(void)
 	free(src);
 }
 
+/* The compile cache's bound (KFORGE_CACHE_MAX_MB): with 1 MiB of room and
+ * four entries of 400 KB (a reward service keeps every completion's
+ * object), a process's first new object removes the entries used longest
+ * ago down to 90 % of the bound, and a cache hit marks its entry used. A bad value is an
+ * error naming the variable. */
+static void test_compile_cache_is_bounded(void)
+{
+	use_tmp_cache();
+	char *dir = kf_path_join(getenv("KFORGE_CACHE"), "compile");
+	CHECK(kf_mkdir_p(dir, NULL) == 0);
+	char *blob = kf_xcalloc(1, 400000);
+	const char *keys[] = {
+	    "1111111111111111111111111111111111111111111111111111111111111111",
+	    "2222222222222222222222222222222222222222222222222222222222222222",
+	    "3333333333333333333333333333333333333333333333333333333333333333",
+	    "4444444444444444444444444444444444444444444444444444444444444444"};
+	time_t now = time(NULL);
+	for (int i = 0; i < 4; i++) {
+		char *so = kf_xasprintf("%s/%s.so", dir, keys[i]);
+		struct kf_err err = KF_ERR_INIT;
+		CHECK(kf_file_write_atomic(so, blob, 400000, &err) == 0);
+		/* 1 and 2 used days ago (1 first), 3 an hour ago, 4 now. */
+		struct timespec ts[2] = {{0, 0}, {0, 0}};
+		ts[0].tv_sec = ts[1].tv_sec = i == 0   ? now - 200000
+					      : i == 1 ? now - 100000
+					      : i == 2 ? now - 3600
+						       : now;
+		CHECK(utimensat(AT_FDCWD, so, ts, 0) == 0);
+		free(so);
+	}
+	CHECK(setenv("KFORGE_CACHE_MAX_MB", "1", 1) == 0);
+	char *good = write_tmp("good-bound.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(good, &o, &r, 1);
+	CHECK(!r.cached);
+	bool there[4];
+	for (int i = 0; i < 4; i++) {
+		char *so = kf_xasprintf("%s/%s.so", dir, keys[i]);
+		there[i] = kf_file_exists(so);
+		free(so);
+	}
+	/* 1.6 MB and the new object, over 1 MiB: the least recently used
+	 * go until at most 0.9 MiB is left, so 1 and 2 (3, 4 and the new
+	 * one: 0.82 MB). */
+	CHECK_MSG(!there[0] && !there[1] && there[2] && there[3],
+		  "left: %d %d %d %d", there[0], there[1], there[2], there[3]);
+	CHECK(kf_file_exists(r.so_path));
+	kf_compile_result_release(&r);
+	/* A hit marks its entry used. */
+	struct stat st;
+	char *so4 = kf_xasprintf("%s/%s.so", dir, keys[3]);
+	struct timespec old[2] = {{now - 500000, 0}, {now - 500000, 0}};
+	compile_ok(good, &o, &r, 1);
+	CHECK(r.cached);
+	CHECK(utimensat(AT_FDCWD, r.so_path, old, 0) == 0);
+	kf_compile_result_release(&r);
+	compile_ok(good, &o, &r, 1);
+	CHECK(r.cached && stat(r.so_path, &st) == 0);
+	CHECK(st.st_mtime >= now - 5);
+	kf_compile_result_release(&r);
+	/* A bad bound names the variable. */
+	CHECK(setenv("KFORGE_CACHE_MAX_MB", "lots", 1) == 0);
+	uint64_t cap;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile_cache_max(&cap, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "KFORGE_CACHE_MAX_MB=lots");
+	CHECK(unsetenv("KFORGE_CACHE_MAX_MB") == 0);
+	CHECK(kf_compile_cache_max(&cap, &err) == 0 && cap == 20480ull << 20);
+	free(so4);
+	free(good);
+	free(blob);
+	free(dir);
+}
+
 static void test_compile_missing_source_is_enoent(void)
 {
 	use_tmp_cache();
@@ -751,6 +827,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_memory_is_limited),
     KF_TEST(test_compile_output_size_is_limited),
+    KF_TEST(test_compile_cache_is_bounded),
     KF_TEST(test_compile_missing_source_is_enoent),
     KF_TEST(test_compile_cu_on_host_names_the_backend),
     KF_TEST(test_compile_missing_compiler_is_enoent),

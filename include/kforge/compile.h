@@ -26,6 +26,16 @@
  * its imports. */
 #define KF_COMPILE_FILE_CAP (256u << 20)
 
+/* The compile cache's bound in bytes, from KFORGE_CACHE_MAX_MB (default 20
+ * GiB); KF_EINVAL naming the variable for a bad value. */
+int kf_compile_cache_max(uint64_t *bytes, struct kf_err *err);
+/* Removes the entries of the compile cache dir least recently built or
+ * found (objects and logs, by their files' mtime) until it holds at most
+ * 90 % of cap, sparing those used in the last 10 minutes; *removed and
+ * *left (bytes) say what it did. 0, or KF_EIO when dir cannot be read. */
+int kf_compile_cache_trim(const char *dir, uint64_t cap, int *removed,
+			  uint64_t *left);
+
 struct kf_compile_opts {
 	const char *backend;	 /* "host" (cc) or "cuda" (nvcc) */
 	const char *include_dir; /* holds kforge/kernel.h; NULL: found next to

@@ -2,7 +2,9 @@
  * compile.c: turns a kernel source into a shared object with cc (host) or
  * nvcc (cuda), through a content-addressed cache in kf_cache_dir()/compile.
  */
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
 #include <pthread.h>
@@ -11,6 +13,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kforge/compile.h>
@@ -911,6 +914,172 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 	return a->v;
 }
 
+/*
+ * The compile cache's bound: KFORGE_CACHE_MAX_MB (default 20480) of objects
+ * and logs in kf_cache_dir()/compile. A reward service compiles every
+ * completion it is sent, so without one the cache grows by each; past the
+ * bound the entries least recently built or found are removed, oldest
+ * first, down to 90 % of it, never one used in the last CACHE_KEEP_S
+ * seconds (another process may be about to load it). Checked at a
+ * process's first new object and every CACHE_TRIM_EVERY after, at most
+ * once a minute on the machine. A bad value is an error naming the
+ * variable.
+ */
+#define CACHE_MAX_MB_DEFAULT 20480
+#define CACHE_TRIM_EVERY 16
+#define CACHE_KEEP_S 600
+#define CACHE_TRIM_GAP_S 60
+
+int kf_compile_cache_max(uint64_t *bytes, struct kf_err *err)
+{
+	const char *v = getenv("KFORGE_CACHE_MAX_MB");
+	uint64_t mb = CACHE_MAX_MB_DEFAULT;
+	if (v && *v) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (errno || *end || *v == '-' || x < 1 || x > (1ull << 30))
+			return kf_err_set(err, KF_EINVAL,
+					  "KFORGE_CACHE_MAX_MB=%s: the compile "
+					  "cache's bound is a whole number of "
+					  "MiB, at least 1",
+					  v);
+		mb = x;
+	}
+	*bytes = mb << 20;
+	return 0;
+}
+
+struct cache_entry {
+	char key[72];
+	time_t used; /* the newest mtime of its files */
+	uint64_t bytes;
+};
+
+static int by_key(const void *a, const void *b)
+{
+	return strcmp(((const struct cache_entry *)a)->key,
+		      ((const struct cache_entry *)b)->key);
+}
+
+static int by_used(const void *a, const void *b)
+{
+	const struct cache_entry *x = a, *y = b;
+	return (x->used > y->used) - (x->used < y->used);
+}
+
+int kf_compile_cache_trim(const char *dir, uint64_t cap, int *removed,
+			  uint64_t *left)
+{
+	*removed = 0;
+	*left = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return KF_EIO;
+	struct cache_entry *e = NULL;
+	size_t n = 0, alloc = 0;
+	uint64_t total = 0;
+	struct dirent *de;
+	while ((de = readdir(d))) {
+		const char *dot = strchr(de->d_name, '.');
+		size_t klen = dot ? (size_t)(dot - de->d_name) : 0;
+		if (!dot || klen != 64 ||
+		    (strcmp(dot, ".so") && strcmp(dot, ".o") &&
+		     strcmp(dot, ".log")))
+			continue;
+		struct stat st;
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
+		    !S_ISREG(st.st_mode))
+			continue;
+		if (n == alloc) {
+			alloc = alloc ? 2 * alloc : 256;
+			e = kf_xrealloc(e, alloc * sizeof(*e));
+		}
+		memset(&e[n], 0, sizeof(e[n]));
+		memcpy(e[n].key, de->d_name, klen);
+		e[n].bytes = (uint64_t)st.st_size;
+		e[n].used = st.st_mtime;
+		n++;
+		total += (uint64_t)st.st_size;
+	}
+	if (total > cap) {
+		/* A key's files (object, log) as one entry. */
+		qsort(e, n, sizeof(*e), by_key);
+		size_t m = 0;
+		for (size_t i = 0; i < n; i++) {
+			if (m && !strcmp(e[m - 1].key, e[i].key)) {
+				e[m - 1].bytes += e[i].bytes;
+				if (e[i].used > e[m - 1].used)
+					e[m - 1].used = e[i].used;
+			} else {
+				e[m++] = e[i];
+			}
+		}
+		n = m;
+		qsort(e, n, sizeof(*e), by_used);
+		time_t now = time(NULL);
+		for (size_t i = 0; i < n && total > cap / 10 * 9; i++) {
+			if (now - e[i].used < CACHE_KEEP_S)
+				break;
+			static const char *const ext[] = {".so", ".o", ".log"};
+			for (int k = 0; k < 3; k++) {
+				char name[80];
+				snprintf(name, sizeof(name), "%s%s", e[i].key,
+					 ext[k]);
+				unlinkat(dirfd(d), name, 0);
+			}
+			total -= e[i].bytes;
+			(*removed)++;
+		}
+	}
+	closedir(d);
+	free(e);
+	*left = total;
+	return 0;
+}
+
+/* After a new object: the bound, checked now and then, and by one process
+ * of the machine's at most once a minute (the stamp .trimmed's mtime: an
+ * evaluation per process would otherwise read the whole directory each). */
+static void cache_bound(const char *dir)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static unsigned stores;
+	pthread_mutex_lock(&lock);
+	bool now = stores++ % CACHE_TRIM_EVERY == 0;
+	pthread_mutex_unlock(&lock);
+	uint64_t cap;
+	struct kf_err err = KF_ERR_INIT;
+	if (!now || kf_compile_cache_max(&cap, &err))
+		return;
+	char *stamp = kf_path_join(dir, ".trimmed");
+	struct stat st;
+	bool recent = stat(stamp, &st) == 0 &&
+		      time(NULL) - st.st_mtime < CACHE_TRIM_GAP_S;
+	if (!recent) {
+		int fd = open(stamp, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+		if (fd >= 0) {
+			futimens(fd, NULL);
+			close(fd);
+		}
+	}
+	free(stamp);
+	if (recent)
+		return;
+	int removed = 0;
+	uint64_t left = 0;
+	pthread_mutex_lock(&lock);
+	kf_compile_cache_trim(dir, cap, &removed, &left);
+	pthread_mutex_unlock(&lock);
+	if (removed)
+		kf_log(KF_LOG_INFO,
+		       "compile cache %s: removed the %d entries least "
+		       "recently used, %llu MiB left (KFORGE_CACHE_MAX_MB "
+		       "%llu)",
+		       dir, removed, (unsigned long long)(left >> 20),
+		       (unsigned long long)(cap >> 20));
+}
+
 int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err)
 {
 	const char *v = getenv("KFORGE_COMPILE_MEM_MB");
@@ -1123,6 +1292,7 @@ static int run_compiler(struct build *b, const char *dir,
 	}
 	r->so_path = so_path;
 	so_path = NULL;
+	cache_bound(dir);
 out:
 	if (tmp && (!r->ok || rc))
 		unlink(tmp);
@@ -1150,6 +1320,8 @@ static int cache_hit(const char *dir, struct kf_compile_result *r)
 		free(so_path);
 		return 0;
 	}
+	/* Used now: the cache's bound removes what was used longest ago. */
+	utimensat(AT_FDCWD, so_path, NULL, 0);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 	char *log = NULL;
 	if (kf_file_read(log_path, KF_COMPILE_LOG_CAP, &log, NULL, NULL) != 0)
