@@ -855,6 +855,92 @@ static void check_alive(int port)
 	reply_free(&r);
 }
 
+/* An /v1/openrlhf answer of two rewards, the second the lower. */
+static void check_second_reward_lower(const struct reply *r)
+{
+	CHECK_MSG(r->status == 200, "%d %s", r->status, r->body);
+	const cJSON *rewards = cJSON_GetObjectItem(r->json, "rewards");
+	CHECK(cJSON_GetArraySize(rewards) == 2);
+	CHECK(cJSON_GetArrayItem(rewards, 0)->valuedouble >
+	      cJSON_GetArrayItem(rewards, 1)->valuedouble);
+}
+
+/* A batch's answer in which items "ok" and "prose" were scored as usual
+ * and the two named items failed on their own (compile_error, a reason
+ * holding why, the reward of a reply with no code). */
+static void check_items_failed_alone(const struct reply *r,
+				     const char *const names[2],
+				     const char *why)
+{
+	CHECK_MSG(r->status == 200, "%d %s", r->status, r->body);
+	const cJSON *out = cJSON_GetObjectItem(r->json, "items");
+	CHECK(cJSON_GetArraySize(out) == 4);
+	CHECK_STR(kf_json_str(find_item(out, "ok"), "status"), "ok");
+	double prose = kf_json_num(find_item(out, "prose"), "reward", NAN);
+	for (int i = 0; i < 2; i++) {
+		const cJSON *it = find_item(out, names[i]);
+		CHECK_STR(kf_json_str(it, "status"), "compile_error");
+		CHECK_CONTAINS(kf_json_str(it, "reason"), why);
+		CHECK(kf_json_num(it, "reward", NAN) == prose);
+	}
+}
+
+/* A NUL in an item's completion or code fails that item alone
+ * (compile_error, nul_in_completion, a no-code reward) on /v1/score,
+ * /v1/openrlhf and an episode's step; the others are scored (a blind
+ * round found one such completion voided its whole batch). */
+static void test_server_nul_in_a_completion_fails_its_item_only(void)
+{
+	struct kf_test_serve s;
+	kf_test_serve_start(&s, false, NULL);
+	char *good = kf_test_text("tests/fixtures/scale/candidates/sum.c");
+	char *completion = kf_xasprintf("```c\n%s```\n", good);
+	cJSON *ok = cJSON_CreateString(completion);
+	char *ok_json = cJSON_PrintUnformatted(ok);
+	cJSON_Delete(ok);
+	char *body = kf_xasprintf(
+	    "{\"items\": [{\"id\": \"ok\", \"problem_id\": \"scale\", "
+	    "\"completion\": %s}, {\"id\": \"nul\", \"problem_id\": "
+	    "\"scale\", \"completion\": \"garbage\\u0000```c\\nint "
+	    "kf_entry\"}, {\"id\": \"nulcode\", \"problem_id\": \"scale\", "
+	    "\"code\": \"int x;\\u0000\"}, {\"id\": \"prose\", "
+	    "\"problem_id\": \"scale\", \"completion\": \"no\"}]}",
+	    ok_json);
+	struct reply r;
+	http(s.port, "POST", "/v1/score", body, &r);
+	check_items_failed_alone(&r, (const char *const[]){"nul", "nulcode"},
+				 "holds a NUL character");
+	reply_free(&r);
+	free(body);
+	/* /v1/openrlhf: the second query holds one. */
+	body = kf_xasprintf("{\"query\": [%s, \"a\\u0000b\"], \"labels\": "
+			    "[\"scale\", \"scale\"]}",
+			    ok_json);
+	http(s.port, "POST", "/v1/openrlhf", body, &r);
+	check_second_reward_lower(&r);
+	reply_free(&r);
+	free(body);
+	/* An episode's step: the turn is counted, a failure. */
+	http(s.port, "POST", "/v1/episodes",
+	     "{\"problem_id\": \"scale\", \"max_turns\": 2}", &r);
+	CHECK_MSG(r.status == 201, "%d %s", r.status, r.body);
+	char *ep = kf_xstrdup(kf_json_str(r.json, "episode_id"));
+	reply_free(&r);
+	char *step = kf_xasprintf("/v1/episodes/%s/step", ep);
+	http(s.port, "POST", step, "{\"completion\": \"x\\u0000y\"}", &r);
+	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(r.json, "item"), "status"),
+		  "compile_error");
+	CHECK(kf_json_num(r.json, "turn", 0) == 1);
+	reply_free(&r);
+	free(step);
+	free(ep);
+	free(ok_json);
+	free(completion);
+	free(good);
+	kf_test_serve_stop(&s);
+}
+
 /* A completion over --max-code is that item's failure (compile_error,
  * code_too_large, the reward of a reply with no code), not an error of the
  * whole request: the other items are scored (a blind round found one such
@@ -876,19 +962,8 @@ static void test_server_oversized_completion_fails_its_item_only(void)
 	cJSON_AddItemToArray(items, item("prose", "scale", "completion", "no"));
 	struct reply r;
 	post(s.port, "/v1/score", b, &r);
-	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
-	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
-	CHECK(cJSON_GetArraySize(out) == 4);
-	CHECK_STR(kf_json_str(find_item(out, "ok"), "status"), "ok");
-	double prose = kf_json_num(find_item(out, "prose"), "reward", NAN);
-	const char *names[] = {"big", "bigcode"};
-	for (int i = 0; i < 2; i++) {
-		const cJSON *it = find_item(out, names[i]);
-		CHECK_STR(kf_json_str(it, "status"), "compile_error");
-		CHECK_CONTAINS(kf_json_str(it, "reason"),
-			       "of 5000 bytes is over the cap of 4096 bytes");
-		CHECK(kf_json_num(it, "reward", NAN) == prose);
-	}
+	check_items_failed_alone(&r, (const char *const[]){"big", "bigcode"},
+				 "of 5000 bytes is over the cap of 4096 bytes");
 	reply_free(&r);
 	/* The same on /v1/openrlhf: two rewards, the big one the lower. */
 	b = cJSON_CreateObject();
@@ -899,11 +974,7 @@ static void test_server_oversized_completion_fails_its_item_only(void)
 	for (int i = 0; i < 2; i++)
 		cJSON_AddItemToArray(l, cJSON_CreateString("scale"));
 	post(s.port, "/v1/openrlhf", b, &r);
-	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
-	const cJSON *rewards = cJSON_GetObjectItem(r.json, "rewards");
-	CHECK(cJSON_GetArraySize(rewards) == 2);
-	CHECK(cJSON_GetArrayItem(rewards, 0)->valuedouble >
-	      cJSON_GetArrayItem(rewards, 1)->valuedouble);
+	check_second_reward_lower(&r);
 	reply_free(&r);
 	free(big);
 	free(completion);
@@ -1401,10 +1472,15 @@ static void test_server_handle_without_http(void)
 	    {"POST", "/v1/score", "{\"items\": []} trailing", 400,
 	     "malformed_json"},
 	    {"POST", "/v1/score", "\"items\"", 400, "bad_request"},
-	    /* A NUL in a completion would cut it where it stands. */
+	    /* A NUL anywhere but in an item's text would cut a string
+	     * where it stands: the request is refused. */
 	    {"POST", "/v1/score",
-	     "{\"items\": [{\"problem_id\": \"scale\", "
-	     "\"completion\": \"garbage\\u0000```c\\nint kf_entry\"}]}",
+	     "{\"reward\": \"speedup\\u0000x\", \"items\": [{\"id\": 1, "
+	     "\"problem_id\": \"scale\", \"code\": \"a\"}]}",
+	     400, "nul_in_string"},
+	    {"POST", "/v1/score",
+	     "{\"items\": [{\"id\": 1, \"problem_id\": \"sc\\u0000ale\", "
+	     "\"code\": \"a\"}]}",
 	     400, "nul_in_string"},
 	    /* An escaped backslash before u0000 is no NUL. */
 	    {"POST", "/v1/score",
@@ -1455,7 +1531,7 @@ static void test_server_handle_without_http(void)
 	CHECK_MSG(r.status == 200, "%s", r.body);
 	kf_server_response_release(&r);
 	cJSON *st = kf_server_stats(s);
-	CHECK(kf_json_num(st, "errors_4xx", 0) == 13);
+	CHECK(kf_json_num(st, "errors_4xx", 0) == 14); /* one per case above */
 	cJSON_Delete(st);
 	kf_server_free(s);
 }
@@ -1734,6 +1810,7 @@ KF_TESTS(server) = {
     KF_TEST(test_server_health_stats),
     KF_TEST(test_server_bad_requests),
     KF_TEST(test_server_oversized_completion_fails_its_item_only),
+    KF_TEST(test_server_nul_in_a_completion_fails_its_item_only),
     KF_TEST(test_server_problem_ids_stay_inside),
     KF_TEST(test_server_slow_client),
     KF_TEST(test_server_queue_full),

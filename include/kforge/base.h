@@ -252,6 +252,23 @@ double kf_json_num(const cJSON *obj, const char *key, double dflt);
  * (cJSON's strings end at a NUL, so whatever follows one in that string
  * would be lost without a word), or -1 when there is none. */
 long kf_json_nul_escape(const char *text, size_t len);
+/* Where a string holding \u0000 is in well-formed JSON text: the first
+ * three components of its path (an object's key, an array's index, an
+ * object's key; "" or -1 where the path is shorter or they are not those
+ * kinds), its depth (components; -1 for a key that holds one) and the
+ * escape's byte offset. */
+struct kf_json_nul_at {
+	char key0[64];
+	long idx1;
+	char key2[64];
+	int depth;
+	long at;
+};
+/* Fills out[0..max) with the strings of text that hold \u0000, in order;
+ * returns how many there are (possibly more than max). text must be JSON
+ * that cJSON parsed. */
+int kf_json_nul_paths(const char *text, size_t len,
+		      struct kf_json_nul_at *out, int max);
 /* Prints compactly; caller frees. */
 char *kf_json_print(const cJSON *obj);
 

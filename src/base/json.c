@@ -1,4 +1,6 @@
 /* json.c: small accessors over cJSON used across modules. */
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 #include <kforge/base.h>
@@ -42,4 +44,83 @@ long kf_json_nul_escape(const char *text, size_t len)
 		}
 	}
 	return -1;
+}
+
+#define NUL_PATH_DEPTH 64
+
+int kf_json_nul_paths(const char *text, size_t len,
+		      struct kf_json_nul_at *out, int max)
+{
+	/* One frame per open container: whether an array, its index, and
+	 * for an object the key whose value comes next. */
+	struct {
+		bool array, want_key;
+		long index;
+		char key[64];
+	} f[NUL_PATH_DEPTH];
+	int depth = 0, found = 0;
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+		if (c == '{' || c == '[') {
+			if (depth < NUL_PATH_DEPTH) {
+				f[depth].array = c == '[';
+				f[depth].want_key = c == '{';
+				f[depth].index = 0;
+				f[depth].key[0] = '\0';
+			}
+			depth++;
+		} else if (c == '}' || c == ']') {
+			depth--;
+		} else if (c == ',' && depth > 0 && depth <= NUL_PATH_DEPTH) {
+			if (f[depth - 1].array)
+				f[depth - 1].index++;
+			else
+				f[depth - 1].want_key = true;
+		} else if (c == '"') {
+			size_t b = ++i;
+			bool nul = false;
+			long at = -1;
+			while (i < len && text[i] != '"') {
+				if (text[i] == '\\' && i + 1 < len) {
+					if (text[i + 1] == 'u' && i + 5 < len &&
+					    !memcmp(text + i + 2, "0000", 4) &&
+					    !nul) {
+						nul = true;
+						at = (long)i;
+					}
+					i++;
+				}
+				i++;
+			}
+			bool is_key = depth > 0 && depth <= NUL_PATH_DEPTH &&
+				      !f[depth - 1].array &&
+				      f[depth - 1].want_key;
+			if (is_key) {
+				size_t n = i - b < 63 ? i - b : 63;
+				memcpy(f[depth - 1].key, text + b, n);
+				f[depth - 1].key[n] = '\0';
+				f[depth - 1].want_key = false;
+			}
+			if (!nul)
+				continue;
+			if (found < max) {
+				struct kf_json_nul_at *o = &out[found];
+				memset(o, 0, sizeof(*o));
+				o->idx1 = -1;
+				o->depth = is_key ? -1 : depth;
+				o->at = at;
+				/* A key holding a NUL: depth -1. */
+				if (depth >= 1 && !f[0].array)
+					snprintf(o->key0, sizeof(o->key0), "%s",
+						 is_key ? "" : f[0].key);
+				if (depth >= 2 && f[1].array)
+					o->idx1 = f[1].index;
+				if (depth >= 3 && !f[2].array && !is_key)
+					snprintf(o->key2, sizeof(o->key2), "%s",
+						 f[2].key);
+			}
+			found++;
+		}
+	}
+	return found;
 }

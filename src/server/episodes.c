@@ -266,6 +266,9 @@ static void route_episode_step(struct kf_server *s, const char *id,
 	struct kf_reward rw = e->reward;
 	pthread_mutex_unlock(&s->lock);
 	api_item_text(s, it, code ? code : completion, code != NULL);
+	if (srv_request_nul(code ? "code" : "completion", -1, NULL))
+		api_item_refuse(it, "nul_in_completion",
+				api_nul_why(code != NULL));
 
 	cJSON *extra = cJSON_CreateObject();
 	cJSON_AddStringToObject(extra, "episode", id);

@@ -86,17 +86,36 @@ void api_sitems_free(struct sitem *it, int n)
 	free(it);
 }
 
+char *api_nul_why(bool code)
+{
+	return kf_xasprintf("the %s holds a NUL character (\\u0000), past "
+			    "which kforge cannot read it: not evaluated",
+			    code ? "code" : "completion");
+}
+
+void api_item_refuse(struct sitem *it, const char *check, char *why)
+{
+	free(it->refused);
+	it->refused = why;
+	it->refused_check = check;
+	it->code_given = true; /* nothing to extract */
+	free(it->code);
+	it->code = NULL;
+	it->completion = NULL;
+}
+
 void api_item_text(struct kf_server *s, struct sitem *it, const char *text,
 		   bool code_given)
 {
 	it->code_given = code_given;
 	size_t len = strlen(text);
 	if (len > s->o.code_cap) {
-		it->refused = kf_xasprintf(
-		    "the %s of %zu bytes is over the cap of %zu bytes "
-		    "(--max-code): not evaluated",
-		    code_given ? "code" : "completion", len, s->o.code_cap);
-		it->code_given = true; /* nothing to extract */
+		api_item_refuse(
+		    it, "code_too_large",
+		    kf_xasprintf("the %s of %zu bytes is over the cap of %zu "
+				 "bytes (--max-code): not evaluated",
+				 code_given ? "code" : "completion", len,
+				 s->o.code_cap));
 		return;
 	}
 	if (code_given)
@@ -168,6 +187,8 @@ static int parse_item(struct kf_server *s, const cJSON *o, int i,
 	}
 	it->prompt = cJSON_IsString(pr) ? pr->valuestring : NULL;
 	api_item_text(s, it, code ? code : completion, code != NULL);
+	if (srv_request_nul("items", i, code ? "code" : "completion"))
+		api_item_refuse(it, "nul_in_completion", api_nul_why(code != NULL));
 	it->group = id_member(o, "group_id", &bad);
 	if (bad) {
 		srv_errorf(out, 400, "bad_field",
@@ -711,7 +732,7 @@ int api_score_items(struct kf_server *s, struct sitem *it, int n,
 		struct sitem *x = &it[i];
 		if (x->refused)
 			x->synth = synth_result(s, x, "compile_error",
-						"code_too_large", x->refused);
+						x->refused_check, x->refused);
 		else if (!x->code || x->copied)
 			x->synth = synth_result(
 			    s, x, "compile_error",
@@ -900,6 +921,9 @@ void api_route_openrlhf(struct kf_server *s, const cJSON *body,
 		if (after)
 			resp = after;
 		api_item_text(s, &it[i], resp, false);
+		if (srv_request_nul("query", i, NULL))
+			api_item_refuse(&it[i], "nul_in_completion",
+					api_nul_why(false));
 		it[i].prompt = p ? p->valuestring : NULL;
 		it[i].problem = kf_xstrdup(l->valuestring);
 		/* The samples of one prompt form a group. */

@@ -180,7 +180,9 @@ struct sitem {
 	bool code_given;	/* "code" rather than "completion" */
 	bool copied;		/* its code was the task's reference */
 	char *refused;		/* why its text is not evaluated (over the
-				   code cap): scored as that, a failure */
+				   code cap, a NUL): scored as that, a
+				   failure with check refused_check */
+	const char *refused_check;
 	char *group;
 	int group_size;	 /* 0: not given */
 	bool across;	 /* its group's other items come in other requests */
@@ -201,6 +203,18 @@ struct sitem {
 };
 
 void api_sitems_free(struct sitem *it, int n);
+/* Whether the request being handled on this thread held \u0000 in the
+ * string at key0[idx1].key2 (idx1 -1 and key2 NULL for shorter paths): an
+ * item's text that kforge cannot read whole, which kf_server_handle let
+ * through for that item alone to fail. */
+bool srv_request_nul(const char *key0, long idx1, const char *key2);
+/* The item's text is not evaluated, for why (malloc'd by the caller's
+ * format): the item is scored compile_error with check, a failure of its
+ * own. */
+void api_item_refuse(struct sitem *it, const char *check, char *why);
+/* Why an item whose code or completion held \u0000 is not evaluated
+ * (malloc'd). */
+char *api_nul_why(bool code);
 /* Takes an item's text (code when code_given, else a model's completion):
  * over the code cap it is not evaluated, and the item is a failure of its
  * own (compile_error, code_too_large) rather than an error of the whole
