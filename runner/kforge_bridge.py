@@ -2587,9 +2587,73 @@ def extensions_root():
     return os.path.join(root, "torch_extensions")
 
 
+# The build directories' bound: KFORGE_CACHE_MAX_MB (default 20480), as the
+# compile cache's (src/compile/compile.c). A candidate writes what it likes
+# into its own directory, which is kept for its next evaluation: past the
+# bound the directories used longest ago go, down to 90 %, none used in the
+# last EXT_KEEP_S seconds, checked at most once a minute on the machine.
+EXT_KEEP_S = 600
+EXT_TRIM_GAP_S = 60
+
+
+def cache_max_bytes():
+    v = os.environ.get("KFORGE_CACHE_MAX_MB", "")
+    try:
+        mb = int(v) if v else 20480
+    except ValueError:
+        mb = 20480  # kforge refuses it before any bridge starts
+    return max(mb, 1) << 20
+
+
+def bound_extensions(root, now=None):
+    """Removes the build directories under root used longest ago until
+    they hold at most 90 % of cache_max_bytes(); returns how many went."""
+    now = time.time() if now is None else now
+    stamp = os.path.join(root, ".trimmed")
+    try:
+        if now - os.stat(stamp).st_mtime < EXT_TRIM_GAP_S:
+            return 0
+    except OSError:
+        pass
+    try:
+        with open(stamp, "a"):
+            pass
+        os.utime(stamp, (now, now))
+        names = os.listdir(root)
+    except OSError:
+        return 0
+    entries, total = [], 0
+    for n in names:
+        d = os.path.join(root, n)
+        if n.startswith(".") or os.path.islink(d) or not os.path.isdir(d):
+            continue
+        size, used = 0, os.stat(d).st_mtime
+        for r, _, fs in os.walk(d):
+            for f in fs:
+                try:
+                    st = os.lstat(os.path.join(r, f))
+                except OSError:
+                    continue
+                size += st.st_size
+                used = max(used, st.st_mtime)
+        entries.append((used, size, d))
+        total += size
+    cap, gone = cache_max_bytes(), 0
+    if total <= cap:
+        return 0
+    for used, size, d in sorted(entries):
+        if total <= cap // 10 * 9 or now - used < EXT_KEEP_S:
+            break
+        shutil.rmtree(d, ignore_errors=True)
+        total -= size
+        gone += 1
+    return gone
+
+
 def build_dir(files):
     """The candidate's writable build directory (torch's load_inline),
-    shared only with candidates of the same content."""
+    shared only with candidates of the same content; marked used now, and
+    the directories' bound kept."""
     import hashlib
     h = hashlib.sha256()
     for f in files:
@@ -2597,6 +2661,11 @@ def build_dir(files):
             h.update(fh.read())
     d = os.path.join(extensions_root(), h.hexdigest()[:32])
     os.makedirs(d, exist_ok=True)
+    try:
+        os.utime(d)
+    except OSError:
+        pass
+    bound_extensions(extensions_root())
     return d
 
 

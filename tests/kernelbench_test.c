@@ -79,6 +79,50 @@ static const char *str_at(const cJSON *r, const char *a, const char *b)
 	return kf_json_str(b ? cJSON_GetObjectItem(r, a) : r, b ? b : a);
 }
 
+/* The build directories' bound (KFORGE_CACHE_MAX_MB, as the compile
+ * cache's): a candidate writes what it likes into its own directory, kept
+ * for its next evaluation (a blind round left 500 MB there in 5.5 s). With
+ * 1 MiB of room and four directories of 400 KB, the two used longest ago
+ * go, the one used 5 s ago stays, and a second check within a minute does
+ * nothing. The bridge's own function, run by the system's python3. */
+static void test_kernelbench_build_directories_are_bounded(void)
+{
+	char *root = kf_path_join(kf_test_tmpdir(), "ext");
+	char *script = kf_xasprintf(
+	    "import importlib.util, os, sys, time\n"
+	    "spec = importlib.util.spec_from_file_location('kb', "
+	    "'runner/kforge_bridge.py')\n"
+	    "kb = importlib.util.module_from_spec(spec)\n"
+	    "spec.loader.exec_module(kb)\n"
+	    "root, now = '%s', time.time()\n"
+	    "for i, age in enumerate([200000, 100000, 3600, 5]):\n"
+	    "    d = os.path.join(root, '%%032x' %% i)\n"
+	    "    os.makedirs(d)\n"
+	    "    f = os.path.join(d, 'junk.so')\n"
+	    "    open(f, 'wb').write(bytes(400000))\n"
+	    "    os.utime(f, (now - age, now - age))\n"
+	    "    os.utime(d, (now - age, now - age))\n"
+	    "os.environ['KFORGE_CACHE_MAX_MB'] = '1'\n"
+	    "print('gone', kb.bound_extensions(root, now))\n"
+	    "print('left', ' '.join(sorted(n[-1] for n in os.listdir(root) "
+	    "if not n.startswith('.'))))\n"
+	    "print('again', kb.bound_extensions(root, now + 10))\n",
+	    root);
+	char *argv[] = {"/usr/bin/python3", "-c", script, NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = 0;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK_MSG(kf_proc_run(argv, 60000, 1 << 16, &out, &status, &err) == 0,
+		  "%s", err.msg);
+	const char *o = kf_strbuf_str(&out);
+	CHECK_CONTAINS(o, "gone 2\n");
+	CHECK_CONTAINS(o, "left 2 3\n");
+	CHECK_CONTAINS(o, "again 0\n");
+	kf_strbuf_release(&out);
+	free(script);
+	free(root);
+}
+
 /* Checks status and check of a result that must exist. */
 static void expect(const struct outcome *o, const char *status,
 		   const char *check)
@@ -1796,6 +1840,7 @@ static void test_kernelbench_bench_baseline_is_cached(void)
 
 KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_modelnew_passes_on_cpu),
+    KF_TEST(test_kernelbench_build_directories_are_bounded),
     KF_TEST(test_kernelbench_python_of_a_virtual_environment),
     KF_TEST(test_kernelbench_runs_from_a_directory_under_tmp),
     KF_TEST(test_kernelbench_load_inline_with_a_compiler_outside_usr),

@@ -1339,7 +1339,13 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	       struct kf_compile_result *r, struct kf_err *err)
 {
 	static const struct kf_compile_opts defaults = {0};
-	int rc = 0;
+	memset(r, 0, sizeof(*r));
+	uint64_t cache_cap;
+	/* The cache's bound: a bad value is an error at every compile, hit
+	 * or not, rather than a bound silently not kept. */
+	int rc = kf_compile_cache_max(&cache_cap, err);
+	if (rc)
+		return rc;
 	char *src = NULL, *kernel_h = NULL, *kernel_h_path = NULL;
 	char *include_dir = NULL, *compiler = NULL, *cpu = NULL, *dir = NULL;
 	size_t src_bytes = 0, kernel_h_bytes = 0;

@@ -833,7 +833,12 @@ int kf_bridge_prebuild(const char *task_path, const char *candidate_path,
 	struct kf_strbuf out = KF_STRBUF_INIT;
 	int status = 0;
 	struct kf_limits lim = {0};
+	uint64_t cache_cap;
+	/* The build directories' bound is the bridge's to keep, from the
+	 * same variable as the compile cache's: a bad value stops here. */
 	int rc = kf_compile_mem_limit(&lim.data_bytes, err);
+	if (!rc)
+		rc = kf_compile_cache_max(&cache_cap, err);
 	if (rc) {
 		free(script);
 		free(python);
