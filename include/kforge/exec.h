@@ -3,7 +3,7 @@
  * callers run evaluations of a candidate file against a task: `kforge
  * optimize` (its loop submits and collects), `kforge serve` (its worker
  * threads run one at a time), the local farm's slots (`kforge eval --jobs`,
- * `bench`, `redteam`) and the Redis farm's workers. A job is run on the
+ * `bench`, `redteam`; a "thread" executor) and the Redis farm's workers. A job is run on the
  * caller's thread (kf_exec_run), or submitted to the executor's slots and
  * collected when it ends (kf_exec_submit, kf_exec_collect), and can be
  * cancelled (kf_exec_cancel, kf_exec_stop).
@@ -53,6 +53,8 @@ struct kf_exec_job {
 	char *error;   /* malloc'd, when there is no result: why the engine
 			  could not evaluate (the candidate's own failures
 			  are results) */
+	int rc;	       /* then its code (kf_eval's, on a thread; KF_EIO
+			  where the process or farm said only why) */
 	bool cancelled; /* it was cancelled (error says so) */
 	double seconds; /* from its start to its end */
 	struct kf_rfarm_stats farm; /* "redis": its submission's counts */

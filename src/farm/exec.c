@@ -75,8 +75,10 @@ static void thread_run(struct kf_exec *x, void *ctx, struct kf_exec_job *j)
 	(void)ctx;
 	struct kf_err err = KF_ERR_INIT;
 	const struct kf_eval_opts *eo = job_eo(x, j);
-	if (kf_eval(j->task, j->candidate, eo, &j->result, &err)) {
+	int rc = kf_eval(j->task, j->candidate, eo, &j->result, &err);
+	if (rc) {
 		set_error(j, "%s", err.msg);
+		j->rc = rc;
 		return;
 	}
 	if (j->profile)
@@ -271,6 +273,8 @@ static void run_here(struct kf_exec *x, struct kf_exec_job *j)
 	if (!j->result && !j->error)
 		set_error(j, "%s: the executor's %s ops gave no result",
 			  job_label(j), x->ops->name);
+	if (!j->result && !j->rc)
+		j->rc = KF_EIO;
 	pthread_mutex_lock(&x->lock);
 	running_remove(x, j);
 	j->pid = 0;
@@ -365,6 +369,7 @@ void kf_exec_run(struct kf_exec *x, struct kf_exec_job *j)
 {
 	j->result = NULL;
 	j->error = NULL;
+	j->rc = 0;
 	j->stop = 0;
 	run_here(x, j);
 	j->state = J_DONE;
@@ -374,6 +379,7 @@ void kf_exec_submit(struct kf_exec *x, struct kf_exec_job *j)
 {
 	j->result = NULL;
 	j->error = NULL;
+	j->rc = 0;
 	j->stop = 0;
 	j->next = NULL;
 	pthread_mutex_lock(&x->lock);

@@ -21,6 +21,7 @@
 #include <kforge/backend.h>
 #include <kforge/compile.h>
 #include <kforge/eval.h>
+#include <kforge/exec.h>
 #include <kforge/farm.h>
 #include <kforge/task.h>
 
@@ -152,6 +153,9 @@ struct farm {
 	 * started ahead; the compile threads start them all, and outlive
 	 * the pool. */
 	struct kf_bridge_pool *pool;
+	/* The evaluations not loaded ahead run through the executor's
+	 * thread kind (include/kforge/exec.h), on the slots' threads. */
+	struct kf_exec *exec;
 	/* Measured pairs whose bridges end beside the slot's next one
 	 * (kf_eval_measure, then kf_eval_finish on the closing thread). */
 	struct kf_queue closing;
@@ -286,8 +290,17 @@ static void evaluate(struct farm *f, int i, int device)
 		/* Not through the pool: a bridge started on this thread
 		 * must not outlive it. */
 		eo.pool = NULL;
-		it->rc =
-		    kf_eval(c->path, it->candidate, &eo, &it->result, &err);
+		struct kf_exec_job j;
+		memset(&j, 0, sizeof(j));
+		j.task = c->path;
+		j.candidate = it->candidate;
+		j.eval = &eo;
+		kf_exec_run(f->exec, &j);
+		it->result = j.result;
+		it->rc = j.result ? 0 : j.rc;
+		if (!j.result)
+			kf_err_set(&err, j.rc, "%s", j.error);
+		free(j.error);
 	}
 	/* No pair of its task left to load: its idle bridges end. */
 	if (f->pool && c->path && kf_task_is_kernelbench(c->path)) {
@@ -528,6 +541,13 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 		f.pool = kf_bridge_pool_new(jobs + 2, 2);
 		o.eval.pool = f.pool;
 	}
+	struct kf_exec_opts xo = KF_EXEC_OPTS_INIT;
+	xo.eval = o.eval;
+	rc = kf_exec_open(&xo, &f.exec, err);
+	if (rc) {
+		kf_bridge_pool_free(f.pool);
+		goto out;
+	}
 	f.compiled_at = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(uint64_t));
 	kf_queue_init(&f.ready, cap);
 	pthread_mutex_init(&f.lock, NULL);
@@ -575,6 +595,7 @@ int kf_farm_run(const char *task_path, struct kf_farm_item *items, int n,
 	kf_queue_close(&f.closing);
 	if (f.closer)
 		pthread_join(closer, NULL);
+	kf_exec_close(f.exec);
 	/* Before the compile threads that started them end. */
 	kf_bridge_pool_free(f.pool);
 	f.pool = NULL;
