@@ -10,7 +10,6 @@
  * compile is evaluated on the compile thread (kf_eval stops at the compile
  * error before any worker starts), so it never holds a device slot.
  */
-#include <dirent.h>
 #include <errno.h>
 #include <sched.h>
 #include <stdio.h>
@@ -84,34 +83,6 @@ void kf_queue_close(struct kf_queue *q)
 	pthread_cond_broadcast(&q->not_empty);
 	pthread_cond_broadcast(&q->not_full);
 	pthread_mutex_unlock(&q->lock);
-}
-
-int kf_farm_gpu_count(void)
-{
-	const struct kf_backend_ops *ops = kf_backend_find("cuda");
-	if (!ops || (ops->available && ops->available(NULL) != 0))
-		return 0;
-	const char *vis = getenv("CUDA_VISIBLE_DEVICES");
-	int n = 0;
-	if (vis) {
-		/* The runtime stops at the first entry it cannot use; count
-		 * the entries, which is what a pin can index. */
-		for (const char *p = vis; *p;) {
-			size_t k = strcspn(p, ",");
-			if (k)
-				n++;
-			p += k + (p[k] == ',');
-		}
-		return n;
-	}
-	DIR *d = opendir("/proc/driver/nvidia/gpus");
-	struct dirent *e;
-	while (d && (e = readdir(d)))
-		if (e->d_name[0] != '.')
-			n++;
-	if (d)
-		closedir(d);
-	return n > 0 ? n : 1; /* available, but not listed: one */
 }
 
 /* A task of the batch: loaded, and its reference built, once, by the

@@ -1,8 +1,9 @@
 /*
  * request.c: what the routes share in reading a request: a problem id
  * resolved to its task under the tasks root (nothing outside it is loaded),
- * an optional integer member, the request's reward design and its deadline.
- * Each answers a request it cannot take itself (respond.c).
+ * an optional integer member, the request's reward design and its deadline,
+ * and which of its strings held \u0000. Each answers a request it cannot
+ * take itself (respond.c).
  */
 #include <errno.h>
 #include <math.h>
@@ -13,6 +14,81 @@
 #include <kforge/task.h>
 
 #include "server_int.h"
+
+/* The strings of a request that hold \u0000: kforge's strings end at a
+ * NUL, so such a request is refused whole (nul_in_string), unless every
+ * one is an item's code or completion (items[i].completion or .code on
+ * /v1/score, query[i] on /v1/openrlhf, completion or code of an episode's
+ * step): then that item alone is not evaluated and fails (a model's reply
+ * must not void its batch). Held for the handling thread while the
+ * request is routed (srv_nuls_begin, srv_request_nul, srv_nuls_end). */
+#define SRV_NULS_MAX 256
+struct request_nuls {
+	struct kf_json_nul_at at[SRV_NULS_MAX];
+	int n;
+};
+static __thread struct request_nuls *request_nuls;
+
+static bool nul_is_text(const struct kf_json_nul_at *a)
+{
+	return !strcmp(a->key2, "completion") || !strcmp(a->key2, "code");
+}
+
+static bool nuls_in_items(const char *path, const struct request_nuls *q)
+{
+	if (q->n < 1 || q->n > SRV_NULS_MAX)
+		return false;
+	size_t pl = strlen(path);
+	bool step = !strncmp(path, "/v1/episodes/", 13) && pl > 18 &&
+		    !strcmp(path + pl - 5, "/step");
+	for (int k = 0; k < q->n; k++) {
+		const struct kf_json_nul_at *a = &q->at[k];
+		bool ok = !strcmp(path, "/v1/score")
+			      ? a->depth == 3 && !strcmp(a->key0, "items") &&
+				    a->idx1 >= 0 && nul_is_text(a)
+			  : !strcmp(path, "/v1/openrlhf")
+			      ? a->depth == 2 && !strcmp(a->key0, "query") &&
+				    a->idx1 >= 0
+			  : step ? a->depth == 1 &&
+				       (!strcmp(a->key0, "completion") ||
+					!strcmp(a->key0, "code"))
+				 : false;
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+bool srv_request_nul(const char *key0, long idx1, const char *key2)
+{
+	const struct request_nuls *q = request_nuls;
+	for (int k = 0; q && k < q->n; k++) {
+		const struct kf_json_nul_at *a = &q->at[k];
+		if (!strcmp(a->key0, key0) && a->idx1 == idx1 &&
+		    !strcmp(a->key2, key2 ? key2 : ""))
+			return true;
+	}
+	return false;
+}
+
+bool srv_nuls_begin(const char *path, const char *body, size_t len)
+{
+	struct request_nuls *q = kf_xcalloc(1, sizeof(*q));
+	q->n = kf_json_nul_paths(body, len, q->at, SRV_NULS_MAX);
+	if (!nuls_in_items(path, q)) {
+		free(q);
+		return false;
+	}
+	free(request_nuls);
+	request_nuls = q;
+	return true;
+}
+
+void srv_nuls_end(void)
+{
+	free(request_nuls);
+	request_nuls = NULL;
+}
 
 /* An optional integer member in [lo, hi]: 0 and *out set (dflt when
  * absent), -1 when present and not such an integer. */

@@ -361,69 +361,11 @@ void kf_server_free(struct kf_server *s)
 	pthread_cond_destroy(&s->group_cond);
 	free(s);
 }
-/* The strings of a request that hold \u0000: kforge's strings end at a
- * NUL, so such a request is refused whole (nul_in_string), unless every
- * one is an item's code or completion (items[i].completion or .code on
- * /v1/score, query[i] on /v1/openrlhf, completion or code of an episode's
- * step): then that item alone is not evaluated and fails (a model's reply
- * must not void its batch). Set for the handling thread while the request
- * is routed (srv_request_nul). */
-#define SRV_NULS_MAX 256
-struct request_nuls {
-	struct kf_json_nul_at at[SRV_NULS_MAX];
-	int n;
-};
-static __thread const struct request_nuls *request_nuls;
-
-static bool nul_is_text(const struct kf_json_nul_at *a)
-{
-	return !strcmp(a->key2, "completion") || !strcmp(a->key2, "code");
-}
-
-static bool nuls_in_items(const char *path, const struct request_nuls *q)
-{
-	if (q->n < 1 || q->n > SRV_NULS_MAX)
-		return false;
-	size_t pl = strlen(path);
-	bool step = !strncmp(path, "/v1/episodes/", 13) && pl > 18 &&
-		    !strcmp(path + pl - 5, "/step");
-	for (int k = 0; k < q->n; k++) {
-		const struct kf_json_nul_at *a = &q->at[k];
-		bool ok = !strcmp(path, "/v1/score")
-			      ? a->depth == 3 && !strcmp(a->key0, "items") &&
-				    a->idx1 >= 0 && nul_is_text(a)
-			  : !strcmp(path, "/v1/openrlhf")
-			      ? a->depth == 2 && !strcmp(a->key0, "query") &&
-				    a->idx1 >= 0
-			  : step ? a->depth == 1 &&
-				       (!strcmp(a->key0, "completion") ||
-					!strcmp(a->key0, "code"))
-				 : false;
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
-bool srv_request_nul(const char *key0, long idx1, const char *key2)
-{
-	const struct request_nuls *q = request_nuls;
-	for (int k = 0; q && k < q->n; k++) {
-		const struct kf_json_nul_at *a = &q->at[k];
-		if (!strcmp(a->key0, key0) && a->idx1 == idx1 &&
-		    !strcmp(a->key2, key2 ? key2 : ""))
-			return true;
-	}
-	return false;
-}
-
 void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		      const char *body, size_t body_len,
 		      struct kf_server_response *out)
 {
 	memset(out, 0, sizeof(*out));
-	struct request_nuls nuls;
-	nuls.n = 0;
 	pthread_mutex_lock(&s->lock);
 	s->requests++;
 	pthread_mutex_unlock(&s->lock);
@@ -478,10 +420,7 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 			return;
 		}
 		long nul = kf_json_nul_escape(body, body_len);
-		nuls.n = nul < 0 ? 0
-				 : kf_json_nul_paths(body, body_len, nuls.at,
-						     SRV_NULS_MAX);
-		if (nul >= 0 && !nuls_in_items(path, &nuls)) {
+		if (nul >= 0 && !srv_nuls_begin(path, body, body_len)) {
 			char msg[300];
 			snprintf(msg, sizeof(msg),
 				 "the body holds \\u0000 (a NUL character) in "
@@ -496,9 +435,8 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		}
 	}
 	uint64_t t0 = kf_now_ns();
-	request_nuls = nuls.n ? &nuls : NULL;
 	api_handle(s, method, path, json, out);
-	request_nuls = NULL;
+	srv_nuls_end();
 	cJSON_Delete(json);
 	if (!strcmp(method, "POST")) {
 		double sec = (double)(kf_now_ns() - t0) / 1e9;

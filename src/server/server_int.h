@@ -203,11 +203,6 @@ struct sitem {
 };
 
 void api_sitems_free(struct sitem *it, int n);
-/* Whether the request being handled on this thread held \u0000 in the
- * string at key0[idx1].key2 (idx1 -1 and key2 NULL for shorter paths): an
- * item's text that kforge cannot read whole, which kf_server_handle let
- * through for that item alone to fail. */
-bool srv_request_nul(const char *key0, long idx1, const char *key2);
 /* The item's text is not evaluated, for why (malloc'd by the caller's
  * format): the item is scored compile_error with check, a failure of its
  * own. */
@@ -236,6 +231,16 @@ void api_route_openrlhf(struct kf_server *s, const cJSON *body,
 
 /* ---- reading a request (request.c) ---- */
 
+/* Whether the request being handled on this thread held \u0000 in the
+ * string at key0[idx1].key2 (idx1 -1 and key2 NULL for shorter paths): an
+ * item's text that kforge cannot read whole, which kf_server_handle let
+ * through for that item alone to fail. */
+bool srv_request_nul(const char *key0, long idx1, const char *key2);
+/* Before a request whose body holds \u0000 is routed: whether every such
+ * string is an item's text (then held for srv_request_nul until
+ * srv_nuls_end), else false: the request is refused (nul_in_string). */
+bool srv_nuls_begin(const char *path, const char *body, size_t len);
+void srv_nuls_end(void);
 /* An optional integer member in [lo, hi]: 0 and *out set (dflt when
  * absent), -1 when present and not such an integer. */
 int api_int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
