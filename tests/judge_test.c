@@ -701,14 +701,23 @@ static void test_judge_worker_observations(void)
 	CHECK_CONTAINS(v.reason, "3.000 ms of CPU time after its call");
 
 	/* A host report: honest when near the CPU time used less the
-	 * runner's own cost; forged far below half of it. */
+	 * runner's own cost; forged far below half of it, in two calls in a
+	 * row. One such call alone is not (an honest runner on a loaded
+	 * machine once used 6.6 ms in a call it measured at 0.87 ms). */
 	memset(&v, 0, sizeof(v));
-	kf_judge_reply_cpu(9.9e6, 10.05e6, 0.05e6, &v);
+	int strikes = 0;
+	kf_judge_reply_cpu(9.9e6, 10.05e6, 0.05e6, &strikes, &v);
 	CHECK(v.status == KF_STATUS_OK);
-	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &v);
+	kf_judge_reply_cpu(0.872e6, 6.621e6, 0.05e6, &strikes, &v);
+	CHECK(v.status == KF_STATUS_OK && strikes == 1);
+	kf_judge_reply_cpu(0.86e6, 0.9e6, 0.05e6, &strikes, &v);
+	CHECK(v.status == KF_STATUS_OK && strikes == 0);
+	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &strikes, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &strikes, &v);
 	CHECK_STR(v.check, "tampering");
 	CHECK_CONTAINS(v.reason, "reported 0.001 ms for a call that used "
-				 "10.050 ms");
+				 "10.050 ms of CPU time, the 2-th such call");
 
 	memset(&v, 0, sizeof(v));
 	kf_judge_flush(0x1234, 0x1234, &v);

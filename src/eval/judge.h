@@ -53,9 +53,11 @@ void kf_judge_reference_input(const char *name, struct verdict *v);
 void kf_judge_idle_cpu(uint64_t used_ns, struct verdict *v);
 /* A host call: the candidate's process reported reported_ns for a call in
  * which it used cpu_ns of CPU time, of which at most overhead_ns is the
- * runner's own; v set when the report is far below what one thread did. */
+ * runner's own; v set when the report is far below what one thread did,
+ * in this call and the ones before it (*strikes: such calls in a row, the
+ * caller's, zero at the start). */
 void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
-			struct verdict *v);
+			int *strikes, struct verdict *v);
 /* The device flush before a timed call left got where it writes want. */
 void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v);
 /* The candidate's process answered the engine's channel out of turn (what:

@@ -341,7 +341,8 @@ int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 		if (side == SIDE_CAND) {
 			struct verdict v = {0};
 			kf_judge_reply_cpu(a.smp.ns, (double)(c1 - c0),
-					   w->overhead_max_ns[side], &v);
+					   w->overhead_max_ns[side],
+					   &w->reply_cpu_strikes, &v);
 			violate(w, &v);
 		}
 		t1 = t0 + (c1 - from);
