@@ -2592,7 +2592,7 @@ def extensions_root():
 # into its own directory, which is kept for its next evaluation: past the
 # bound the directories used longest ago go, down to 90 %, none used in the
 # last EXT_KEEP_S seconds, checked at most once a minute on the machine.
-EXT_KEEP_S = 600
+EXT_KEEP_S = 120
 EXT_TRIM_GAP_S = 60
 
 
@@ -2772,6 +2772,9 @@ def remember_failed_build(d, rep):
 # Triton and Inductor keep their caches) and /dev/shm.
 RUNNER_TMP_BYTES = 1 << 30
 RUNNER_SHM_BYTES = 256 << 20
+# The largest file a runner may write (RLIMIT_FSIZE): an extension it builds
+# itself is tens of MiB.
+RUNNER_FILE_BYTES = 1 << 30
 
 
 def confined_argv(python, script, fd, files, writable, cuda, info_fd,
@@ -2833,7 +2836,11 @@ def confined_argv(python, script, fd, files, writable, cuda, info_fd,
                 "MALLOC_TRIM_THRESHOLD_": str(1 << 30)})
     # Its working directory is its own /tmp: the caller's need not exist
     # in its root (a kforge run from a directory under /tmp found none).
-    a += ["--remount-ro", "/", "--chdir", "/tmp", "--"]
+    # /dev, a memory file system bwrap makes, read-only like the rest (a
+    # candidate filled it with 600 MiB): its device nodes stay usable, and
+    # /dev/shm is a mount of its own, held to its size.
+    a += ["--remount-ro", "/dev", "--remount-ro", "/", "--chdir", "/tmp",
+          "--"]
     a += [python, "-B", script, "--runner", str(fd), str(leave_fd),
           "cuda" if cuda else "cpu"]
     return a, env
@@ -4679,6 +4686,12 @@ def main():
         # Its parent is bubblewrap's init (pid 1 of the runner's own pid
         # namespace), which dies with the judge (--die-with-parent).
         die_with_parent()
+        # Every file it writes (a memfd, its build directory's) at most
+        # RUNNER_FILE_BYTES, before any code of the candidate's runs:
+        # a write past it fails (Python ignores SIGXFSZ).
+        import resource
+        resource.setrlimit(resource.RLIMIT_FSIZE,
+                           (RUNNER_FILE_BYTES, RUNNER_FILE_BYTES))
         processes_by_leave(int(sys.argv[3]))
         warm_up(sys.argv[4])
         return Runner(out, int(sys.argv[2])).serve(inp, sys.argv[4])

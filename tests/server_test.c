@@ -920,6 +920,25 @@ static void test_server_nul_in_a_completion_fails_its_item_only(void)
 	check_second_reward_lower(&r);
 	reply_free(&r);
 	free(body);
+	/* 300 items whose completions hold \u0000: each fails alone, none
+	 * evaluated (there is no cap on how many). */
+	struct kf_strbuf b = KF_STRBUF_INIT;
+	kf_strbuf_addstr(&b, "{\"items\": [");
+	for (int i = 0; i < 300; i++)
+		kf_strbuf_addf(&b,
+			       "%s{\"id\": %d, \"problem_id\": \"scale\", "
+			       "\"completion\": \"\\u0000\"}",
+			       i ? ", " : "", i);
+	kf_strbuf_addstr(&b, "]}");
+	http(s.port, "POST", "/v1/score", kf_strbuf_str(&b), &r);
+	CHECK_MSG(r.status == 200, "%d %.300s", r.status, r.body);
+	const cJSON *its = cJSON_GetObjectItem(r.json, "items");
+	CHECK(cJSON_GetArraySize(its) == 300);
+	const cJSON *one;
+	cJSON_ArrayForEach(one, its)
+	CHECK_STR(kf_json_str(one, "status"), "compile_error");
+	reply_free(&r);
+	kf_strbuf_release(&b);
 	/* An episode's step: the turn is counted, a failure. */
 	http(s.port, "POST", "/v1/episodes",
 	     "{\"problem_id\": \"scale\", \"max_turns\": 2}", &r);
@@ -1530,8 +1549,18 @@ static void test_server_handle_without_http(void)
 	kf_server_handle(s, "POST", "/v1/score", "{\"items\": []}", 13, &r);
 	CHECK_MSG(r.status == 200, "%s", r.body);
 	kf_server_response_release(&r);
+	/* A raw NUL byte (JSON escapes it) would cut a string short unseen:
+	 * the request is refused, naming the byte. */
+	static const char raw[] = "{\"items\": [{\"id\": 1, \"problem_id\": "
+				  "\"scale\", \"code\": \"a\0b\"}]}";
+	kf_server_handle(s, "POST", "/v1/score", raw, sizeof(raw) - 1, &r);
+	CHECK_MSG(r.status == 400, "%d %s", r.status, r.body);
+	CHECK_CONTAINS(r.body, "malformed_json");
+	CHECK_CONTAINS(r.body, "raw NUL byte at byte 54");
+	kf_server_response_release(&r);
 	cJSON *st = kf_server_stats(s);
-	CHECK(kf_json_num(st, "errors_4xx", 0) == 14); /* one per case above */
+	/* One per case above, and the raw NUL. */
+	CHECK(kf_json_num(st, "errors_4xx", 0) == 15);
 	cJSON_Delete(st);
 	kf_server_free(s);
 }

@@ -23,15 +23,16 @@
  * candidate that asks its assembler or linker for more, e.g. a section
  * .fill'ed with hundreds of MiB, fails to compile, its own fault, and
  * leaves nothing in the cache), and the largest object kforge reads for
- * its imports. */
-#define KF_COMPILE_FILE_CAP (256u << 20)
+ * its imports. 64 MiB: an honest object is a few; one just under the cap,
+ * built in seconds, is cache the next evaluations must wait to reclaim. */
+#define KF_COMPILE_FILE_CAP (64u << 20)
 
 /* The compile cache's bound in bytes, from KFORGE_CACHE_MAX_MB (default 20
  * GiB); KF_EINVAL naming the variable for a bad value. */
 int kf_compile_cache_max(uint64_t *bytes, struct kf_err *err);
 /* Removes the entries of the compile cache dir least recently built or
  * found (objects and logs, by their files' mtime) until it holds at most
- * 90 % of cap, sparing those used in the last 10 minutes; *removed and
+ * 90 % of cap, sparing those used in the last 2 minutes; *removed and
  * *left (bytes) say what it did. 0, or KF_EIO when dir cannot be read. */
 int kf_compile_cache_trim(const char *dir, uint64_t cap, int *removed,
 			  uint64_t *left);

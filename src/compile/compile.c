@@ -927,7 +927,7 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
  */
 #define CACHE_MAX_MB_DEFAULT 20480
 #define CACHE_TRIM_EVERY 16
-#define CACHE_KEEP_S 600
+#define CACHE_KEEP_S 120
 #define CACHE_TRIM_GAP_S 60
 
 int kf_compile_cache_max(uint64_t *bytes, struct kf_err *err)

@@ -743,6 +743,15 @@ char *srv_openenv_message(struct srv_openenv *o, const char *text,
 	memset(&f, 0, sizeof(f));
 	*close = false;
 	const char *end = NULL;
+	/* A raw NUL byte would end a string early, unseen (server.c). */
+	const char *raw = memchr(text, 0, len);
+	if (raw) {
+		failf(&f, 400, "INVALID_JSON", "json_invalid", "",
+		      "Invalid JSON: a raw NUL byte at byte %zu (JSON writes "
+		      "one in a string as \\u0000)",
+		      (size_t)(raw - text));
+		return ws_error(&f);
+	}
 	cJSON *m = cJSON_ParseWithLengthOpts(text, len, &end, 0);
 	char *answer = NULL;
 	if (!m) {

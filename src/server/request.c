@@ -22,9 +22,8 @@
  * step): then that item alone is not evaluated and fails (a model's reply
  * must not void its batch). Held for the handling thread while the
  * request is routed (srv_nuls_begin, srv_request_nul, srv_nuls_end). */
-#define SRV_NULS_MAX 256
 struct request_nuls {
-	struct kf_json_nul_at at[SRV_NULS_MAX];
+	struct kf_json_nul_at *at;
 	int n;
 };
 static __thread struct request_nuls *request_nuls;
@@ -34,9 +33,13 @@ static bool nul_is_text(const struct kf_json_nul_at *a)
 	return !strcmp(a->key2, "completion") || !strcmp(a->key2, "code");
 }
 
-static bool nuls_in_items(const char *path, const struct request_nuls *q)
+/* Whether every NUL of q is an item's text; else *bad is the first that
+ * is not. */
+static bool nuls_in_items(const char *path, const struct request_nuls *q,
+			  int *bad)
 {
-	if (q->n < 1 || q->n > SRV_NULS_MAX)
+	*bad = 0;
+	if (q->n < 1)
 		return false;
 	size_t pl = strlen(path);
 	bool step = !strncmp(path, "/v1/episodes/", 13) && pl > 18 &&
@@ -53,8 +56,10 @@ static bool nuls_in_items(const char *path, const struct request_nuls *q)
 				       (!strcmp(a->key0, "completion") ||
 					!strcmp(a->key0, "code"))
 				 : false;
-		if (!ok)
+		if (!ok) {
+			*bad = k;
 			return false;
+		}
 	}
 	return true;
 }
@@ -71,23 +76,43 @@ bool srv_request_nul(const char *key0, long idx1, const char *key2)
 	return false;
 }
 
-bool srv_nuls_begin(const char *path, const char *body, size_t len)
+static void nuls_free(struct request_nuls *q)
+{
+	if (q)
+		free(q->at);
+	free(q);
+}
+
+void *srv_nuls_enter(void)
+{
+	void *outer = request_nuls;
+	request_nuls = NULL;
+	return outer;
+}
+
+bool srv_nuls_begin(const char *path, const char *body, size_t len,
+		    long *bad_at)
 {
 	struct request_nuls *q = kf_xcalloc(1, sizeof(*q));
-	q->n = kf_json_nul_paths(body, len, q->at, SRV_NULS_MAX);
-	if (!nuls_in_items(path, q)) {
-		free(q);
+	/* Every one of them, however many items hold one. */
+	int n = kf_json_nul_paths(body, len, NULL, 0);
+	q->at = kf_xcalloc((size_t)(n > 0 ? n : 1), sizeof(*q->at));
+	q->n = kf_json_nul_paths(body, len, q->at, n);
+	int bad;
+	if (!nuls_in_items(path, q, &bad)) {
+		*bad_at = q->n > 0 ? q->at[bad].at : -1;
+		nuls_free(q);
 		return false;
 	}
-	free(request_nuls);
+	nuls_free(request_nuls);
 	request_nuls = q;
 	return true;
 }
 
-void srv_nuls_end(void)
+void srv_nuls_leave(void *outer)
 {
-	free(request_nuls);
-	request_nuls = NULL;
+	nuls_free(request_nuls);
+	request_nuls = outer;
 }
 
 /* An optional integer member in [lo, hi]: 0 and *out set (dflt when

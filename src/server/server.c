@@ -377,6 +377,9 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		kf_server_error(s, 413, "body_too_large", msg, out);
 		return;
 	}
+	/* An outer request's NUL marks (OpenEnv's routes handle requests of
+	 * their own inside theirs) are set aside until this one ends. */
+	void *outer_nuls = srv_nuls_enter();
 	cJSON *json = NULL;
 	if (!strcmp(method, "POST") && (!body || body_len == 0) &&
 	    !strcmp(path, "/reset")) {
@@ -387,6 +390,21 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 			kf_server_error(s, 400, "missing_body",
 					"this route takes a JSON object body",
 					out);
+			srv_nuls_leave(outer_nuls);
+			return;
+		}
+		/* JSON escapes its control characters: a raw NUL byte would
+		 * end a string early, unseen (a completion cut short of a
+		 * broken block and the code cap, say). */
+		const char *raw = memchr(body, 0, body_len);
+		if (raw) {
+			char msg[200];
+			snprintf(msg, sizeof(msg),
+				 "the body holds a raw NUL byte at byte %zu: "
+				 "JSON writes one in a string as \\u0000",
+				 (size_t)(raw - body));
+			kf_server_error(s, 400, "malformed_json", msg, out);
+			srv_nuls_leave(outer_nuls);
 			return;
 		}
 		const char *end = NULL;
@@ -411,23 +429,26 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 				 "the body is not valid JSON (near byte %zu)",
 				 at);
 			kf_server_error(s, 400, "malformed_json", msg, out);
+			srv_nuls_leave(outer_nuls);
 			return;
 		}
 		if (!cJSON_IsObject(json)) {
 			cJSON_Delete(json);
 			kf_server_error(s, 400, "bad_request",
 					"the body must be a JSON object", out);
+			srv_nuls_leave(outer_nuls);
 			return;
 		}
 		long nul = kf_json_nul_escape(body, body_len);
-		if (nul >= 0 && !srv_nuls_begin(path, body, body_len)) {
+		if (nul >= 0 && !srv_nuls_begin(path, body, body_len, &nul)) {
+			srv_nuls_leave(outer_nuls);
 			char msg[300];
 			snprintf(msg, sizeof(msg),
 				 "the body holds \\u0000 (a NUL character) in "
-				 "a string at byte %ld: kforge's strings end "
+				 "a string at byte %ld, not an item's "
+				 "completion or code: kforge's strings end "
 				 "at a NUL, so what follows it would be lost; "
-				 "remove NUL characters (from completions, "
-				 "for one) before sending",
+				 "remove NUL characters before sending",
 				 nul);
 			cJSON_Delete(json);
 			kf_server_error(s, 400, "nul_in_string", msg, out);
@@ -436,7 +457,7 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 	}
 	uint64_t t0 = kf_now_ns();
 	api_handle(s, method, path, json, out);
-	srv_nuls_end();
+	srv_nuls_leave(outer_nuls);
 	cJSON_Delete(json);
 	if (!strcmp(method, "POST")) {
 		double sec = (double)(kf_now_ns() - t0) / 1e9;

@@ -236,11 +236,17 @@ void api_route_openrlhf(struct kf_server *s, const cJSON *body,
  * item's text that kforge cannot read whole, which kf_server_handle let
  * through for that item alone to fail. */
 bool srv_request_nul(const char *key0, long idx1, const char *key2);
-/* Before a request whose body holds \u0000 is routed: whether every such
- * string is an item's text (then held for srv_request_nul until
- * srv_nuls_end), else false: the request is refused (nul_in_string). */
-bool srv_nuls_begin(const char *path, const char *body, size_t len);
-void srv_nuls_end(void);
+/* Around the handling of one request (one inside another, as OpenEnv's
+ * routes make, each with its own): srv_nuls_enter sets the outer's marks
+ * aside; srv_nuls_begin, for a body holding \u0000, says whether every
+ * such string is an item's text (then held for srv_request_nul), else
+ * false with *bad_at the byte of the first that is not: the request is
+ * refused (nul_in_string); srv_nuls_leave drops
+ * this request's and puts the outer's back. */
+void *srv_nuls_enter(void);
+bool srv_nuls_begin(const char *path, const char *body, size_t len,
+		    long *bad_at);
+void srv_nuls_leave(void *outer);
 /* An optional integer member in [lo, hi]: 0 and *out set (dflt when
  * absent), -1 when present and not such an integer. */
 int api_int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
