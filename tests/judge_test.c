@@ -701,9 +701,10 @@ static void test_judge_worker_observations(void)
 	CHECK_CONTAINS(v.reason, "3.000 ms of CPU time after its call");
 
 	/* A host report: honest when near the CPU time used less the
-	 * runner's own cost; forged far below half of it, in two calls in a
-	 * row. One such call alone is not (an honest runner on a loaded
-	 * machine once used 6.6 ms in a call it measured at 0.87 ms). */
+	 * runner's own cost; forged under 2 % of it at once, under half of
+	 * it in two calls in a row. One call under half alone is not (an
+	 * honest runner on a loaded machine once used 6.6 ms in a call it
+	 * measured at 0.87 ms). */
 	memset(&v, 0, sizeof(v));
 	int strikes = 0;
 	kf_judge_reply_cpu(9.9e6, 10.05e6, 0.05e6, &strikes, &v);
@@ -712,12 +713,18 @@ static void test_judge_worker_observations(void)
 	CHECK(v.status == KF_STATUS_OK && strikes == 1);
 	kf_judge_reply_cpu(0.86e6, 0.9e6, 0.05e6, &strikes, &v);
 	CHECK(v.status == KF_STATUS_OK && strikes == 0);
-	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &strikes, &v);
+	kf_judge_reply_cpu(1.0e6, 10.05e6, 0.05e6, &strikes, &v);
 	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_reply_cpu(1.0e6, 10.05e6, 0.05e6, &strikes, &v);
+	CHECK_STR(v.check, "tampering");
+	CHECK_CONTAINS(v.reason, "reported 1.000 ms for a call that used "
+				 "10.050 ms of CPU time, and under half");
+	memset(&v, 0, sizeof(v));
+	strikes = 0;
 	kf_judge_reply_cpu(0.001e6, 10.05e6, 0.05e6, &strikes, &v);
 	CHECK_STR(v.check, "tampering");
 	CHECK_CONTAINS(v.reason, "reported 0.001 ms for a call that used "
-				 "10.050 ms of CPU time, the 2-th such call");
+				 "10.050 ms of CPU time: it forged");
 
 	memset(&v, 0, sizeof(v));
 	kf_judge_flush(0x1234, 0x1234, &v);

@@ -1875,14 +1875,16 @@ void kf_judge_idle_cpu(uint64_t used_ns, struct verdict *v)
 }
 
 /* One thread cannot use more CPU time than the time it reports, beyond
- * the runner's own cost: a report under half of what is left, by more
- * than 1 ms, in KF_REPLY_CPU_STRIKES calls in a row, is a forged reply
- * (gross forgeries are caught at once; the rest by unaccounted_time over
- * all pairs). One such call alone is not: on two cores shared with a CI
- * run, an honest softmax's runner once used 6.6 ms of CPU time in a call
- * it measured at 0.87 ms, and never again in that evaluation. A forging
- * runner forges call after call. */
+ * the runner's own cost: a report under 2 % of what is left, when that is
+ * over 2 ms, is a forged reply at once; under half of it less 1 ms, in
+ * KF_REPLY_CPU_STRIKES calls in a row (gross forgeries are caught at
+ * once; the rest by unaccounted_time over all pairs). One call under half
+ * alone is not: on two cores shared with a CI run, an honest softmax's
+ * runner once used 6.6 ms of CPU time in a call it measured at 0.87 ms
+ * (13 %), and never again in that evaluation. A forging runner forges
+ * call after call. */
 #define KF_REPLY_CPU_STRIKES 2
+#define KF_REPLY_CPU_GROSS 0.02
 
 void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 			int *strikes, struct verdict *v)
@@ -1892,13 +1894,22 @@ void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 		*strikes = 0;
 		return;
 	}
-	if (++*strikes < KF_REPLY_CPU_STRIKES)
+	++*strikes;
+	bool gross = reported_ns < KF_REPLY_CPU_GROSS * sure && sure > 2e6;
+	if (!gross && *strikes < KF_REPLY_CPU_STRIKES)
 		return;
-	set(v, KF_STATUS_REJECTED, "tampering",
-	    "the candidate's process reported %.3f ms for a call that used "
-	    "%.3f ms of CPU time, the %d-th such call in a row: it forged "
-	    "the runner's reply",
-	    reported_ns / 1e6, cpu_ns / 1e6, *strikes);
+	if (gross)
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "the candidate's process reported %.3f ms for a call "
+		    "that used %.3f ms of CPU time: it forged the runner's "
+		    "reply",
+		    reported_ns / 1e6, cpu_ns / 1e6);
+	else
+		set(v, KF_STATUS_REJECTED, "tampering",
+		    "the candidate's process reported %.3f ms for a call "
+		    "that used %.3f ms of CPU time, and under half of it in "
+		    "the call before: it forged the runner's reply",
+		    reported_ns / 1e6, cpu_ns / 1e6);
 }
 
 void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v)
