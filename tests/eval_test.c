@@ -781,6 +781,17 @@ static void test_eval_check_calls_drawn_as_timed_inputs(void)
 		o.protocol = protocols[i];
 		cJSON *r = run(LAYERNORM,
 			       "redteam/host/layernorm_rsqrt_when_seen.c", &o);
+		/* Where every batch's base inputs are the fixture's rows of
+		 * mean 30, the estimate is within the reference's own float
+		 * noise and no check can see it (nor does it gain: 0.54x);
+		 * the bases and check calls are drawn per evaluation, and
+		 * about 3 in 100 evaluations drew so (measured). A second
+		 * evaluation draws again. */
+		if (!strcmp(status(r), "ok")) {
+			cJSON_Delete(r);
+			r = run(LAYERNORM,
+				"redteam/host/layernorm_rsqrt_when_seen.c", &o);
+		}
 		CHECK_STR(status(r), "rejected");
 		CHECK_STR(kf_json_str(r, "check"), "precision");
 		CHECK_CONTAINS(reason(r),
