@@ -7,7 +7,7 @@
  * (OpenEnv's sessions, docs/rl.md) is answered 101 and the connection
  * handed to kf_server_ws_serve in a thread of its own. Run as `kforge-serve
  * --eval-child ...` it is the process that evaluates one item
- * (kf_server_eval_child).
+ * (kf_exec_child_main, include/kforge/exec.h).
  *
  * Kept out of build/kforge so that the CLI does not need libmicrohttpd (nor
  * libwslay and nettle, which src/server/websocket.c uses).
@@ -31,6 +31,7 @@
 
 #include <kforge/base.h>
 #include <kforge/search.h>
+#include <kforge/exec.h>
 #include <kforge/server.h>
 
 #include "serve_usage.h"
@@ -516,7 +517,7 @@ static int opt_name_num(int code, const char *v, double lo, double hi,
 int main(int argc, char **argv)
 {
 	if (argc > 1 && !strcmp(argv[1], "--eval-child"))
-		return kf_server_eval_child(argc - 1, argv + 1);
+		return kf_exec_child_main(argc - 1, argv + 1);
 
 	struct kf_server_opts so = KF_SERVER_OPTS_INIT;
 	double port = 8471, client_timeout = 30, max_conn = 4096, v = 0;

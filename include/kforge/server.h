@@ -8,8 +8,8 @@
  * too, over a socket the HTTP layer has upgraded (kf_server_ws_serve).
  *
  * Every evaluation runs in a child process of its own (the eval executable
- * run as `EXE --eval-child ...`, see kf_server_eval_child), started by one of
- * a bounded pool of worker threads that take items off a bounded queue. With
+ * run as `EXE --eval-child ...`: kf_exec_child_main, exec.h), started by
+ * one of a bounded pool of worker threads that take items off a bounded queue. With
  * a Redis farm (opts.redis, docs/scale.md) the worker threads submit their
  * evaluations to the farm instead (kf_rfarm_submit), each waiting for its
  * job's answer; the store, rewards and answers stay here.
@@ -171,12 +171,5 @@ void kf_server_ws_accept(const char *key, char out[29]);
 void kf_server_ws_serve(struct kf_server *s, int fd, const char *extra,
 			size_t extra_len);
 
-/*
- * The eval child: argv is {"--eval-child", TASK, CANDIDATE, OPTS_JSON}.
- * Evaluates CANDIDATE with kf_eval and writes the result JSON as one frame
- * to standard output ({"engine_error": MSG} when no evaluation could
- * start). Returns the process's exit code.
- */
-int kf_server_eval_child(int argc, char **argv);
 
 #endif

@@ -35,13 +35,6 @@ size_t kf_server_body_cap(const struct kf_server *s)
 	return s->o.body_cap;
 }
 
-/* ---- the eval child ---- */
-
-int kf_server_eval_child(int argc, char **argv)
-{
-	return kf_exec_child_main(argc, argv);
-}
-
 /* Runs one evaluation through the server's executor (an eval child, or a
  * job on the farm); fills j->result or j->error. Called with no lock
  * held. */
