@@ -766,6 +766,36 @@ static void test_base_proc_run_keeps_stdout_before_a_later_stderr_line(void)
 	}
 }
 
+/* stdout whole, then stderr, however the child's writes fall: a result
+ * of two writes with a progress line written before it and one between
+ * (the reader has read the first write by then), as kforge bench --json
+ * printed a 6 KB summary through stdio's 4 KB buffer. */
+static void test_base_proc_run_keeps_stdout_whole_across_writes(void)
+{
+	char *argv[] = {"/usr/bin/python3", "-c",
+			"import os, time; os.write(2, b'[1/2]\\n'); "
+			"os.write(1, b'a' * 4096); time.sleep(0.3); "
+			"os.write(2, b'[2/2]\\n'); os.write(1, b'b' * 2000)",
+			NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = -1;
+	CHECK(kf_proc_run(argv, 20000, 1 << 20, &out, &status, NULL) == 0);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	const char *t = kf_strbuf_str(&out);
+	CHECK_MSG(out.len == 6108, "%zu bytes", out.len);
+	CHECK_MSG(strspn(t, "a") == 4096 && strspn(t + 4096, "b") == 2000 &&
+		      !strcmp(t + 6096, "[1/2]\n[2/2]\n"),
+		  "the stderr line at byte %zu", strcspn(t, "["));
+	kf_strbuf_release(&out);
+	/* The cap counts both: 5000 of stdout, none of stderr. */
+	CHECK(kf_proc_run(argv, 20000, 5000, &out, &status, NULL) == 0);
+	CHECK_MSG(out.len > 5000 && strspn(kf_strbuf_str(&out), "ab") == 5000,
+		  "%s", kf_strbuf_str(&out) + 5000);
+	CHECK_CONTAINS(kf_strbuf_str(&out) + 5000,
+		       "[1108 more bytes of output dropped]");
+	kf_strbuf_release(&out);
+}
+
 static void test_base_proc_run_exit_status(void)
 {
 	char *argv[] = {"/bin/sh", "-c", "echo bye; exit 3", NULL};
@@ -1127,6 +1157,7 @@ KF_TESTS(base) = {
     KF_TEST(test_base_frame_non_object_is_refused),
     KF_TEST(test_base_proc_run_captures_stdout_and_stderr),
     KF_TEST(test_base_proc_run_keeps_stdout_before_a_later_stderr_line),
+    KF_TEST(test_base_proc_run_keeps_stdout_whole_across_writes),
     KF_TEST(test_base_proc_run_exit_status),
     KF_TEST(test_base_proc_run_output_cap),
     KF_TEST(test_base_proc_run_timeout_kills),

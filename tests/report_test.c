@@ -249,9 +249,16 @@ static char *bench_json(void)
 		    "--trials", "5", "--time-cap", "0.1", "--json",
 		    "--report", direct);
 		CHECK_MSG(o.code == 0, "bench: %s", o.out);
-		const char *j = o.out[0] == '{' ? o.out : strstr(o.out, "\n{");
-		CHECK_MSG(j, "%s", o.out);
-		kf_test_write_text(path, j);
+		/* stdout's JSON comes first, then stderr's lines. */
+		const char *end = NULL;
+		cJSON *sum = cJSON_ParseWithOpts(o.out, &end, false);
+		CHECK_MSG(sum && o.out[0] == '{', "%s", o.out);
+		CHECK_MSG(*end == '\n' && strstr(end, "kforge: report: wrote"),
+			  "after the JSON: %s", end);
+		char *text = kf_xasprintf("%.*s\n", (int)(end - o.out), o.out);
+		kf_test_write_text(path, text);
+		free(text);
+		cJSON_Delete(sum);
 		mark_fresh(dir, "bench.json", key);
 		free(o.out);
 		free(er);

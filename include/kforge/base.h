@@ -211,9 +211,10 @@ void kf_argv_add(struct kf_argv *a, const char *s);
 void kf_argv_free(struct kf_argv *a); /* frees every string; zeroes a */
 
 /*
- * Runs argv to completion with stdout and stderr captured together into out
- * (at most cap_bytes kept, the rest dropped and counted). Returns KF_ETIMEDOUT
- * when timeout_ms passes (the child is killed), else 0 with *status set.
+ * Runs argv to completion with stdout and stderr captured into out: all of
+ * stdout, then all of stderr (at most cap_bytes kept in all, the rest
+ * dropped and counted). Returns KF_ETIMEDOUT when timeout_ms passes (the
+ * child is killed; out holds what it wrote), else 0 with *status set.
  */
 int kf_proc_run(char *const argv[], int timeout_ms, size_t cap_bytes,
 		struct kf_strbuf *out, int *status, struct kf_err *err);

@@ -302,17 +302,23 @@ int kf_proc_run_limited(char *const argv[], const struct kf_limits *lim,
 	p.to_child = -1;
 	uint64_t end = kf_now_ns() + (uint64_t)timeout_ms * 1000000ull;
 	struct pollfd fds[2] = {{p.from_child, POLLIN, 0}, {pfd[0], POLLIN, 0}};
+	/* Each stream to its own buffer; out gets stdout whole, then stderr.
+	 * Read in turn into one buffer they interleave wherever the child's
+	 * writes and these reads happen to fall (a JSON result of two
+	 * write()s cut by an earlier progress line, when the machine is
+	 * busy). */
+	struct kf_strbuf got[2] = {KF_STRBUF_INIT, KF_STRBUF_INIT};
 	int open_fds = 2;
 	size_t dropped = 0;
 	char buf[4096];
 	while (open_fds > 0) {
 		uint64_t now = kf_now_ns();
 		if (now >= end) {
-			close(pfd[0]);
 			kf_proc_kill(&p, status);
-			return kf_err_set(err, KF_ETIMEDOUT,
-					  "%s: no result after %d ms", argv[0],
-					  timeout_ms);
+			rc = kf_err_set(err, KF_ETIMEDOUT,
+					"%s: no result after %d ms", argv[0],
+					timeout_ms);
+			break;
 		}
 		int r = poll(fds, 2, (int)((end - now) / 1000000ull) + 1);
 		if (r < 0 && errno == EINTR)
@@ -320,32 +326,40 @@ int kf_proc_run_limited(char *const argv[], const struct kf_limits *lim,
 		for (int i = 0; i < 2; i++) {
 			if (fds[i].fd < 0 || !fds[i].revents)
 				continue;
-			/* stdout first: what the child wrote there before a
-			 * line on stderr is in its pipe by then, and the two
-			 * read in turn would interleave (a JSON result cut by
-			 * the status line, when the machine is busy). */
-			if (i == 1 && fds[0].fd >= 0 && fds[0].revents)
-				continue;
 			ssize_t n = read(fds[i].fd, buf, sizeof(buf));
+			if (n < 0 && (errno == EINTR || errno == EAGAIN))
+				continue;
 			if (n <= 0) {
 				fds[i].fd = -1;
 				open_fds--;
 				continue;
 			}
 			size_t keep = (size_t)n;
-			if (out->len + keep > cap_bytes)
-				keep = cap_bytes > out->len
-					   ? cap_bytes - out->len
+			if (got[i].len + keep > cap_bytes)
+				keep = cap_bytes > got[i].len
+					   ? cap_bytes - got[i].len
 					   : 0;
 			dropped += (size_t)n - keep;
 			if (keep)
-				kf_strbuf_add(out, buf, keep);
+				kf_strbuf_add(&got[i], buf, keep);
 		}
 	}
 	close(pfd[0]);
+	size_t used = 0;
+	for (int i = 0; i < 2; i++) {
+		size_t room = cap_bytes - used; /* used <= cap_bytes */
+		size_t keep = got[i].len < room ? got[i].len : room;
+		used += keep;
+		if (keep)
+			kf_strbuf_add(out, got[i].buf, keep);
+		dropped += got[i].len - keep;
+		kf_strbuf_release(&got[i]);
+	}
 	if (dropped)
 		kf_strbuf_addf(out, "\n[%zu more bytes of output dropped]\n",
 			       dropped);
+	if (rc)
+		return rc;
 	/* The output has ended but the child may still run: it gets what is
 	 * left of the deadline, not a fresh one. */
 	uint64_t now = kf_now_ns();
