@@ -508,6 +508,40 @@ static void test_base_utc_iso8601_shape(void)
 
 /* ---- JSON helpers ---- */
 
+/* Lone surrogate escapes become \ufffd in place; pairs, escaped
+ * backslashes and other escapes are kept; cJSON then reads the text. */
+static void test_base_json_lone_surrogates(void)
+{
+	struct {
+		const char *in, *out;
+		long n;
+	} cases[] = {
+	    {"{\"a\": \"x \\ud800 y\"}", "{\"a\": \"x \\ufffd y\"}", 1},
+	    {"{\"a\": \"\\uDC00\"}", "{\"a\": \"\\ufffd\"}", 1},
+	    {"{\"a\": \"\\ud83d\\ude00\"}", "{\"a\": \"\\ud83d\\ude00\"}", 0},
+	    {"{\"a\": \"\\ud800\\u0041\"}", "{\"a\": \"\\ufffd\\u0041\"}", 1},
+	    {"{\"a\": \"\\\\ud800\"}", "{\"a\": \"\\\\ud800\"}", 0},
+	    {"{\"a\": \"\\ude00\\ud83d\"}", "{\"a\": \"\\ufffd\\ufffd\"}", 2},
+	    {"{\"a\": \"\\ud800\\ud800\\udc00\"}",
+	     "{\"a\": \"\\ufffd\\ud800\\udc00\"}", 1},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		size_t len = strlen(cases[k].in);
+		char *t = kf_xstrdup(cases[k].in);
+		CHECK(kf_json_lone_surrogates(cases[k].in, NULL, len) ==
+		      cases[k].n);
+		CHECK(kf_json_lone_surrogates(cases[k].in, t, len) ==
+		      cases[k].n);
+		CHECK_STR(t, cases[k].out);
+		cJSON *j = cJSON_Parse(t);
+		CHECK_MSG(j, "%s", t);
+		cJSON_Delete(j);
+		free(t);
+	}
+	/* Cut short at the end: nothing read past len. */
+	CHECK(kf_json_lone_surrogates("\"\\ud8", NULL, 5) == 0);
+}
+
 static void test_base_json_helpers(void)
 {
 	cJSON *o = cJSON_Parse("{\"s\":\"v\",\"n\":2.5,\"b\":true}");
@@ -1147,6 +1181,7 @@ KF_TESTS(base) = {
     KF_TEST(test_base_path_join),
     KF_TEST(test_base_utc_iso8601_shape),
     KF_TEST(test_base_json_helpers),
+    KF_TEST(test_base_json_lone_surrogates),
     KF_TEST(test_base_frame_round_trip),
     KF_TEST(test_base_frame_larger_than_pipe_buffer),
     KF_TEST(test_base_frame_over_cap_is_refused),

@@ -752,6 +752,91 @@ static void test_server_openenv_ws_frames(void)
 }
 
 /* OpenEnv's own client (openenv-core), where it is installed. */
+/* The status of an observation's item (metadata.item.status, or
+ * metadata.status), and its reason. */
+static const char *obs_item(const cJSON *obs, const char *key)
+{
+	const cJSON *m = cJSON_GetObjectItem(obs, "metadata");
+	const char *v = kf_json_str(cJSON_GetObjectItem(m, "item"), key);
+	return v ? v : kf_json_str(m, key);
+}
+
+/* A completion or code holding \u0000 is that step's failure
+ * (compile_error, nul_in_completion, the turn counted) on /step and /ws,
+ * as on the episode's own route; a NUL elsewhere refuses the request. A
+ * lone surrogate escape is read as U+FFFD, not a malformed body (a blind
+ * round found both voided the step). */
+static void test_server_openenv_nul_and_lone_surrogate_fail_the_step(void)
+{
+	struct kf_test_serve s;
+	start(&s);
+	cJSON *j;
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"completion\": \"```c\\nint x;\\n```"
+		   "\\u0000```c\\nint y;```\"}}",
+		   &j) == 200);
+	const cJSON *obs = cJSON_GetObjectItem(j, "observation");
+	CHECK_STR(obs_item(obs, "status"), "compile_error");
+	CHECK_CONTAINS(obs_item(obs, "reason"), "NUL");
+	CHECK(kf_json_num(j, "reward", 0) == -4);
+	cJSON_Delete(j);
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"code\": \"int x;\\u0000\"}}", &j) == 200);
+	CHECK_STR(obs_item(cJSON_GetObjectItem(j, "observation"), "status"),
+		  "compile_error");
+	cJSON_Delete(j);
+	/* Anywhere else it is refused. */
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"code\": \"x\", \"problem_id\": "
+		   "\"sc\\u0000ale\"}}",
+		   &j) == 400);
+	CHECK_STR(kf_json_str(cJSON_GetObjectItem(j, "error"), "code"),
+		  "nul_in_string");
+	cJSON_Delete(j);
+	/* A lone surrogate: the step is scored, the body not refused. */
+	CHECK(http(s.port, "POST", "/step",
+		   "{\"action\": {\"completion\": \"no code \\ud800 here\"}}",
+		   &j) == 200);
+	obs = cJSON_GetObjectItem(j, "observation");
+	CHECK_STR(obs_item(obs, "status"), "compile_error");
+	CHECK(kf_json_num(j, "reward", 0) == -4);
+	cJSON_Delete(j);
+
+	/* /ws: the turn is counted, the session goes on. */
+	int fd = ws_open(s.port);
+	j = ws_ask(fd, "{\"type\": \"reset\", \"data\": {\"problem_id\": "
+		       "\"scale\", \"max_turns\": 4}}");
+	CHECK_STR(kf_json_str(j, "type"), "observation");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"step\", \"data\": {\"completion\": "
+		       "\"```c\\nint x;```\\u0000\"}}");
+	CHECK_STR(kf_json_str(j, "type"), "observation");
+	obs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "observation");
+	CHECK_STR(obs_item(obs, "status"), "compile_error");
+	CHECK_CONTAINS(obs_item(obs, "reason"), "NUL");
+	CHECK(kf_json_num(obs, "turn", 0) == 1);
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"step\", \"data\": {\"completion\": "
+		       "\"\\udc00 and nothing\"}}");
+	CHECK_STR(kf_json_str(j, "type"), "observation");
+	obs = cJSON_GetObjectItem(cJSON_GetObjectItem(j, "data"), "observation");
+	CHECK(kf_json_num(obs, "turn", 0) == 2);
+	cJSON_Delete(j);
+	/* A NUL in a message's other string: an error, no turn. */
+	j = ws_ask(fd, "{\"type\": \"st\\u0000ep\", \"data\": {}}");
+	CHECK_STR(kf_json_str(j, "type"), "error");
+	CHECK_CONTAINS(kf_json_str(cJSON_GetObjectItem(j, "data"), "message"),
+		       "not a step's completion or code");
+	cJSON_Delete(j);
+	j = ws_ask(fd, "{\"type\": \"state\"}");
+	const cJSON *d = cJSON_GetObjectItem(j, "data");
+	CHECK(kf_json_num(d, "step_count", 0) == 2);
+	CHECK(cJSON_GetArraySize(cJSON_GetObjectItem(d, "rewards")) == 2);
+	cJSON_Delete(j);
+	close(fd);
+	kf_test_serve_stop(&s);
+}
+
 static void test_server_openenv_client(void)
 {
 	const char *env = getenv("KFORGE_OPENENV_PYTHON");
@@ -784,6 +869,7 @@ KF_TESTS(server_openenv) = {
     KF_TEST(test_server_openenv_http),
     KF_TEST(test_server_openenv_websocket),
     KF_TEST(test_server_openenv_ws_frames),
+    KF_TEST(test_server_openenv_nul_and_lone_surrogate_fail_the_step),
     KF_TEST(test_server_openenv_client),
     KF_TESTS_END,
 };

@@ -939,6 +939,20 @@ static void test_server_nul_in_a_completion_fails_its_item_only(void)
 	CHECK_STR(kf_json_str(one, "status"), "compile_error");
 	reply_free(&r);
 	kf_strbuf_release(&b);
+	/* A lone surrogate escape is read as U+FFFD: that completion has no
+	 * code; the request is not malformed, the good item is scored. */
+	body = kf_xasprintf("{\"items\": [{\"id\": \"ok\", \"problem_id\": "
+			    "\"scale\", \"completion\": %s}, {\"id\": \"lone\", "
+			    "\"problem_id\": \"scale\", \"completion\": "
+			    "\"hi \\ud800 there\"}]}",
+			    ok_json);
+	http(s.port, "POST", "/v1/score", body, &r);
+	CHECK_MSG(r.status == 200, "%d %.300s", r.status, r.body);
+	CHECK_STR(kf_json_str(find_item(cJSON_GetObjectItem(r.json, "items"), "ok"), "status"), "ok");
+	CHECK_STR(kf_json_str(find_item(cJSON_GetObjectItem(r.json, "items"), "lone"), "status"),
+		  "compile_error");
+	reply_free(&r);
+	free(body);
 	/* An episode's step: the turn is counted, a failure. */
 	http(s.port, "POST", "/v1/episodes",
 	     "{\"problem_id\": \"scale\", \"max_turns\": 2}", &r);

@@ -254,13 +254,14 @@ double kf_json_num(const cJSON *obj, const char *key, double dflt);
  * would be lost without a word), or -1 when there is none. */
 long kf_json_nul_escape(const char *text, size_t len);
 /* Where a string holding \u0000 is in well-formed JSON text: the first
- * three components of its path (an object's key, an array's index, an
- * object's key; "" or -1 where the path is shorter or they are not those
- * kinds), its depth (components; -1 for a key that holds one) and the
- * escape's byte offset. */
+ * three components of its path (an object's key; an array's index or an
+ * object's key; an object's key; "" or -1 where the path is shorter or
+ * they are not those kinds), its depth (components; -1 for a key that
+ * holds one) and the escape's byte offset. */
 struct kf_json_nul_at {
 	char key0[64];
 	long idx1;
+	char key1[64];
 	char key2[64];
 	int depth;
 	long at;
@@ -270,6 +271,15 @@ struct kf_json_nul_at {
  * that cJSON parsed. */
 int kf_json_nul_paths(const char *text, size_t len,
 		      struct kf_json_nul_at *out, int max);
+/* Rewrites, in place, each \u escape of a UTF-16 surrogate that is not
+ * half of a pair (a high \uD800-\uDBFF followed by a low \uDC00-\uDFFF)
+ * into \uFFFD, the replacement character, of the same length; returns
+ * how many it rewrote (text NULL: only counts). cJSON refuses a lone
+ * surrogate, which JSON's grammar allows (RFC 8259 8.2). */
+long kf_json_lone_surrogates(const char *text, char *rewrite, size_t len);
+/* A copy of text[0..len) (NUL-terminated) with its lone surrogates
+ * rewritten, or NULL when it has none. */
+char *kf_json_fix_lone_surrogates(const char *text, size_t len);
 /* Prints compactly; caller frees. */
 char *kf_json_print(const cJSON *obj);
 

@@ -115,6 +115,10 @@ int kf_json_nul_paths(const char *text, size_t len,
 						 is_key ? "" : f[0].key);
 				if (depth >= 2 && f[1].array)
 					o->idx1 = f[1].index;
+				if (depth >= 2 && !f[1].array &&
+				    !(depth == 2 && is_key))
+					snprintf(o->key1, sizeof(o->key1), "%s",
+						 f[1].key);
 				if (depth >= 3 && !f[2].array && !is_key)
 					snprintf(o->key2, sizeof(o->key2), "%s",
 						 f[2].key);
@@ -123,4 +127,62 @@ int kf_json_nul_paths(const char *text, size_t len,
 		}
 	}
 	return found;
+}
+
+static int hex4(const char *p)
+{
+	int v = 0;
+	for (int k = 0; k < 4; k++) {
+		char c = p[k];
+		int d = c >= '0' && c <= '9'   ? c - '0'
+			: c >= 'a' && c <= 'f' ? c - 'a' + 10
+			: c >= 'A' && c <= 'F' ? c - 'A' + 10
+					       : -1;
+		if (d < 0)
+			return -1;
+		v = v * 16 + d;
+	}
+	return v;
+}
+
+long kf_json_lone_surrogates(const char *text, char *rewrite, size_t len)
+{
+	long n = 0;
+	for (size_t i = 0; i + 1 < len; i++) {
+		if (text[i] != '\\')
+			continue;
+		if (text[i + 1] != 'u' || i + 6 > len) {
+			i++; /* the escaped character */
+			continue;
+		}
+		int u = hex4(text + i + 2);
+		if (u < 0xd800 || u > 0xdfff) {
+			i += 5;
+			continue;
+		}
+		if (u <= 0xdbff && i + 12 <= len && text[i + 6] == '\\' &&
+		    text[i + 7] == 'u') {
+			int lo = hex4(text + i + 8);
+			if (lo >= 0xdc00 && lo <= 0xdfff) {
+				i += 11; /* a pair */
+				continue;
+			}
+		}
+		if (rewrite)
+			memcpy(rewrite + i + 2, "fffd", 4);
+		n++;
+		i += 5;
+	}
+	return n;
+}
+
+char *kf_json_fix_lone_surrogates(const char *text, size_t len)
+{
+	if (kf_json_lone_surrogates(text, NULL, len) == 0)
+		return NULL;
+	char *fixed = kf_xmalloc(len + 1);
+	memcpy(fixed, text, len);
+	fixed[len] = '\0';
+	kf_json_lone_surrogates(text, fixed, len);
+	return fixed;
 }

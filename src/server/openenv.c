@@ -165,12 +165,16 @@ static void failf(struct oe_fail *f, int status, const char *code,
  * server keeps no more episodes.
  */
 static int call(struct kf_server *s, const char *method, const char *path,
-		cJSON *body, const char *loc, cJSON **answer,
-		struct oe_fail *f)
+		cJSON *body, const char *nul_key, const char *loc,
+		cJSON **answer, struct oe_fail *f)
 {
 	struct kf_server_response r;
 	memset(&r, 0, sizeof(r));
+	/* The inner request's own NUL marks: nul_key (an action's text that
+	 * held \u0000, cut at it in body) or none. */
+	void *outer = srv_nuls_inner(nul_key);
 	api_episodes_route(s, method, path, body, &r);
+	srv_nuls_leave(outer);
 	cJSON *j = r.body ? cJSON_Parse(r.body) : NULL;
 	int rc = 0;
 	if (r.status < 400 && cJSON_IsObject(j)) {
@@ -521,7 +525,7 @@ static cJSON *oe_reset(struct srv_openenv *o, const cJSON *kwargs,
 	}
 	cJSON_AddStringToObject(body, "problem_id", pid);
 	cJSON *ans = NULL;
-	int rc = call(o->s, "POST", "/v1/episodes", body, loc, &ans, f);
+	int rc = call(o->s, "POST", "/v1/episodes", body, NULL, loc, &ans, f);
 	cJSON_Delete(body);
 	if (rc)
 		return NULL;
@@ -637,7 +641,13 @@ static cJSON *oe_step(struct srv_openenv *o, const cJSON *action,
 		cJSON_AddNumberToObject(body, "deadline_s", timeout_s);
 	char *path = kf_xasprintf("/v1/episodes/%s/step", o->episode);
 	cJSON *ans = NULL;
-	int rc = call(o->s, "POST", path, body, loc, &ans, f);
+	/* A text that held \u0000 fails as the step's own (nul_in_completion,
+	 * the turn counted), as on the episode's route. */
+	const char *text_key = completion ? "completion" : "code";
+	bool nul = srv_request_nul_in(!strcmp(loc, "data") ? "data" : "action",
+				      text_key);
+	int rc = call(o->s, "POST", path, body, nul ? text_key : NULL, loc,
+		      &ans, f);
 	free(path);
 	cJSON_Delete(body);
 	if (rc)
@@ -667,7 +677,7 @@ static cJSON *oe_state(struct srv_openenv *o, struct oe_fail *f)
 	}
 	char *path = kf_xasprintf("/v1/episodes/%s", o->episode);
 	cJSON *ans = NULL;
-	int rc = call(o->s, "GET", path, NULL, "", &ans, f);
+	int rc = call(o->s, "GET", path, NULL, NULL, "", &ans, f);
 	free(path);
 	if (rc) {
 		cJSON_Delete(st);
@@ -739,6 +749,13 @@ static int check_message(const cJSON *m, bool data_ok, struct oe_fail *f)
 char *srv_openenv_message(struct srv_openenv *o, const char *text,
 			  size_t len, bool *close)
 {
+	/* A lone surrogate escape is read as U+FFFD (server.c). */
+	char *fixed = kf_json_fix_lone_surrogates(text, len);
+	if (fixed) {
+		char *answer = srv_openenv_message(o, fixed, len, close);
+		free(fixed);
+		return answer;
+	}
 	struct oe_fail f;
 	memset(&f, 0, sizeof(f));
 	*close = false;
@@ -761,13 +778,18 @@ char *srv_openenv_message(struct srv_openenv *o, const char *text,
 		      byte > len ? len : byte);
 		return ws_error(&f);
 	}
+	/* A step's completion or code may hold \u0000 (it fails as that
+	 * step's, srv_nuls_begin); any other string may not. */
 	long nul = kf_json_nul_escape(text, len);
-	if (nul >= 0) {
+	void *outer_nuls = srv_nuls_enter();
+	if (nul >= 0 && !srv_nuls_begin("/ws", text, len, &nul)) {
+		srv_nuls_leave(outer_nuls);
 		cJSON_Delete(m);
 		invalid(&f, "string_nul", "",
 			"Invalid message: \\u0000 (a NUL character) in a "
-			"string at byte %ld: kforge's strings end at a NUL, so "
-			"what follows it would be lost",
+			"string at byte %ld, not a step's completion or code: "
+			"kforge's strings end at a NUL, so what follows it "
+			"would be lost",
 			nul);
 		return ws_error(&f);
 	}
@@ -809,6 +831,7 @@ char *srv_openenv_message(struct srv_openenv *o, const char *text,
 	if (!answer && !*close)
 		answer = ws_error(&f);
 out:
+	srv_nuls_leave(outer_nuls);
 	cJSON_Delete(f.errors);
 	cJSON_Delete(m);
 	return answer;

@@ -19,9 +19,11 @@
  * NUL, so such a request is refused whole (nul_in_string), unless every
  * one is an item's code or completion (items[i].completion or .code on
  * /v1/score, query[i] on /v1/openrlhf, completion or code of an episode's
- * step): then that item alone is not evaluated and fails (a model's reply
- * must not void its batch). Held for the handling thread while the
- * request is routed (srv_nuls_begin, srv_request_nul, srv_nuls_end). */
+ * step, action.completion or .code of OpenEnv's /step, data.completion or
+ * .code of a /ws message): then that item alone is not evaluated and
+ * fails (a model's reply must not void its batch). Held for the handling
+ * thread while the request is routed (srv_nuls_begin, srv_request_nul,
+ * srv_nuls_leave). */
 struct request_nuls {
 	struct kf_json_nul_at *at;
 	int n;
@@ -55,7 +57,13 @@ static bool nuls_in_items(const char *path, const struct request_nuls *q,
 			  : step ? a->depth == 1 &&
 				       (!strcmp(a->key0, "completion") ||
 					!strcmp(a->key0, "code"))
-				 : false;
+			  : !strcmp(path, "/step") || !strcmp(path, "/ws")
+			      ? a->depth == 2 &&
+				    !strcmp(a->key0, path[1] == 's' ? "action"
+								    : "data") &&
+				    (!strcmp(a->key1, "completion") ||
+				     !strcmp(a->key1, "code"))
+			      : false;
 		if (!ok) {
 			*bad = k;
 			return false;
@@ -73,6 +81,16 @@ bool srv_request_nul(const char *key0, long idx1, const char *key2)
 		    !strcmp(a->key2, key2 ? key2 : ""))
 			return true;
 	}
+	return false;
+}
+
+bool srv_request_nul_in(const char *key0, const char *key1)
+{
+	const struct request_nuls *q = request_nuls;
+	for (int k = 0; q && k < q->n; k++)
+		if (q->at[k].depth == 2 && !strcmp(q->at[k].key0, key0) &&
+		    !strcmp(q->at[k].key1, key1))
+			return true;
 	return false;
 }
 
@@ -107,6 +125,21 @@ bool srv_nuls_begin(const char *path, const char *body, size_t len,
 	nuls_free(request_nuls);
 	request_nuls = q;
 	return true;
+}
+
+void *srv_nuls_inner(const char *key0)
+{
+	void *outer = srv_nuls_enter();
+	if (key0) {
+		struct request_nuls *q = kf_xcalloc(1, sizeof(*q));
+		q->at = kf_xcalloc(1, sizeof(*q->at));
+		q->n = 1;
+		snprintf(q->at[0].key0, sizeof(q->at[0].key0), "%s", key0);
+		q->at[0].idx1 = -1;
+		q->at[0].depth = 1;
+		request_nuls = q;
+	}
+	return outer;
 }
 
 void srv_nuls_leave(void *outer)

@@ -358,6 +358,17 @@ void kf_server_handle(struct kf_server *s, const char *method, const char *path,
 		      const char *body, size_t body_len,
 		      struct kf_server_response *out)
 {
+	/* A lone surrogate escape (\ud800 alone) is read as U+FFFD: cJSON
+	 * would refuse the whole body for what is one completion's flaw.
+	 * The rewrite keeps every byte offset. */
+	char *fixed = body && body_len <= s->o.body_cap
+			  ? kf_json_fix_lone_surrogates(body, body_len)
+			  : NULL;
+	if (fixed) {
+		kf_server_handle(s, method, path, fixed, body_len, out);
+		free(fixed);
+		return;
+	}
 	memset(out, 0, sizeof(*out));
 	pthread_mutex_lock(&s->lock);
 	s->requests++;

@@ -247,6 +247,14 @@ void *srv_nuls_enter(void);
 bool srv_nuls_begin(const char *path, const char *body, size_t len,
 		    long *bad_at);
 void srv_nuls_leave(void *outer);
+/* Whether a string at key0.key1 of the request held \u0000 (OpenEnv's
+ * action.completion, say). */
+bool srv_request_nul_in(const char *key0, const char *key1);
+/* For a request made inside another (OpenEnv's step onto an episode's):
+ * sets the outer's marks aside, as srv_nuls_enter, and marks the inner
+ * body's member key0 (NULL: none) as holding \u0000; srv_nuls_leave
+ * ends it. */
+void *srv_nuls_inner(const char *key0);
 /* An optional integer member in [lo, hi]: 0 and *out set (dflt when
  * absent), -1 when present and not such an integer. */
 int api_int_member(const cJSON *o, const char *key, int lo, int hi, int dflt,
