@@ -1298,8 +1298,10 @@ class GraphModel:
 # also looks from outside (Side.outside): the processes in the sandbox, and
 # the CPU time of those its runner or init waited for after the load.
 _SECCOMP_ARCH = {"x86_64": (0xC000003E, {"fork": 57, "vfork": 58, "clone": 56,
-                                         "clone3": 435}),
-                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435})}
+                                         "clone3": 435, "shmget": 29,
+                                         "msgget": 68}),
+                 "aarch64": (0xC00000B7, {"clone": 220, "clone3": 435,
+                                          "shmget": 194, "msgget": 186})}
 
 
 def _bpf(code, jt, jf, k):
@@ -1310,10 +1312,12 @@ def process_filter(action, flags):
     """Installs a seccomp filter under which fork, vfork and clone without
     CLONE_THREAD get action (a SECCOMP_RET_ value), clone3 fails with
     ENOSYS (so that the C library falls back to clone, whose flags a filter
-    can read) and system calls of any other ABI are refused; threads go on
-    through clone. flags are seccomp(2)'s. Returns what seccomp returned
-    (0, or a listener's descriptor); raises OSError with why it could
-    not."""
+    can read), System V shared memory and message queues fail with EPERM
+    (their memory is the kernel's, held by the runner's IPC namespace
+    until it ends, and no limit counts it) and system calls of any other
+    ABI are refused; threads go on through clone. flags are seccomp(2)'s.
+    Returns what seccomp returned (0, or a listener's descriptor); raises
+    OSError with why it could not."""
     machine = os.uname().machine
     if machine not in _SECCOMP_ARCH:
         raise OSError("no seccomp filter for %s" % machine)
@@ -1329,6 +1333,8 @@ def process_filter(action, flags):
     for name in ("fork", "vfork"):
         if name in nr:
             prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, action)]
+    for name in ("shmget", "msgget"):
+        prog += [_bpf(JEQ, 0, 1, nr[name]), _bpf(RET, 0, 0, ERRNO | 1)]
     prog += [_bpf(JEQ, 0, 1, nr["clone3"]), _bpf(RET, 0, 0, ERRNO | ENOSYS),
              _bpf(JEQ, 0, 3, nr["clone"]),
              _bpf(LD, 0, 0, 16),                    # clone's flags, low word

@@ -244,6 +244,13 @@ int kf_sandbox_enter(const char *backend, struct kf_err *err)
 					      SECCOMP_RET_KILL_PROCESS));
 	load_nr(&p);
 	kill_if_flags(&p, SYS_shmat, 2, SHM_EXEC);
+	/* No System V segments or message queues: their memory is the
+	 * kernel's, held by the runner's IPC namespace until it ends, and no
+	 * limit of the process counts it (a segment detached after use is in
+	 * no address space). Refused, not killed: a library that tries one
+	 * carries on. */
+	on(&p, SYS_shmget, SECCOMP_RET_ERRNO | EPERM);
+	on(&p, SYS_msgget, SECCOMP_RET_ERRNO | EPERM);
 	if (host) {
 		/* No timers: a handler could finish the work after the call
 		 * returned, outside the timed window. */
