@@ -2781,6 +2781,24 @@ RUNNER_SHM_BYTES = 256 << 20
 # The largest file a runner may write (RLIMIT_FSIZE): an extension it builds
 # itself is tens of MiB.
 RUNNER_FILE_BYTES = 1 << 30
+# The most memory a runner may hold resident (RSS: its own pages and the
+# shared ones it touched, its arena's among them), KFORGE_RUNNER_MEM_MB
+# (default 8192 MiB) plus four times its arena: no limit of the process can
+# say it (CUDA's address-space reservations rule out RLIMIT_AS, and there
+# is no memory cgroup to lean on), so the judge reads it every
+# RUNNER_MEM_POLL_S from outside and stops the runner past it.
+RUNNER_MEM_POLL_S = 0.05
+
+
+def runner_mem_base():
+    """KFORGE_RUNNER_MEM_MB in bytes (kforge refuses a bad value before any
+    bridge starts: src/eval/bridge.c)."""
+    v = os.environ.get("KFORGE_RUNNER_MEM_MB", "")
+    try:
+        mb = int(v) if v else 8192
+    except ValueError:
+        mb = 8192
+    return max(mb, 256) << 20
 
 
 def confined_argv(python, script, fd, files, writable, cuda, info_fd,
@@ -2929,6 +2947,10 @@ class Side:
                 self.pidfds.append(None)
         self.children0 = 0  # children's CPU time when loaded
         os.close(info_r)
+        # Why the judge stopped the runner (its memory), else None.
+        self.over = None
+        self.mem_base = runner_mem_base()
+        threading.Thread(target=self.watch_memory, daemon=True).start()
         self.clock = cpu_clock(self.pid)
         self.cpu_reply = self.cpu_ns()  # its CPU time at its last reply
         self.cap = 0       # the most payload bytes a reply may carry
@@ -2937,6 +2959,46 @@ class Side:
     def attach(self, tt):
         self.tt = tt
         self.arena = Arena(tt, self.fd)
+
+    def watch_memory(self):
+        """Until the runner ends: its resident memory read every
+        RUNNER_MEM_POLL_S; past the limit (RUNNER_MEM_POLL_S's comment) it
+        is killed and self.over says why, which the judge reports as the
+        candidate's failure (Judge.died). Through a pidfd of its own,
+        whose readiness says the runner ended, so that a reused pid is
+        never read or signalled."""
+        try:
+            fd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            return
+        page = os.sysconf("SC_PAGE_SIZE")
+        path = "/proc/%d/statm" % self.pid
+        p = select.poll()
+        p.register(fd, select.POLLIN)
+        try:
+            while not p.poll(int(RUNNER_MEM_POLL_S * 1000)):
+                try:
+                    with open(path) as f:
+                        rss = int(f.read().split()[1]) * page
+                    arena = os.fstat(self.fd).st_size
+                except (OSError, ValueError, IndexError):
+                    return
+                limit = self.mem_base + 4 * arena
+                if rss <= limit:
+                    continue
+                self.over = (
+                    "the %s's process held %d MiB of memory, over the "
+                    "limit of %d MiB (KFORGE_RUNNER_MEM_MB, %d, plus four "
+                    "times its %d MiB of tensors): it was stopped" % (
+                        self.name, rss >> 20, limit >> 20,
+                        self.mem_base >> 20, arena >> 20))
+                try:
+                    signal.pidfd_send_signal(fd, signal.SIGKILL)
+                except OSError:
+                    pass
+                return
+        finally:
+            os.close(fd)
 
     def cpu_ns(self):
         """The runner process's CPU time in ns, read from here: all its
@@ -4503,8 +4565,15 @@ class Judge:
         process's own, so that the supervisor reports a crash, a CPU limit
         or an exit as for any candidate; the reference's is an error."""
         st = e.status
+        side = self.ref if e.side == "reference" else self.cand
+        over = side.over if side is not None else None
+        if over and e.side != "reference":
+            # Stopped by the judge for its memory: the candidate's
+            # failure, said as such (judge.c: runtime_error, memory).
+            self.send({"ev": "memory", "message": over})
+            return 1
         if e.side == "reference":
-            said = ""
+            said = over or ""
             err = self.ref.err if self.ref else None
             if err is not None:
                 try:

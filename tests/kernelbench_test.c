@@ -1212,6 +1212,34 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 	release(&o);
 }
 
+/* A runner's resident memory past KFORGE_RUNNER_MEM_MB (plus four times
+ * its tensors) stops it: the candidate's runtime_error (memory), the
+ * figures in the reason; an honest candidate under the same limit is ok;
+ * a bad value is refused naming the variable (a blind round held 3 GB of
+ * memory no limit counted from one ModelNew). */
+static void test_kernelbench_runner_memory_limit(void)
+{
+	kf_test_need_torch();
+	setenv("KFORGE_RUNNER_MEM_MB", "768", 1);
+	struct outcome o = eval(RELU, CAND "1_ReLU/memory_hog.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "runtime_error", "memory");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "over the limit of 768 MiB (KFORGE_RUNNER_MEM_MB, 768");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
+	expect(&o, "ok", NULL);
+	release(&o);
+	setenv("KFORGE_RUNNER_MEM_MB", "12k", 1);
+	o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
+	CHECK_STR(str_at(o.json, "status", NULL), "infra_error");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "KFORGE_RUNNER_MEM_MB=12k: a KernelBench runner's "
+		       "resident memory limit is a whole number of MiB");
+	release(&o);
+	unsetenv("KFORGE_RUNNER_MEM_MB");
+}
+
 /* `kforge eval --batch` takes KernelBench-format pairs: each is evaluated
  * by the bridge in a device slot (nothing native is compiled for it), a
  * correct candidate ok and a wrong one wrong_answer, in the batch's order. */
@@ -1885,6 +1913,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_warm_bridge_takes_kforge_kernels),
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
+    KF_TEST(test_kernelbench_runner_memory_limit),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_kernelbench_require_custom_kernel_reads_the_calls),

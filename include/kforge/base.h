@@ -201,6 +201,13 @@ long kf_proc_peak_kib(pid_t pid);
  * (SIGSEGV)". */
 char *kf_wait_describe(int status);
 
+/* A whole number of MiB from environment variable name (dflt when unset or
+ * empty), at least min_mb, as bytes; else KF_EINVAL naming the variable and
+ * what it sets (what). One parser for every such variable:
+ * KFORGE_CACHE_MAX_MB, KFORGE_COMPILE_MEM_MB, KFORGE_RUNNER_MEM_MB. */
+int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
+	       const char *what, uint64_t *bytes, struct kf_err *err);
+
 /* A growing, NULL-terminated argument vector of owned copies (a command
  * line for kf_proc_run). */
 struct kf_argv {

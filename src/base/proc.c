@@ -434,3 +434,25 @@ void kf_argv_free(struct kf_argv *a)
 	free(a->v);
 	memset(a, 0, sizeof(*a));
 }
+
+int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
+	       const char *what, uint64_t *bytes, struct kf_err *err)
+{
+	const char *v = getenv(name);
+	uint64_t mb = dflt;
+	if (v && *v) {
+		char *end = NULL;
+		errno = 0;
+		unsigned long long x = strtoull(v, &end, 10);
+		if (errno || *end || *v == '-' || x < min_mb ||
+		    x > (1ull << 30))
+			return kf_err_set(err, KF_EINVAL,
+					  "%s=%s: %s is a whole number of "
+					  "MiB, at least %llu",
+					  name, v, what,
+					  (unsigned long long)min_mb);
+		mb = x;
+	}
+	*bytes = mb << 20;
+	return 0;
+}

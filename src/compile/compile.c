@@ -930,34 +930,9 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 #define CACHE_KEEP_S 120
 #define CACHE_TRIM_GAP_S 60
 
-/* A whole number of MiB from environment variable name (dflt when unset or
- * empty), at least min_mb, as bytes; else KF_EINVAL naming the variable and
- * what it sets. */
-static int env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
-		   const char *what, uint64_t *bytes, struct kf_err *err)
-{
-	const char *v = getenv(name);
-	uint64_t mb = dflt;
-	if (v && *v) {
-		char *end = NULL;
-		errno = 0;
-		unsigned long long x = strtoull(v, &end, 10);
-		if (errno || *end || *v == '-' || x < min_mb ||
-		    x > (1ull << 30))
-			return kf_err_set(err, KF_EINVAL,
-					  "%s=%s: %s is a whole number of "
-					  "MiB, at least %llu",
-					  name, v, what,
-					  (unsigned long long)min_mb);
-		mb = x;
-	}
-	*bytes = mb << 20;
-	return 0;
-}
-
 int kf_compile_cache_max(uint64_t *bytes, struct kf_err *err)
 {
-	return env_mib("KFORGE_CACHE_MAX_MB", CACHE_MAX_MB_DEFAULT, 1,
+	return kf_env_mib("KFORGE_CACHE_MAX_MB", CACHE_MAX_MB_DEFAULT, 1,
 		       "the compile cache's bound", bytes, err);
 }
 
@@ -1093,7 +1068,7 @@ static void cache_bound(const char *dir)
 
 int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err)
 {
-	return env_mib("KFORGE_COMPILE_MEM_MB", KF_COMPILE_MEM_MB_DEFAULT, 256,
+	return kf_env_mib("KFORGE_COMPILE_MEM_MB", KF_COMPILE_MEM_MB_DEFAULT, 256,
 		       "the memory a build's process may take", bytes, err);
 }
 

@@ -145,11 +145,19 @@ static char *find_bridge(struct kf_err *err)
 static int spawn_bridge(struct bsession *s, const char *python,
 			const char *script, struct kf_err *err)
 {
+	/* The runners' memory limit is the bridge's to keep (its judge reads
+	 * the variable); a bad value stops here. */
+	uint64_t mem;
+	int rc = kf_env_mib("KFORGE_RUNNER_MEM_MB", 8192, 256,
+			    "a KernelBench runner's resident memory limit",
+			    &mem, err);
+	if (rc)
+		return rc;
 	/* -B: no bytecode files beside the task or the candidate. */
 	char *argv[] = {(char *)python, "-B", (char *)script, NULL, NULL, NULL};
 	char *env = NULL, *pin = NULL;
 	if (s->core.o->device >= 0 && !strcmp(s->core.o->backend, "cuda")) {
-		int rc = kf_session_pin(&s->core, &env, &pin, err);
+		rc = kf_session_pin(&s->core, &env, &pin, err);
 		if (rc)
 			return rc;
 		char *const pinned[] = {
@@ -161,7 +169,7 @@ static int spawn_bridge(struct bsession *s, const char *python,
 	lim.cpu_s = LOAD_DEADLINE_MS / 1000 +
 		    s->core.o->trials * 3.0 * s->core.call_ms / 1000.0 +
 		    s->core.o->time_cap_s * 2 + 600;
-	int rc = kf_session_spawn(&s->core, argv, &lim, err);
+	rc = kf_session_spawn(&s->core, argv, &lim, err);
 	free(env);
 	free(pin);
 	return rc;

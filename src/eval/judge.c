@@ -2061,15 +2061,21 @@ void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v)
 {
-	/* A device fault is the candidate's doing, and so is a reply of the
-	 * candidate's process that the bridge cannot read ("broken");
-	 * anything else the engine's. */
+	/* A device fault is the candidate's doing, and so are a reply of the
+	 * candidate's process that the bridge cannot read ("broken") and its
+	 * memory past the limit ("memory"); anything else the engine's. */
 	if (ev && !strcmp(ev, "fault"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
 		    msg ? msg : "no message");
 	else if (ev && !strcmp(ev, "broken"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "bad_reply", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+	/* The candidate's process held more memory than its limit: the
+	 * bridge stopped it (KFORGE_RUNNER_MEM_MB). */
+	else if (ev && !strcmp(ev, "memory"))
+		set(v, KF_STATUS_RUNTIME_ERROR, "memory", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
 		    msg ? msg : "no message");
 	else
