@@ -2987,11 +2987,12 @@ class Side:
                 if rss <= limit:
                     continue
                 self.over = (
-                    "the %s's process held %d MiB of memory, over the "
-                    "limit of %d MiB (KFORGE_RUNNER_MEM_MB, %d, plus four "
-                    "times its %d MiB of tensors): it was stopped" % (
+                    "the %s's process held %d MiB of memory resident, "
+                    "over the limit of %d MiB (KFORGE_RUNNER_MEM_MB=%d "
+                    "plus four times its %.1f MiB of tensors): it was "
+                    "stopped" % (
                         self.name, rss >> 20, limit >> 20,
-                        self.mem_base >> 20, arena >> 20))
+                        self.mem_base >> 20, arena / 1048576.0))
                 try:
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
                 except OSError:

@@ -1225,7 +1225,8 @@ static void test_kernelbench_runner_memory_limit(void)
 				"--no-timing", NULL, NULL);
 	expect(&o, "runtime_error", "memory");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "over the limit of 768 MiB (KFORGE_RUNNER_MEM_MB, 768");
+		       "over the limit of 768 MiB (KFORGE_RUNNER_MEM_MB=768 "
+		       "plus four times its 0.1 MiB of tensors)");
 	release(&o);
 	o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
 	expect(&o, "ok", NULL);
