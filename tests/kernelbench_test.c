@@ -493,6 +493,20 @@ static void test_kernelbench_exception_is_runtime_error(void)
 	expect(&o, "load_error", "load");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "SyntaxError");
 	release(&o);
+	/* Lone surrogates in the message: still the candidate's failure,
+	 * each read as U+FFFD. */
+	o = eval(RELU, CAND "1_ReLU/raises_surrogate.py", "--no-timing", NULL,
+		 NULL);
+	expect(&o, "runtime_error", "return_code");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate raised ValueError: \xef\xbf\xbd x "
+		       "\xef\xbf\xbd");
+	release(&o);
+	o = eval(RELU, CAND "1_ReLU/raises_surrogate_import.py", "--no-timing",
+		 NULL, NULL);
+	expect(&o, "load_error", "load");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL), "ImportError");
+	release(&o);
 }
 
 /* An exception raised while timed says what it was, as in the trials (it

@@ -280,8 +280,9 @@ int kf_json_nul_paths(const char *text, size_t len,
 		      struct kf_json_nul_at *out, int max);
 /* Rewrites, in place, each \u escape of a UTF-16 surrogate that is not
  * half of a pair (a high \uD800-\uDBFF followed by a low \uDC00-\uDFFF)
- * into \uFFFD, the replacement character, of the same length; returns
- * how many it rewrote (text NULL: only counts). cJSON refuses a lone
+ * into \uFFFD, the replacement character, of the same length, in
+ * rewrite (which may be text itself); returns how many it found (rewrite
+ * NULL: only counts). cJSON refuses a lone
  * surrogate, which JSON's grammar allows (RFC 8259 8.2). */
 long kf_json_lone_surrogates(const char *text, char *rewrite, size_t len);
 /* A copy of text[0..len) (NUL-terminated) with its lone surrogates

@@ -121,6 +121,11 @@ int kf_frame_read(int fd, uint64_t deadline_ns, cJSON **out, struct kf_err *err)
 	if (rc)
 		goto out;
 	buf[n] = '\0';
+	/* A lone surrogate escape, which Python's json writes for a string
+	 * holding one (a candidate's exception message), is read as U+FFFD:
+	 * cJSON would refuse the frame, and the candidate's failure would
+	 * become the engine's. */
+	kf_json_lone_surrogates(buf, buf, n);
 	cJSON *msg = cJSON_ParseWithLength(buf, n);
 	if (!msg || !cJSON_IsObject(msg)) {
 		cJSON_Delete(msg);
