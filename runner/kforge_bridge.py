@@ -1387,10 +1387,22 @@ def processes_by_leave(sock_fd):
         sock.close()
 
 
+# The most processes a runner's sandbox may start while its candidate loads
+# (its load_inline builds: ninja, the compilers and their passes, some ten a
+# CUDA source, some thirty a typical extension): past it fork fails with
+# EAGAIN, as past RLIMIT_NPROC, which a user namespace's root cannot be held
+# to. A fork bomb at import could otherwise take every pid of the machine
+# while the load lasts. Each start is a round trip to the judge's thread
+# (20-80 ms with torch loaded, on two busy cores), so the cap also bounds
+# the time such a bomb takes.
+LOAD_PROCESS_CAP = 1024
+
+
 class Leave:
     """The judge's end of a runner's filter (processes_by_leave): a thread
     that answers each of its requests to start a process, yes until
-    refuse() and no (EPERM) after."""
+    refuse() or LOAD_PROCESS_CAP starts (EAGAIN), and no (EPERM) after
+    refuse()."""
 
     RECV, SEND = 0xC0502100, 0xC0182101  # SECCOMP_IOCTL_NOTIF_RECV, _SEND
 
@@ -1398,6 +1410,8 @@ class Leave:
         self.sock = sock
         self.fd = None
         self.why = None      # why the runner has no filter, if it said so
+        self.started = 0     # processes it let start
+        self.capped = False  # whether it refused one for LOAD_PROCESS_CAP
         self.ready = threading.Event()
         self.no = threading.Event()
         threading.Thread(target=self.serve, daemon=True).start()
@@ -1435,7 +1449,12 @@ class Leave:
                 nid = struct.unpack_from("=Q", req, 0)[0]
                 if self.no.is_set():
                     rep = struct.pack("=QqiI", nid, 0, -1, 0)  # -EPERM
+                elif self.started >= LOAD_PROCESS_CAP:
+                    # As fork(2) past RLIMIT_NPROC: -EAGAIN.
+                    self.capped = True
+                    rep = struct.pack("=QqiI", nid, 0, -11, 0)
                 else:
+                    self.started += 1
                     rep = struct.pack("=QqiI", nid, 0, 0, 1)  # CONTINUE
                 try:
                     fcntl.ioctl(self.fd, self.SEND, rep)
