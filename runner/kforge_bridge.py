@@ -1127,6 +1127,23 @@ def process_tree(pid):
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 
 
+def tree_ticks(pid):
+    """The CPU time, in clock ticks, of pid and every process below it
+    (their own and that of the children they waited for), and whether any
+    of them is running or waiting for a CPU (state R)."""
+    ticks, runnable = 0, False
+    for p in process_tree(pid):
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                st = f.read()
+            fields = st[st.rindex(")") + 2:].split()
+            runnable = runnable or fields[0] == "R"
+            ticks += sum(int(fields[k]) for k in (11, 12, 13, 14))
+        except (OSError, ValueError, IndexError):
+            pass
+    return ticks, runnable
+
+
 def children_cpu_ns(pid):
     """The CPU time of process pid's children that it has waited for
     (cutime + cstime of /proc/PID/stat), in ns; 0 when unreadable."""
@@ -2807,6 +2824,13 @@ RUNNER_FILE_BYTES = 1 << 30
 # is no memory cgroup to lean on), so the judge reads it every
 # RUNNER_MEM_POLL_S from outside and stops the runner past it.
 RUNNER_MEM_POLL_S = 0.05
+# The most wall time a candidate's load may spend waiting, its sandbox using
+# no CPU and none of its processes running or waiting for one (a sleep at
+# import, a blocking call): past it the runner is stopped, the candidate's
+# timeout/load_time. Its builds (compilers at work) and a busy machine
+# (processes waiting for a CPU) are not waiting; the load's own deadline
+# stays for those.
+LOAD_IDLE_S = 30
 
 
 def runner_mem_base():
@@ -2966,8 +2990,10 @@ class Side:
                 self.pidfds.append(None)
         self.children0 = 0  # children's CPU time when loaded
         os.close(info_r)
-        # Why the judge stopped the runner (its memory), else None.
+        # Why the judge stopped the runner, as (event, message): its memory
+        # or a load that waited; else None.
         self.over = None
+        self.loading = False  # the candidate's load is under way
         self.mem_base = runner_mem_base()
         threading.Thread(target=self.watch_memory, daemon=True).start()
         self.clock = cpu_clock(self.pid)
@@ -2994,6 +3020,7 @@ class Side:
         path = "/proc/%d/statm" % self.pid
         p = select.poll()
         p.register(fd, select.POLLIN)
+        idle, last, t_last = 0.0, None, time.monotonic()
         try:
             while not p.poll(int(RUNNER_MEM_POLL_S * 1000)):
                 try:
@@ -3002,16 +3029,32 @@ class Side:
                     arena = os.fstat(self.fd).st_size
                 except (OSError, ValueError, IndexError):
                     return
+                now = time.monotonic()
+                if self.loading:
+                    ticks, runnable = tree_ticks(self.init)
+                    if last is not None and ticks == last and not runnable:
+                        idle += now - t_last
+                    last = ticks
+                else:
+                    last = None
+                t_last = now
                 limit = self.mem_base + 4 * arena
-                if rss <= limit:
+                if rss > limit:
+                    self.over = ("memory", (
+                        "the %s's process held %d MiB of memory resident, "
+                        "over the limit of %d MiB (KFORGE_RUNNER_MEM_MB=%d "
+                        "plus four times its %.1f MiB of tensors): it was "
+                        "stopped" % (
+                            self.name, rss >> 20, limit >> 20,
+                            self.mem_base >> 20, arena / 1048576.0)))
+                elif idle > LOAD_IDLE_S:
+                    self.over = ("load_time", (
+                        "the candidate's load waited %.1f s without using "
+                        "a CPU (a sleep or a blocking call at import or in "
+                        "its constructor), past the limit of %d s: it was "
+                        "stopped" % (idle, LOAD_IDLE_S)))
+                else:
                     continue
-                self.over = (
-                    "the %s's process held %d MiB of memory resident, "
-                    "over the limit of %d MiB (KFORGE_RUNNER_MEM_MB=%d "
-                    "plus four times its %.1f MiB of tensors): it was "
-                    "stopped" % (
-                        self.name, rss >> 20, limit >> 20,
-                        self.mem_base >> 20, arena / 1048576.0))
                 try:
                     signal.pidfd_send_signal(fd, signal.SIGKILL)
                 except OSError:
@@ -3870,7 +3913,11 @@ class Judge:
         if failed and req.get("candidate"):
             self.start_spare()
             return failed
-        rep = self.cand.ask(creq)
+        self.cand.loading = True
+        try:
+            rep = self.cand.ask(creq)
+        finally:
+            self.cand.loading = False
         self.start_spare()
         if "message" in rep:
             rep["message"] = self.cand.show(rep["message"])
@@ -4588,12 +4635,13 @@ class Judge:
         side = self.ref if e.side == "reference" else self.cand
         over = side.over if side is not None else None
         if over and e.side != "reference":
-            # Stopped by the judge for its memory: the candidate's
-            # failure, said as such (judge.c: runtime_error, memory).
-            self.send({"ev": "memory", "message": over})
+            # Stopped by the judge for its memory or a load that waited:
+            # the candidate's failure, said as such (judge.c's
+            # kf_judge_event: runtime_error/memory, timeout/load_time).
+            self.send({"ev": over[0], "message": over[1]})
             return 1
         if e.side == "reference":
-            said = over or ""
+            said = over[1] if over else ""
             err = self.ref.err if self.ref else None
             if err is not None:
                 try:

@@ -1226,6 +1226,27 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 	release(&o);
 }
 
+/* A candidate whose load waits (a sleep at import: no CPU, nothing
+ * runnable) is stopped after 30 s of it, its own timeout/load_time: it
+ * held a worker until the request's deadline and its wrong answer became
+ * an infra_error (blind round 25). */
+static void test_kernelbench_load_that_waits_is_the_candidates_timeout(void)
+{
+	kf_test_need_torch();
+	uint64_t t0 = kf_now_ns();
+	struct outcome o = eval(RELU, CAND "1_ReLU/sleeps_at_import.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "timeout", "load_time");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate's load waited 30.");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "without using a CPU (a sleep or a blocking call at "
+		       "import or in its constructor), past the limit of 30 s");
+	/* Stopped, not waited for: the sleep is 600 s. */
+	CHECK((kf_now_ns() - t0) / 1e9 < 300);
+	release(&o);
+}
+
 /* A runner's resident memory past KFORGE_RUNNER_MEM_MB (plus four times
  * its tensors) stops it: the candidate's runtime_error (memory), the
  * figures in the reason; an honest candidate under the same limit is ok;
@@ -1929,6 +1950,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_candidate_runner_is_confined),
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_runner_memory_limit),
+    KF_TEST(test_kernelbench_load_that_waits_is_the_candidates_timeout),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_kernelbench_require_custom_kernel_reads_the_calls),

@@ -2062,8 +2062,9 @@ void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v)
 {
 	/* A device fault is the candidate's doing, and so are a reply of the
-	 * candidate's process that the bridge cannot read ("broken") and its
-	 * memory past the limit ("memory"); anything else the engine's. */
+	 * candidate's process that the bridge cannot read ("broken"), its
+	 * memory past the limit ("memory") and a load that waited
+	 * ("load_time"); anything else the engine's. */
 	if (ev && !strcmp(ev, "fault"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
@@ -2076,6 +2077,11 @@ void kf_judge_event(const char *ev, const char *msg, const char *phase,
 	 * bridge stopped it (KFORGE_RUNNER_MEM_MB). */
 	else if (ev && !strcmp(ev, "memory"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "memory", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+	/* Its load waited, using no CPU, past the bridge's limit. */
+	else if (ev && !strcmp(ev, "load_time"))
+		set(v, KF_STATUS_TIMEOUT, "load_time", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
 		    msg ? msg : "no message");
 	else
