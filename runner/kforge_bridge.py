@@ -4400,11 +4400,16 @@ class Judge:
         if not timed:
             rep["trial"] = ck.get("trial")
         rep["ref_before"] = bool(ref_before)
+        # Asked exactly as a timed call is (the request a runner serves is
+        # within reach of the candidate's code, sys._getframe: a check
+        # call without inputs_after told itself apart, blind round 25).
         if ref_before:
-            r0 = self.ref.timed_call(not self.tt.cuda, kb=False)
+            r0 = self.ref.timed_call(not self.tt.cuda, kb=False,
+                                     inputs_after=False)
             if self.fault(r0):
                 return None
-        c = self.cand.timed_call(not self.tt.cuda, kb=False)
+        c = self.cand.timed_call(not self.tt.cuda, kb=False,
+                                 inputs_after=False)
         if self.fault(c):
             return None
         r = self.ref.call()

@@ -1226,6 +1226,23 @@ static void test_kernelbench_missing_bwrap_is_infra_error(void)
 	release(&o);
 }
 
+/* The check calls among the timed calls are asked as the timed calls are:
+ * a candidate that reads its runner's request (sys._getframe) finds the
+ * same keys on every one (a check call lacked inputs_after, and a
+ * precision cut made only where it was absent passed, blind round 25). */
+static void test_kernelbench_check_calls_are_asked_as_timed_calls(void)
+{
+	kf_test_need_torch();
+	struct outcome o = eval(RELU, CAND "1_ReLU/reads_request.py",
+				"--time-cap", "1", NULL);
+	expect(&o, "runtime_error", "return_code");
+	const char *why = str_at(o.json, "reason", NULL);
+	CHECK_CONTAINS(why, "APART ");
+	CHECK_CONTAINS(why, " SHORT 0");
+	CHECK_MSG(!strstr(why, "APART 0 "), "%s", why);
+	release(&o);
+}
+
 /* A candidate whose load waits (a sleep at import: no CPU, nothing
  * runnable) is stopped after 30 s of it, its own timeout/load_time: it
  * held a worker until the request's deadline and its wrong answer became
@@ -1951,6 +1968,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_missing_bwrap_is_infra_error),
     KF_TEST(test_kernelbench_runner_memory_limit),
     KF_TEST(test_kernelbench_load_that_waits_is_the_candidates_timeout),
+    KF_TEST(test_kernelbench_check_calls_are_asked_as_timed_calls),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_kernelbench_require_custom_kernel_reads_the_calls),
