@@ -1243,6 +1243,32 @@ static void test_kernelbench_check_calls_are_asked_as_timed_calls(void)
 	release(&o);
 }
 
+/* A build directory past 10,000 entries stops the candidate's runner
+ * (runtime_error/files) and is removed, nothing of it kept in the cache:
+ * empty files cost inodes the bytes bound does not see (blind round 25). */
+static void test_kernelbench_build_directory_entries_are_bounded(void)
+{
+	kf_test_need_torch();
+	char *cache = kf_path_join(kf_test_tmpdir(), "cache");
+	setenv("KFORGE_CACHE", cache, 1);
+	struct outcome o = eval(RELU, CAND "1_ReLU/many_files.py",
+				"--no-timing", NULL, NULL);
+	expect(&o, "runtime_error", "files");
+	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
+		       "the candidate's build directory held more than 10000 "
+		       "entries");
+	release(&o);
+	char *cmd = kf_xasprintf("find %s/torch_extensions | wc -l", cache);
+	FILE *f = popen(cmd, "r");
+	long n = -1;
+	CHECK(f && fscanf(f, "%ld", &n) == 1);
+	if (f)
+		pclose(f);
+	CHECK_MSG(n >= 0 && n < 100, "%ld entries left", n);
+	free(cmd);
+	free(cache);
+}
+
 /* A candidate whose load waits (a sleep at import: no CPU, nothing
  * runnable) is stopped after 30 s of it, its own timeout/load_time: it
  * held a worker until the request's deadline and its wrong answer became
@@ -1969,6 +1995,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_runner_memory_limit),
     KF_TEST(test_kernelbench_load_that_waits_is_the_candidates_timeout),
     KF_TEST(test_kernelbench_check_calls_are_asked_as_timed_calls),
+    KF_TEST(test_kernelbench_build_directory_entries_are_bounded),
     KF_TEST(test_kernelbench_eval_batch_takes_kernelbench_pairs),
     KF_TEST(test_kernelbench_large_output_aa_is_ok),
     KF_TEST(test_kernelbench_require_custom_kernel_reads_the_calls),

@@ -2063,8 +2063,9 @@ void kf_judge_event(const char *ev, const char *msg, const char *phase,
 {
 	/* A device fault is the candidate's doing, and so are a reply of the
 	 * candidate's process that the bridge cannot read ("broken"), its
-	 * memory past the limit ("memory") and a load that waited
-	 * ("load_time"); anything else the engine's. */
+	 * memory past the limit ("memory"), its build directory's entries
+	 * past theirs ("files") and a load that waited ("load_time");
+	 * anything else the engine's. */
 	if (ev && !strcmp(ev, "fault"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
@@ -2077,6 +2078,11 @@ void kf_judge_event(const char *ev, const char *msg, const char *phase,
 	 * bridge stopped it (KFORGE_RUNNER_MEM_MB). */
 	else if (ev && !strcmp(ev, "memory"))
 		set(v, KF_STATUS_RUNTIME_ERROR, "memory", "%s%s%s",
+		    phase ? phase : "", phase ? ": " : "",
+		    msg ? msg : "no message");
+	/* Its build directory held more entries than the bridge allows. */
+	else if (ev && !strcmp(ev, "files"))
+		set(v, KF_STATUS_RUNTIME_ERROR, "files", "%s%s%s",
 		    phase ? phase : "", phase ? ": " : "",
 		    msg ? msg : "no message");
 	/* Its load waited, using no CPU, past the bridge's limit. */
