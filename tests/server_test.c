@@ -653,6 +653,49 @@ static void test_server_groups_across_requests(void)
 		  "%s", r.body);
 	reply_free(&r);
 
+	/* One group id on two problems, in two requests (two clients'
+	 * "shared"): two groups, neither's rewards computed over the other's
+	 * items; in one request, refused (a blind round found them joined). */
+	const char *probs[2] = {"scale", "constant"};
+	for (int i = 0; i < 2; i++) {
+		cJSON *one = cJSON_CreateObject();
+		cJSON *it = item(ids[i], probs[i], "code",
+				 i ? "int x;" : good);
+		cJSON_AddStringToObject(it, "group_id", "shared");
+		cJSON_AddNumberToObject(it, "group_size", 2);
+		cJSON_AddItemToArray(cJSON_AddArrayToObject(one, "items"), it);
+		gp[i] = (struct group_post){s.port, "/v1/score", one, {0}};
+		CHECK(pthread_create(&th[i], NULL, group_post_run, &gp[i]) ==
+		      0);
+	}
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	for (int i = 0; i < 2; i++) {
+		CHECK_MSG(gp[i].r.status == 200, "%d %s", gp[i].r.status,
+			  gp[i].r.body);
+		const cJSON *m = cJSON_GetObjectItem(
+		    cJSON_GetArrayItem(cJSON_GetObjectItem(gp[i].r.json,
+							   "items"),
+				       0),
+		    "metrics");
+		CHECK_MSG(kf_json_num(m, "group_members", 0) == 1, "%s",
+			  gp[i].r.body);
+		CHECK(cJSON_IsFalse(cJSON_GetObjectItem(m, "group_complete")));
+		reply_free(&gp[i].r);
+	}
+	b = cJSON_CreateObject();
+	items = cJSON_AddArrayToObject(b, "items");
+	for (int i = 0; i < 2; i++) {
+		cJSON *it = item(ids[i], probs[i], "code", "int x;");
+		cJSON_AddStringToObject(it, "group_id", "mixed");
+		cJSON_AddItemToArray(items, it);
+	}
+	post(s.port, "/v1/score", b, &r);
+	CHECK_MSG(r.status == 422, "%d %s", r.status, r.body);
+	CHECK_CONTAINS(r.body, "group mixed: items[0] is on problem scale and "
+			       "items[1] on constant");
+	reply_free(&r);
+
 	/* OpenRLHF, one rollout per call: two calls of one prompt make the
 	 * group of 2, neither waits for the wait. */
 	for (int i = 0; i < 2; i++) {
@@ -680,13 +723,14 @@ static void test_server_groups_across_requests(void)
 		      cJSON_IsNumber(cJSON_GetArrayItem(rw, 0)));
 		reply_free(&gp[i].r);
 	}
+	/* The lone one's and the two of "shared". */
 	http(s.port, "GET", "/v1/stats", NULL, &r);
-	CHECK_MSG(kf_json_num(r.json, "groups_incomplete", -1) == 1 &&
+	CHECK_MSG(kf_json_num(r.json, "groups_incomplete", -1) == 3 &&
 		      kf_json_num(r.json, "groups_open", -1) == 0,
 		  "%s", r.body);
 	reply_free(&r);
 	http(s.port, "GET", "/metrics", NULL, &r);
-	CHECK_CONTAINS(r.body, "kforge_groups_incomplete_total 1\n");
+	CHECK_CONTAINS(r.body, "kforge_groups_incomplete_total 3\n");
 	reply_free(&r);
 	free(good);
 	kf_test_serve_stop(&s);

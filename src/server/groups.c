@@ -23,7 +23,7 @@
 #include "server_int.h"
 
 struct srv_group {
-	char *id;
+	char *id, *problem; /* both part of the key */
 	struct kf_reward rw; /* the items' design: part of the key */
 	int size, got;
 	struct kf_reward_item *ri; /* size of them, got filled */
@@ -85,6 +85,7 @@ static void group_release(struct kf_server *s, struct srv_group *g)
 		}
 	s->n_groups--;
 	free(g->id);
+	free(g->problem);
 	free(g->ri);
 	free(g->reward);
 	free(g->adv);
@@ -92,14 +93,18 @@ static void group_release(struct kf_server *s, struct srv_group *g)
 }
 
 int srv_group_join(struct kf_server *s, const struct kf_reward *rw,
-		   const char *id, int size, const struct kf_reward_item *ri,
-		   struct srv_group **out, int *slot, struct kf_err *err)
+		   const char *id, const char *problem, int size,
+		   const struct kf_reward_item *ri, struct srv_group **out,
+		   int *slot, struct kf_err *err)
 {
 	pthread_mutex_lock(&s->lock);
 	struct srv_group *g = s->groups;
+	/* Keyed by the problem too: items of another problem under the same
+	 * id (another client's "prompt-0") are a group of their own, not
+	 * speedups compared with these. */
 	for (; g; g = g->next)
 		if (!g->closed && g->size == size && !strcmp(g->id, id) &&
-		    same_design(&g->rw, rw))
+		    !strcmp(g->problem, problem) && same_design(&g->rw, rw))
 			break;
 	if (!g) {
 		if (s->n_groups >= s->o.max_groups) {
@@ -111,6 +116,7 @@ int srv_group_join(struct kf_server *s, const struct kf_reward *rw,
 		}
 		g = kf_xcalloc(1, sizeof(*g));
 		g->id = kf_xstrdup(id);
+		g->problem = kf_xstrdup(problem);
 		g->rw = *rw;
 		g->size = size;
 		g->ri = kf_xcalloc((size_t)size, sizeof(*g->ri));

@@ -239,6 +239,18 @@ static int check_items(struct sitem *it, int n, struct kf_server_response *out)
 		int count = 0, size = 0;
 		for (int j = 0; j < n; j++)
 			if (it[j].group && !strcmp(it[j].group, it[i].group)) {
+				/* A group is the rollouts of one prompt: its
+				 * rewards compare their speedups. */
+				if (strcmp(it[j].problem, it[i].problem)) {
+					srv_errorf(
+					    out, 422, "bad_group",
+					    "group %s: items[%d] is on problem "
+					    "%s and items[%d] on %s: a group's "
+					    "items are of one problem",
+					    it[i].group, i, it[i].problem, j,
+					    it[j].problem);
+					return -1;
+				}
 				count++;
 				if (it[j].group_size) {
 					if (size && size != it[j].group_size) {
@@ -544,7 +556,8 @@ static void group_rewards(struct kf_server *s, struct sitem *it, int n,
 		if (!it[i].across)
 			continue;
 		struct kf_err err = KF_ERR_INIT;
-		if (srv_group_join(s, r, it[i].group, it[i].group_size,
+		if (srv_group_join(s, r, it[i].group, it[i].problem,
+				   it[i].group_size,
 				   &it[i].ri, &g[i], &slot[i], &err)) {
 			/* Scored alone rather than lost. */
 			kf_log(KF_LOG_WARN, "serve: item %s: %s", it[i].id,

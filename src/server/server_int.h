@@ -120,7 +120,8 @@ struct srv_group_answer {
  * (rw), a new group when there is none (KF_ERANGE when --max-groups are
  * open); *slot is its place. Closes the group when it is whole. */
 int srv_group_join(struct kf_server *s, const struct kf_reward *rw,
-		   const char *id, int size, const struct kf_reward_item *ri,
+		   const char *id, const char *problem, int size,
+		   const struct kf_reward_item *ri,
 		   struct srv_group **g, int *slot, struct kf_err *err);
 /* Waits until g is answered (whole, or at its wait) or until_ns, then gives
  * slot's reward; the caller's part in g ends. */
