@@ -2830,7 +2830,7 @@ RUNNER_MEM_POLL_S = 0.05
 # timeout/load_time. Its builds (compilers at work) and a busy machine
 # (processes waiting for a CPU) are not waiting; the load's own deadline
 # stays for those.
-LOAD_IDLE_S = 30
+LOAD_IDLE_S = 10
 # The most entries (files, directories, links) a candidate's build directory
 # may hold: a load_inline build leaves tens. The directory is on the disk
 # and kept for the candidate's next evaluation, and the bytes bound

@@ -1270,7 +1270,7 @@ static void test_kernelbench_build_directory_entries_are_bounded(void)
 }
 
 /* A candidate whose load waits (a sleep at import: no CPU, nothing
- * runnable) is stopped after 30 s of it, its own timeout/load_time: it
+ * runnable) is stopped after 10 s of it, its own timeout/load_time: it
  * held a worker until the request's deadline and its wrong answer became
  * an infra_error (blind round 25). */
 static void test_kernelbench_load_that_waits_is_the_candidates_timeout(void)
@@ -1281,10 +1281,10 @@ static void test_kernelbench_load_that_waits_is_the_candidates_timeout(void)
 				"--no-timing", NULL, NULL);
 	expect(&o, "timeout", "load_time");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "the candidate's load waited 30.");
+		       "the candidate's load waited 10.");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
 		       "without using a CPU (a sleep or a blocking call at "
-		       "import or in its constructor), past the limit of 30 s");
+		       "import or in its constructor), past the limit of 10 s");
 	/* Stopped, not waited for: the sleep is 600 s. */
 	CHECK((kf_now_ns() - t0) / 1e9 < 300);
 	release(&o);

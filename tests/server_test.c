@@ -1639,6 +1639,8 @@ static void test_server_score_kernelbench(void)
 	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/wrong.py");
 	char *syntax =
 	    kf_test_text("tests/data/kernelbench/candidates/1_ReLU/syntax.py");
+	char *dies = kf_test_text(
+	    "tests/data/kernelbench/candidates/1_ReLU/dies_at_import.py");
 	char *completion = kf_xasprintf(
 	    "<think>```python\nclass ModelNew: pass\n```</think>"
 	    "A first try:\n```python\nimport torch\n```\nThe answer:\n"
@@ -1652,6 +1654,8 @@ static void test_server_score_kernelbench(void)
 			     item("wrong", "level1/1_ReLU", "code", wrong));
 	cJSON_AddItemToArray(items,
 			     item("syntax", "level1/1_ReLU", "code", syntax));
+	cJSON_AddItemToArray(items,
+			     item("dies", "level1/1_ReLU", "code", dies));
 	cJSON_AddItemToArray(
 	    items, item("c_only", "level1/1_ReLU", "completion",
 			"```c\nint kf_entry(void) { return 0; }\n```\n"));
@@ -1659,9 +1663,17 @@ static void test_server_score_kernelbench(void)
 	post(s.port, "/v1/score", b, &r);
 	CHECK_MSG(r.status == 200, "%d %s", r.status, r.body);
 	const cJSON *out = cJSON_GetObjectItem(r.json, "items");
-	CHECK(cJSON_GetArraySize(out) == 4);
+	CHECK(cJSON_GetArraySize(out) == 5);
 	const cJSON *it;
 	cJSON_ArrayForEach(it, out) check_keys(it);
+	/* Ended while loading: the candidate's failure, not the engine's (its
+	 * result lacked the compile block, which serve took for an engine's
+	 * error: infra_error, a reward dropped). */
+	it = find_item(out, "dies");
+	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "runtime_error"),
+		  "%s: %s", kf_json_str(it, "status"),
+		  kf_json_str(it, "reason"));
+	CHECK(kf_json_num(it, "reward", 0) < 0);
 	it = find_item(out, "ok");
 	CHECK_MSG(!strcmp(kf_json_str(it, "status"), "ok"), "%s: %s",
 		  kf_json_str(it, "status"), kf_json_str(it, "reason"));
@@ -1679,6 +1691,7 @@ static void test_server_score_kernelbench(void)
 	    cJSON_GetObjectItem(it, "metrics"), "code_found")));
 	reply_free(&r);
 	free(completion);
+	free(dies);
 	free(syntax);
 	free(wrong);
 	free(good);

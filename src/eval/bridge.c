@@ -703,16 +703,24 @@ static bool load(struct bsession *s, const char *op, cJSON **device)
 		cJSON_AddBoolToObject(req, "warm", true);
 	cJSON *rep =
 	    kf_session_exchange(&s->core, req, LOAD_DEADLINE_MS, "loading");
-	if (!rep)
-		return false;
-	const char *ev = kf_json_str(rep, "ev");
+	const char *ev = rep ? kf_json_str(rep, "ev") : NULL;
 	if (ev && !strcmp(ev, "load_error")) {
 		load_failed(s, rep);
 		cJSON_Delete(rep);
 		return false;
 	}
-	if (kf_session_unexpected(&s->core, rep, "loaded", "loading"))
+	/* Ended while loading by anything else (the candidate's process died
+	 * or was stopped, its load waited, a deadline): the result still says
+	 * what is known of its compile, no build having failed, as every
+	 * result of a candidate does. */
+	if (!rep || strcmp(ev ? ev : "", "loaded")) {
+		if (!s->kernel && !cJSON_GetObjectItem(s->core.res, "compile"))
+			compile_block(s, true, 0, NULL, rep);
+		if (rep)
+			kf_session_unexpected(&s->core, rep, "loaded",
+					      "loading");
 		return false;
+	}
 	struct kf_err err = KF_ERR_INIT;
 	if (add_tensors(s->core.task, rep, false, &err) ||
 	    add_tensors(s->core.task, rep, true, &err)) {
