@@ -776,6 +776,37 @@ static struct verdict facts_verdict(const char *json)
 /* Functions the candidate's runner found replaced are tampering, named;
  * an empty list (an honest candidate's) passes, and a baseline (kforge's
  * own code, whose torch.compile may wrap what it likes) is not judged. */
+/* The bridge's events: the candidate's doing (its device fault, an
+ * unreadable reply, memory, build entries, a load that waited) or the
+ * engine's (anything else); the phase leads the message. */
+static void test_judge_events_say_whose_fault(void)
+{
+	struct {
+		const char *ev;
+		enum kf_status status;
+		const char *check;
+	} cases[] = {
+	    {"fault", KF_STATUS_RUNTIME_ERROR, "device_fault"},
+	    {"broken", KF_STATUS_RUNTIME_ERROR, "bad_reply"},
+	    {"memory", KF_STATUS_RUNTIME_ERROR, "memory"},
+	    {"files", KF_STATUS_RUNTIME_ERROR, "files"},
+	    {"load_time", KF_STATUS_TIMEOUT, "load_time"},
+	    {"error", KF_STATUS_INFRA_ERROR, "worker"},
+	    {NULL, KF_STATUS_INFRA_ERROR, "worker"},
+	};
+	for (size_t k = 0; k < sizeof(cases) / sizeof(cases[0]); k++) {
+		struct verdict v = {0};
+		kf_judge_event(cases[k].ev, "why", "loading", &v);
+		CHECK_MSG(v.status == cases[k].status, "%s",
+			  cases[k].ev ? cases[k].ev : "(none)");
+		CHECK_STR(v.check, cases[k].check);
+		CHECK_STR(v.reason, "loading: why");
+	}
+	struct verdict v = {0};
+	kf_judge_event("memory", NULL, NULL, &v);
+	CHECK_STR(v.reason, "no message");
+}
+
 static void test_judge_bridge_replaced_functions_are_tampering(void)
 {
 	struct verdict v = facts_verdict("{" CLEAN ", \"patched\": []}");
@@ -1527,5 +1558,6 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_custom_calls),
     KF_TEST(test_judge_reference_slowed_beside_candidate_is_interference),
     KF_TEST(test_judge_bridge_replaced_functions_are_tampering),
+    KF_TEST(test_judge_events_say_whose_fault),
     KF_TESTS_END,
 };

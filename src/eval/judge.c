@@ -2061,39 +2061,31 @@ void kf_judge_deadline(const struct kf_child *c, double timeout_ms,
 void kf_judge_event(const char *ev, const char *msg, const char *phase,
 		    struct verdict *v)
 {
-	/* A device fault is the candidate's doing, and so are a reply of the
-	 * candidate's process that the bridge cannot read ("broken"), its
-	 * memory past the limit ("memory"), its build directory's entries
-	 * past theirs ("files") and a load that waited ("load_time");
-	 * anything else the engine's. */
-	if (ev && !strcmp(ev, "fault"))
-		set(v, KF_STATUS_RUNTIME_ERROR, "device_fault", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
-	else if (ev && !strcmp(ev, "broken"))
-		set(v, KF_STATUS_RUNTIME_ERROR, "bad_reply", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
-	/* The candidate's process held more memory than its limit: the
-	 * bridge stopped it (KFORGE_RUNNER_MEM_MB). */
-	else if (ev && !strcmp(ev, "memory"))
-		set(v, KF_STATUS_RUNTIME_ERROR, "memory", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
-	/* Its build directory held more entries than the bridge allows. */
-	else if (ev && !strcmp(ev, "files"))
-		set(v, KF_STATUS_RUNTIME_ERROR, "files", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
-	/* Its load waited, using no CPU, past the bridge's limit. */
-	else if (ev && !strcmp(ev, "load_time"))
-		set(v, KF_STATUS_TIMEOUT, "load_time", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
-	else
-		set(v, KF_STATUS_INFRA_ERROR, "worker", "%s%s%s",
-		    phase ? phase : "", phase ? ": " : "",
-		    msg ? msg : "no message");
+	/* The events that are the candidate's doing: a device fault, a reply
+	 * of its process that the bridge cannot read, its memory past the
+	 * bridge's limit (KFORGE_RUNNER_MEM_MB), its build directory's
+	 * entries past theirs, and a load that waited, using no CPU, past
+	 * the bridge's limit. Anything else is the engine's. */
+	static const struct {
+		const char *ev;
+		enum kf_status status;
+		const char *check;
+	} theirs[] = {
+	    {"fault", KF_STATUS_RUNTIME_ERROR, "device_fault"},
+	    {"broken", KF_STATUS_RUNTIME_ERROR, "bad_reply"},
+	    {"memory", KF_STATUS_RUNTIME_ERROR, "memory"},
+	    {"files", KF_STATUS_RUNTIME_ERROR, "files"},
+	    {"load_time", KF_STATUS_TIMEOUT, "load_time"},
+	};
+	enum kf_status status = KF_STATUS_INFRA_ERROR;
+	const char *check = "worker";
+	for (size_t i = 0; ev && i < sizeof(theirs) / sizeof(theirs[0]); i++)
+		if (!strcmp(ev, theirs[i].ev)) {
+			status = theirs[i].status;
+			check = theirs[i].check;
+		}
+	set(v, status, check, "%s%s%s", phase ? phase : "",
+	    phase ? ": " : "", msg ? msg : "no message");
 }
 
 bool kf_judge_load_time(double cpu_ms, double wall_ms, bool runnable,
