@@ -2987,6 +2987,16 @@ class Side:
         else:
             self.build_dir = build_dir(files) if builds else None
             writable = self.build_dir
+            if self.build_dir:
+                # A directory of its own with the candidate's linked in
+                # (link_tree), what it builds linked back when it ends
+                # (release_build), as a spare's: two runners of one
+                # content never share one, so neither waits on the other's
+                # build lock, a wait the load's idle rule would count.
+                self.spare_build = tempfile.mkdtemp(
+                    prefix=".spare-", dir=extensions_root())
+                link_tree(self.build_dir, self.spare_build)
+                writable = self.spare_build
         argv, env = confined_argv(
             python, script, self.fd, files, writable,
             cuda, info_w, theirs.fileno(), inbox=self.inbox_dir)
@@ -3536,7 +3546,22 @@ class Side:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+        self.release_build()
+
+    def release_build(self):
+        """Once the runner has ended: what it built in its own build
+        directory that the candidate's lacks linked back, and its own
+        removed (none of it kept when it was stopped for its entries)."""
         self.drop_build_if_over()
+        if self.spare_build:
+            if self.build_dir:
+                try:
+                    link_tree(self.spare_build, self.build_dir,
+                              only_new=True)
+                except OSError:
+                    pass
+            shutil.rmtree(self.spare_build, ignore_errors=True)
+            self.spare_build = None
 
     def drop_build_if_over(self):
         """A build directory stopped for its entries (BUILD_ENTRIES_CAP):
@@ -3616,16 +3641,7 @@ class Side:
         except OSError:
             pass
         self.fd = -1
-        self.drop_build_if_over()
-        if self.spare_build:
-            if self.build_dir:
-                try:
-                    link_tree(self.spare_build, self.build_dir,
-                              only_new=True)
-                except OSError:
-                    pass
-            shutil.rmtree(self.spare_build, ignore_errors=True)
-            self.spare_build = None
+        self.release_build()
         if self.inbox_dir:
             shutil.rmtree(self.inbox_dir, ignore_errors=True)
             self.inbox_dir = None

@@ -234,6 +234,43 @@ static void test_kernelbench_load_inline_with_a_compiler_outside_usr(void)
 	free(bin);
 }
 
+/* Two evaluations of one load_inline candidate at once, with nothing
+ * built yet: each builds in a directory of its own, so neither waits on
+ * the other's build lock (a wait the load's idle rule would have stopped
+ * as the candidate's timeout); both ok. */
+static void test_kernelbench_same_build_twice_at_once(void)
+{
+	kf_test_need_torch();
+	if (!kf_is_executable("/usr/bin/g++") ||
+	    !kf_is_executable("/usr/bin/ninja"))
+		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	char *cache = kf_path_join(kf_test_tmpdir(), "twice");
+	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
+	char *script = kf_xasprintf(
+	    "export KFORGE_CACHE=%s; for k in 1 2; do %s eval " RELU
+	    " " CAND "1_ReLU/cpp_inline.py --no-timing --json > %s.$k "
+	    "2>/dev/null & done; wait",
+	    cache, exe, cache);
+	char *argv[] = {"/bin/sh", "-c", script, NULL};
+	struct kf_strbuf out = KF_STRBUF_INIT;
+	int status = 0;
+	CHECK(kf_proc_run(argv, 600000, 1 << 16, &out, &status, NULL) == 0);
+	for (int k = 1; k <= 2; k++) {
+		char *path = kf_xasprintf("%s.%d", cache, k);
+		char *text = kf_test_read_text(path);
+		cJSON *j = cJSON_Parse(text);
+		CHECK_MSG(j && !strcmp(str_at(j, "status", NULL), "ok"),
+			  "evaluation %d: %.400s", k, text);
+		cJSON_Delete(j);
+		free(text);
+		free(path);
+	}
+	kf_strbuf_release(&out);
+	free(script);
+	free(exe);
+	free(cache);
+}
+
 /* Run from a directory under /tmp, which the runners' own /tmp hides:
  * their working directory is their /tmp, not the caller's. */
 static void test_kernelbench_runs_from_a_directory_under_tmp(void)
@@ -1950,6 +1987,7 @@ KF_TESTS(kernelbench) = {
     KF_TEST(test_kernelbench_build_directories_are_bounded),
     KF_TEST(test_kernelbench_python_of_a_virtual_environment),
     KF_TEST(test_kernelbench_runs_from_a_directory_under_tmp),
+    KF_TEST(test_kernelbench_same_build_twice_at_once),
     KF_TEST(test_kernelbench_load_inline_with_a_compiler_outside_usr),
     KF_TEST(test_kernelbench_failed_builds_are_remembered_and_reported),
     KF_TEST(test_kernelbench_wrong_values_are_wrong_answer),
