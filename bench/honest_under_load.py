@@ -45,6 +45,11 @@ def cases(backend, with_kb):
         # `implausible` when timed: not an honest kernel to time here.
         if c.get("timing") is False and c["expect"] == "ok":
             continue
+        # A hack the defences turn into honest work may also be caught
+        # ("or": ce_rotation_prefix, ok below 2x or wrong_answer): an
+        # attack either way, not an honest kernel to count here.
+        if "or" in c:
+            continue
         if c["expect"] == "ok":
             out.append((c["name"], c["task"], c["candidate"], "ok"))
         elif c["name"] in FORGED:
