@@ -1081,6 +1081,14 @@ static void judge_check_call(const struct kf_task *t, const cJSON *ck,
 		judge_bridge(t, &p, ck, label, v);
 	else
 		judge_trial_as(t, &p, ck, label, v);
+	/* Python raises where C returns a code: name the exception, as a
+	 * trial's reason does (kf_judge_bridge_trial). */
+	const char *cerr = kf_json_str(ck, "cand_error");
+	char *rc_at = strstr(v->reason, ": kf_entry returned ");
+	if (t->kernelbench && cerr && rc_at &&
+	    !strcmp(v->check, "return_code"))
+		snprintf(rc_at, sizeof(v->reason) - (size_t)(rc_at - v->reason),
+			 ": the candidate raised %s", cerr);
 	/* Wrong values among the timed calls are a timed output's failure,
 	 * whichever call showed them: the reason says which. */
 	if (v->status == KF_STATUS_WRONG_ANSWER)
