@@ -22,6 +22,14 @@
 #define SUM KB "level1/3_Sum_reduction.py"
 #define CONST KB "level1/4_Constant_relu.py"
 #define CAND KB "candidates/"
+/* torch's load_inline builds need a C++ compiler and ninja. */
+#define NEED_BUILD_TOOLS()                                                      \
+	do {                                                                   \
+		if (!kf_is_executable("/usr/bin/g++") ||                       \
+		    !kf_is_executable("/usr/bin/ninja"))                       \
+			SKIP("no g++ or ninja (apt-get install g++ "           \
+			     "ninja-build)");                                  \
+	} while (0)
 #define LNORM KB "level2/5_LayerNorm.py"
 #define GNMEAN KB "level2/6_GroupNorm_mean.py"
 #define CUMSUM KB "level2/7_Cumsum.py"
@@ -213,9 +221,7 @@ static void test_kernelbench_python_of_a_virtual_environment(void)
 static void test_kernelbench_load_inline_with_a_compiler_outside_usr(void)
 {
 	kf_test_need_torch();
-	if (!kf_is_executable("/usr/bin/g++") ||
-	    !kf_is_executable("/usr/bin/ninja"))
-		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	NEED_BUILD_TOOLS();
 	char *bin = kf_path_join(kf_test_tmpdir(), "cc/bin");
 	char *gxx = kf_path_join(bin, "g++");
 	struct kf_err err = KF_ERR_INIT;
@@ -241,9 +247,7 @@ static void test_kernelbench_load_inline_with_a_compiler_outside_usr(void)
 static void test_kernelbench_same_build_twice_at_once(void)
 {
 	kf_test_need_torch();
-	if (!kf_is_executable("/usr/bin/g++") ||
-	    !kf_is_executable("/usr/bin/ninja"))
-		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	NEED_BUILD_TOOLS();
 	char *cache = kf_path_join(kf_test_tmpdir(), "twice");
 	char *exe = kf_path_join(kf_test_build_dir(), "kforge");
 	char *script = kf_xasprintf(
@@ -787,9 +791,7 @@ static void test_kernelbench_output_mapping_an_input_is_an_alias(void)
 static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 {
 	kf_test_need_torch();
-	if (!kf_is_executable("/usr/bin/g++") ||
-	    !kf_is_executable("/usr/bin/ninja"))
-		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	NEED_BUILD_TOOLS();
 	char *cache = kf_path_join(kf_test_tmpdir(), "failed-builds");
 	const char *was = getenv("KFORGE_CACHE");
 	char *saved = was ? kf_xstrdup(was) : NULL;
@@ -860,9 +862,7 @@ static void test_kernelbench_failed_builds_are_remembered_and_reported(void)
 static void test_kernelbench_require_custom_kernel_reads_the_calls(void)
 {
 	kf_test_need_torch();
-	if (!kf_is_executable("/usr/bin/g++") ||
-	    !kf_is_executable("/usr/bin/ninja"))
-		SKIP("no g++ or ninja (apt-get install g++ ninja-build)");
+	NEED_BUILD_TOOLS();
 	struct outcome o = eval(RELU, CAND "1_ReLU/cpp_unused.py",
 				"--no-timing", "--require-custom-kernel", NULL);
 	expect(&o, "rejected", "no_custom_kernel");
