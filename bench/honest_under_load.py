@@ -61,12 +61,16 @@ def cases(backend, with_kb):
             p = os.path.join(d, "candidates", k + ext)
             if os.path.exists(p):
                 out.append((d.split("/", 1)[1] + "/" + k, d, p, "ok"))
-    if with_kb and backend == "host":
-        # The KernelBench-format corpus's honest cases (CPU torch).
-        kman = json.load(open(os.path.join("redteam", "kernelbench.json")))
+    if with_kb:
+        # The KernelBench-format corpus's honest cases: CPU torch on the
+        # host, the GPU corpus on cuda.
+        man = "kernelbench.json" if backend == "host" \
+            else "kernelbench_%s.json" % backend
+        kman = json.load(open(os.path.join("redteam", man)))
         for c in kman["cases"]:
-            if c.get("backend", "host") == "host" and c["expect"] == "ok" \
-                    and not c.get("protocol") and c.get("timing") is not False:
+            if c.get("backend", "host") == backend and c["expect"] == "ok" \
+                    and not c.get("protocol") and "or" not in c \
+                    and c.get("timing") is not False:
                 out.append((c["name"], c["task"], c["candidate"], "ok"))
     if with_kb:
         kb = "tests/data/kernelbench"
@@ -156,9 +160,8 @@ def main():
                 if a.max_seconds and time.time() - t0 > a.max_seconds:
                     break
                 args = [a.kforge, "eval", task, cand, "--time-cap",
-                        a.time_cap, "--energy-time", "0", "--json"]
-                if not task.endswith(".py"):
-                    args += ["--backend", a.backend]
+                        a.time_cap, "--energy-time", "0", "--json",
+                        "--backend", a.backend]
                 p = subprocess.run(args, capture_output=True, text=True)
                 tm, d = {}, {}
                 try:
