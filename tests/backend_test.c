@@ -575,6 +575,68 @@ static void test_backend_host_poison_fills_every_element(void)
 	ops->fini(ctx);
 }
 
+/* The reference-noise nudge: specials and zeros stay, every other float32
+ * moves exactly one unit in the last place, about half of them up, the
+ * same under one seed and not under another; nothing past n. */
+static void test_backend_host_nudge_moves_one_ulp(void)
+{
+	void *ctx;
+	const struct kf_backend_ops *ops = host_open(&ctx);
+	struct kf_err err = KF_ERR_INIT;
+	const int64_t n = 10000;
+	uint32_t *a = malloc((n + 1) * 4), *b = malloc((n + 1) * 4),
+		 *c = malloc((n + 1) * 4);
+	const uint32_t special[] = {0, 0x80000000u, 0x7f800000u, 0xff800000u,
+				    0x7fc00000u, 0xffc00001u};
+	for (int64_t i = 0; i <= n; i++)
+		a[i] = f32_bits((float)sin((double)i) * 100);
+	a[100] = 0x7f7fffffu; /* the largest finite */
+	a[101] = 1;	      /* the smallest subnormal */
+	a[102] = 0x80000001u;
+	for (int k = 0; k < 6; k++)
+		a[200 + k] = special[k];
+	memcpy(b, a, (n + 1) * 4);
+	memcpy(c, a, (n + 1) * 4);
+	CHECK(ops->nudge(ctx, b, n, 42, 1, &err) == 0);
+	CHECK(ops->nudge(ctx, c, n, 0x5851f42d4c957f2dull, 1, &err) == 0);
+	int64_t up = 0, down = 0, other_seed_differs = 0;
+	for (int64_t i = 0; i < n; i++) {
+		bool fixed = (a[i] & 0x7fffffffu) == 0 ||
+			     (a[i] & 0x7f800000u) == 0x7f800000u;
+		CHECK(fixed == (i == 0 || (i >= 200 && i < 206)));
+		if (fixed) {
+			CHECK_MSG(b[i] == a[i], "special %llx moved",
+				  (unsigned long long)a[i]);
+			continue;
+		}
+		/* The smallest subnormal moves up or not at all. */
+		if ((a[i] & 0x7fffffffu) == 1) {
+			CHECK(b[i] == a[i] || b[i] == a[i] + 1);
+			continue;
+		}
+		CHECK_MSG(b[i] == a[i] + 1 || b[i] == a[i] - 1,
+			  "element %lld: %08x -> %08x", (long long)i, a[i],
+			  b[i]);
+		up += (b[i] & 0x7fffffffu) > (a[i] & 0x7fffffffu);
+		down += (b[i] & 0x7fffffffu) < (a[i] & 0x7fffffffu);
+		other_seed_differs += b[i] != c[i];
+	}
+	CHECK(b[100] == 0x7f7ffffeu); /* never to infinity */
+	CHECK(b[101] != 0 && b[102] != 0x80000000u); /* never to zero */
+	CHECK(b[n] == a[n]);
+	CHECK_MSG(up > 4500 && down > 4500, "%lld up, %lld down",
+		  (long long)up, (long long)down);
+	CHECK_MSG(other_seed_differs > 4000, "%lld",
+		  (long long)other_seed_differs);
+	memcpy(c, a, (n + 1) * 4);
+	CHECK(ops->nudge(ctx, c, n, 42, 1, &err) == 0);
+	CHECK(!memcmp(b, c, (n + 1) * 4));
+	free(a);
+	free(b);
+	free(c);
+	ops->fini(ctx);
+}
+
 /* ---- the host ops table ---- */
 
 static void test_backend_find(void)
@@ -1064,6 +1126,7 @@ KF_TESTS(backend) = {
     KF_TEST(test_backend_load_store_round_to_dtype),
     KF_TEST(test_backend_poison_bits_are_nan_for_floats),
     KF_TEST(test_backend_host_poison_fills_every_element),
+    KF_TEST(test_backend_host_nudge_moves_one_ulp),
     KF_TEST(test_backend_find),
     KF_TEST(test_backend_host_init_describe_alloc),
     KF_TEST(test_backend_host_fill_matches_rng),

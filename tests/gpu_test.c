@@ -209,6 +209,44 @@ static void test_gpu_scattered_fill_matches_host(void)
 	host->fini(hctx);
 }
 
+/* The reference-noise nudge moves the same elements the same way on the
+ * device as on the host (one source, src/backend/nudge.h). */
+static void test_gpu_nudge_matches_host(void)
+{
+	const struct kf_backend_ops *ops = gpu();
+	const struct kf_backend_ops *host = kf_backend_find("host");
+	struct kf_err err = KF_ERR_INIT;
+	void *ctx = NULL, *hctx = NULL;
+	CHECK_MSG(ops->init(&ctx, &err) == 0, "%s", err.msg);
+	CHECK(host->init(&hctx, &err) == 0);
+	const int64_t n = (1 << 22) + 5;
+	uint32_t *want = malloc((size_t)n * 4), *got = malloc((size_t)n * 4);
+	for (int64_t i = 0; i < n; i++) {
+		float f = (float)sin((double)i) * 1000;
+		memcpy(&want[i], &f, 4);
+	}
+	want[7] = 0x7f800000u;
+	want[8] = 0;
+	want[9] = 1;
+	void *dev = NULL;
+	CHECK(ops->alloc(ctx, (size_t)n * 4, &dev, &err) == 0);
+	CHECK(ops->write(ctx, dev, want, (size_t)n * 4, &err) == 0);
+	CHECK(ops->nudge(ctx, dev, n, 0x1234567890abcdefull, 3, &err) == 0);
+	CHECK(host->nudge(hctx, want, n, 0x1234567890abcdefull, 3, &err) ==
+	      0);
+	CHECK(ops->read(ctx, got, dev, (size_t)n * 4, &err) == 0);
+	int64_t differ = 0;
+	for (int64_t i = 0; i < n; i++)
+		differ += got[i] != want[i];
+	CHECK_MSG(differ == 0, "%lld of %lld elements differ",
+		  (long long)differ, (long long)n);
+	free(want);
+	free(got);
+	ops->free(ctx, dev);
+	ops->fini(ctx);
+	host->fini(hctx);
+}
+
 /* The device comparison counts what the host's does, on crafted data. */
 static void test_gpu_compare_counts_like_the_host(void)
 {
@@ -580,6 +618,7 @@ KF_TESTS(gpu) = {
     KF_TEST(test_gpu_doctor_describes_the_device),
     KF_TEST(test_gpu_inputs_match_host_backend),
     KF_TEST(test_gpu_scattered_fill_matches_host),
+    KF_TEST(test_gpu_nudge_matches_host),
     KF_TEST(test_gpu_compare_counts_like_the_host),
     KF_TEST(test_gpu_honest_candidate_passes_and_is_timed),
     KF_TEST(test_gpu_side_stream_work_is_timed),

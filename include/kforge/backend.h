@@ -113,6 +113,11 @@ struct kf_backend_ops {
 	 * 0xa5 bytes for integers) into every element. */
 	int (*poison)(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 		      struct kf_err *err);
+	/* Moves every finite nonzero float32 of ptr[0..n) one unit in the
+	 * last place, up or down as a hash of seed, input and the index
+	 * says (src/backend/nudge.h: the same on every backend). */
+	int (*nudge)(void *ctx, void *ptr, int64_t n, uint64_t seed, int input,
+		     struct kf_err *err);
 	int (*compare)(void *ctx, const void *got, const void *want,
 		       enum kf_dtype dt, int64_t n, struct kf_tolerance tol,
 		       struct kf_cmp *out, struct kf_err *err);

@@ -131,7 +131,7 @@ struct cuda {
 	cu_context ctx;
 	cu_stream stream;
 	cu_module mod;
-	cu_function f_fill, f_poison, f_compare, f_worst, f_checksum;
+	cu_function f_fill, f_poison, f_compare, f_worst, f_checksum, f_nudge;
 	cu_event ev0, ev1;
 	cu_ptr flush_buf;
 	size_t flush_bytes;
@@ -545,6 +545,8 @@ static int cuda_init(void **ctxp, struct kf_err *err)
 	   "kf_worst");
 	CU(c, c->d.module_func(&c->f_checksum, c->mod, "kf_checksum"), err,
 	   "kf_checksum");
+	CU(c, c->d.module_func(&c->f_nudge, c->mod, "kf_nudge"), err,
+	   "kf_nudge");
 	open_nvml(c);
 	/* A per-process key: a candidate cannot aim a change of its inputs
 	 * at a hash collision it cannot compute. */
@@ -754,6 +756,16 @@ static int cuda_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	kf_poison_bits(dt, &bits);
 	void *args[] = {&ptr, &width, &nn, &bits};
 	return launch(c, c->f_poison, n, args, err);
+}
+
+static int cuda_nudge(void *ctx, void *ptr, int64_t n, uint64_t seed,
+		      int input, struct kf_err *err)
+{
+	struct cuda *c = ctx;
+	long long nn = n;
+	unsigned long long sd = seed;
+	void *args[] = {&ptr, &nn, &sd, &input};
+	return n > 0 ? launch(c, c->f_nudge, n, args, err) : 0;
 }
 
 /* The device code's fill knows the bits distribution by its number. */
@@ -1116,6 +1128,7 @@ const struct kf_backend_ops kf_backend_cuda = {
     .write = cuda_write,
     .fill = cuda_fill,
     .poison = cuda_poison,
+    .nudge = cuda_nudge,
     .compare = cuda_compare,
     .checksum = cuda_checksum,
     .flush_bytes = cuda_flush_bytes,

@@ -8,6 +8,8 @@
 #ifndef KFORGE_CUDA_KERNELS_H
 #define KFORGE_CUDA_KERNELS_H
 
+#include "nudge.h"
+
 /* Element types, as in enum kf_dtype. */
 #define KF_CUDA_SOURCE                                                         \
 	"typedef unsigned int u32;\n"                                          \
@@ -272,6 +274,11 @@
 	"  }\n"                                                                \
 	"  h = wsum(h);\n"                                                     \
 	"  if ((threadIdx.x & 31) == 0) atomicAdd(out, h);\n"                  \
+	"}\n"                                                                  \
+	"__device__ " KF_NUDGE_ONE(KF_NUDGE_AS_TEXT) "\n"                     \
+	"extern \"C\" __global__ void kf_nudge(u32 *x, i64 n, u64 seed,\n"    \
+	"    int input) {\n"                                                   \
+	"  GRID_LOOP(e, n) x[e] = kf_nudge_one(x[e], seed, e, input);\n"       \
 	"}\n"
 
 #endif

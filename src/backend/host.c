@@ -18,6 +18,8 @@
 
 #include <kforge/backend.h>
 
+#include "nudge.h"
+
 struct host {
 	unsigned char *flush_buf;
 	size_t flush_bytes;
@@ -261,6 +263,19 @@ static int host_poison(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 	unsigned char *p = ptr;
 	for (int64_t i = 0; i < n; i++)
 		memcpy(p + (size_t)i * w, &bits, w); /* little-endian */
+	return 0;
+}
+
+KF_NUDGE_ONE(KF_NUDGE_AS_C)
+
+static int host_nudge(void *ctx, void *ptr, int64_t n, uint64_t seed,
+		      int input, struct kf_err *err)
+{
+	(void)ctx;
+	(void)err;
+	uint32_t *x = ptr;
+	for (int64_t e = 0; e < n; e++)
+		x[e] = kf_nudge_one(x[e], seed, e, input);
 	return 0;
 }
 
@@ -607,6 +622,7 @@ const struct kf_backend_ops kf_backend_host = {
     .write = host_copy,
     .fill = host_fill,
     .poison = host_poison,
+    .nudge = host_nudge,
     .compare = host_compare,
     .checksum = host_checksum,
     .flush = host_flush,

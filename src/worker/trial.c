@@ -66,72 +66,31 @@ static cJSON *cmp_json(const struct kf_cmp *c)
 	return o;
 }
 
-/* Moves every finite nonzero float32 of x[0..n) one unit in the last
- * place, up or down as a hash of the seed, the input and the index says
- * (the magnitude not below the smallest normal's neighbour: a zero stays
- * out). */
-static void nudge_ulps(uint32_t *x, int64_t n, uint64_t seed, int input)
-{
-	for (int64_t e = 0; e < n; e++) {
-		if ((x[e] & 0x7fffffffu) == 0 ||
-		    (x[e] & 0x7f800000u) == 0x7f800000u)
-			continue;
-		uint64_t z = seed + 0x9e3779b97f4a7c15ull *
-					(uint64_t)(e + 1 + ((int64_t)input << 40));
-		z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;
-		z ^= z >> 29;
-		bool up = z & 1;
-		if (up && (x[e] & 0x7fffffffu) < 0x7f7fffffu)
-			x[e]++;
-		else if (!up && (x[e] & 0x7fffffffu) > 1)
-			x[e]--;
-	}
-}
-
-/* Host copy of a buffer of the worker's device (a plain copy on the
- * host backend). */
-static int to_host(struct worker *w, void *dst, const void *src, size_t n,
-		   struct kf_err *err)
-{
-	if (w->ops->device_type == kDLCPU) {
-		memcpy(dst, src, n);
-		return 0;
-	}
-	return w->ops->read(w->ctx, dst, src, n, err);
-}
-
-static int from_host(struct worker *w, void *dst, const void *src, size_t n,
-		     struct kf_err *err)
-{
-	if (w->ops->device_type == kDLCPU) {
-		memcpy(dst, src, n);
-		return 0;
-	}
-	return w->ops->write(w->ctx, dst, src, n, err);
-}
-
 /*
  * The reference's float noise on set s's inputs, for the judge's
  * measured-noise precision rule (judge.c, kf_judge_precision): its outputs
  * again on the same inputs with every finite nonzero float32 element moved
- * one unit in the last place (nudge_ulps), and per float32 output the L1
- * distance of those outputs from its first ones into noise[j], at least
- * the outputs' own rounding (-1 elsewhere). A task's reference is its
+ * one unit in the last place (the backend's nudge), and per float32 output
+ * the L1 distance of those outputs from its first ones into noise[j], at
+ * least the outputs' own rounding (-1 elsewhere). A task's reference is its
  * ground truth, computed in float64 and rounded once: its distance from a
  * float64 run is its last rounding, which tells nothing of the problem;
  * how far float32 rounding of its operands moves it does (cancellation: a
  * layernorm of rows of mean 30 moves thousands of times more than a
- * softmax). On a device the inputs and outputs travel through host copies
- * (read, write); the reference runs where it always does. Its inputs and
- * outputs are put back as they were; nothing of this reaches the
- * candidate's side.
+ * softmax). Everything stays in the backend's memory: the copies kept, the
+ * nudge and the distance (the backend's compare) run on the device, where
+ * host round trips of a 268 MB input cost about a second a call. Where
+ * that memory cannot be had the noise is not measured (-1: the judge
+ * holds the output to its dtype's bound). Its inputs and outputs are put
+ * back as they were; nothing of this reaches the candidate's side.
  */
 static int ref_noise(struct worker *w, struct tensor_set *s, uint64_t seed,
 		     double *noise, struct kf_err *err)
 {
 	const struct kf_task *t = w->task;
+	const struct kf_backend_ops *ops = w->ops;
 	void *keep_in[KF_MAX_TENSORS] = {0}, *keep_out[KF_MAX_TENSORS] = {0};
-	bool any_in = false, any_out = false;
+	bool any_in = false, any_out = false, have = true;
 	int rc = 0;
 	for (int j = 0; j < t->n_outputs; j++) {
 		noise[j] = -1;
@@ -142,63 +101,73 @@ static int ref_noise(struct worker *w, struct tensor_set *s, uint64_t seed,
 				    s->in_r[i].n > 0);
 	if (!any_in || !any_out)
 		return 0;
-	for (int i = 0; i < t->n_inputs && !rc; i++) {
-		if (t->inputs[i].dtype != KF_F32)
-			continue;
-		size_t bytes = s->in_r[i].bytes;
-		keep_in[i] = kf_xmalloc(bytes + 1);
-		rc = to_host(w, keep_in[i], s->in_r[i].ptr, bytes, err);
-		if (rc)
-			break;
-		uint32_t *x = kf_xmalloc(bytes + 1);
-		memcpy(x, keep_in[i], bytes);
-		nudge_ulps(x, s->in_r[i].n, seed, i);
-		rc = from_host(w, s->in_r[i].ptr, x, bytes, err);
-		free(x);
+	for (int i = 0; i < t->n_inputs && have; i++) {
+		struct kf_err e2 = KF_ERR_INIT;
+		if (t->inputs[i].dtype == KF_F32 && s->in_r[i].n > 0)
+			have = !ops->alloc(w->ctx, s->in_r[i].bytes,
+					   &keep_in[i], &e2);
 	}
-	for (int j = 0; j < t->n_outputs && !rc; j++) {
-		keep_out[j] = kf_xmalloc(s->out_r[j].bytes + 1);
-		rc = to_host(w, keep_out[j], s->out_r[j].ptr, s->out_r[j].bytes,
-			     err);
+	for (int j = 0; j < t->n_outputs && have; j++) {
+		struct kf_err e2 = KF_ERR_INIT;
+		have = !ops->alloc(w->ctx, s->out_r[j].bytes, &keep_out[j],
+				   &e2);
 	}
+	for (int i = 0; i < t->n_inputs && have && !rc; i++)
+		if (keep_in[i]) {
+			rc = ops->copy(w->ctx, keep_in[i], s->in_r[i].ptr,
+				       s->in_r[i].bytes, err);
+			if (!rc)
+				rc = ops->nudge(w->ctx, s->in_r[i].ptr,
+						s->in_r[i].n, seed, i, err);
+		}
+	for (int j = 0; j < t->n_outputs && have && !rc; j++)
+		rc = ops->copy(w->ctx, keep_out[j], s->out_r[j].ptr,
+			       s->out_r[j].bytes, err);
 	struct kf_sample smp = {0};
 	uint64_t wall;
-	if (!rc)
+	if (have && !rc)
 		rc = wk_call(w, SIDE_REF, s, false, false, &smp, &wall, err);
-	for (int j = 0; j < t->n_outputs && !rc; j++) {
+	for (int j = 0; j < t->n_outputs && have && !rc; j++) {
 		if (t->outputs[j].dtype != KF_F32 || smp.rc || w->cuda_error)
 			continue;
-		const float *a = keep_out[j];
-		float *b = kf_xmalloc(s->out_r[j].bytes + 1);
-		rc = to_host(w, b, s->out_r[j].ptr, s->out_r[j].bytes, err);
-		double d = 0, l1 = 0;
-		for (int64_t e = 0; e < s->out_r[j].n && !rc; e++)
-			if (isfinite(a[e]) && isfinite(b[e])) {
-				d += fabs((double)a[e] - (double)b[e]);
-				l1 += fabs((double)a[e]);
-			}
-		free(b);
+		/* The backend's compare sums |new - first| and |first| over
+		 * the elements finite on both sides. */
+		struct kf_cmp c;
+		struct kf_tolerance exact = {0, 0};
+		rc = ops->compare(w->ctx, s->out_r[j].ptr, keep_out[j], KF_F32,
+				  s->out_r[j].n, exact, &c, err);
 		/* At least the outputs' own rounding to float32: half a unit
 		 * in the last place, at most 2^-24 of each value. */
 		if (!rc)
-			noise[j] = fmax(d, l1 * 0x1p-24);
+			noise[j] = fmax(c.l1_err, c.l1_want * 0x1p-24);
 	}
 	for (int i = 0; i < t->n_inputs; i++)
 		if (keep_in[i]) {
-			int r2 = rc ? 0
-				    : from_host(w, s->in_r[i].ptr, keep_in[i],
-						s->in_r[i].bytes, err);
+			int r2 = rc || !have
+				     ? 0
+				     : ops->copy(w->ctx, s->in_r[i].ptr,
+						 keep_in[i], s->in_r[i].bytes,
+						 err);
 			rc = rc ? rc : r2;
-			free(keep_in[i]);
 		}
 	for (int j = 0; j < t->n_outputs; j++)
 		if (keep_out[j]) {
-			int r2 = rc ? 0
-				    : from_host(w, s->out_r[j].ptr, keep_out[j],
-						s->out_r[j].bytes, err);
+			int r2 = rc || !have
+				     ? 0
+				     : ops->copy(w->ctx, s->out_r[j].ptr,
+						 keep_out[j], s->out_r[j].bytes,
+						 err);
 			rc = rc ? rc : r2;
-			free(keep_out[j]);
 		}
+	/* The copies back are done before their memory goes. */
+	if (!rc && have)
+		rc = ops->sync(w->ctx, err);
+	for (int i = 0; i < t->n_inputs; i++)
+		if (keep_in[i])
+			ops->free(w->ctx, keep_in[i]);
+	for (int j = 0; j < t->n_outputs; j++)
+		if (keep_out[j])
+			ops->free(w->ctx, keep_out[j]);
 	return rc;
 }
 
