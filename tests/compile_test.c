@@ -382,6 +382,66 @@ static void test_compile_hung_compiler_is_killed(void)
 	free(cc);
 }
 
+/* A source that keeps its compiler busy (a compile bomb): the build's
+ * processes meet their CPU time (KFORGE_COMPILE_CPU_S) long before the
+ * wall clock, the log says so, and the failure is kept under the build's
+ * key: the same source again is that failure from the cache, the compiler
+ * not run. CPU time does not stretch with the machine's load as the wall
+ * clock does; a build stopped by the wall clock is not kept
+ * (test_compile_hung_compiler_is_killed). A bad value is refused, named. */
+static void test_compile_cpu_bomb_fails_once_and_is_kept(void)
+{
+	use_tmp_cache();
+	char *cc = write_tmp("spin-cc", "#!/bin/sh\n"
+					"case \"$1\" in --version)\n"
+					"\techo 'spin-cc 1.0'; exit 0;;\n"
+					"esac\n"
+					"echo spinning\n"
+					"while :; do :; done\n");
+	CHECK(chmod(cc, 0755) == 0);
+	CHECK(setenv("KFORGE_CC", cc, 1) == 0);
+	CHECK(setenv("KFORGE_COMPILE_CPU_S", "1", 1) == 0);
+	char *src = write_tmp("bomb.c", good_c);
+	struct kf_compile_opts o = host_opts();
+	o.timeout_ms = 120000;
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 0);
+	CHECK_MSG(!r.timed_out && r.cpu_spent && !r.cached, "log: %s", r.log);
+	CHECK_CONTAINS(r.log, "spinning");
+	CHECK_CONTAINS(r.log, "a process of the build used up its CPU time; each may use 1 s "
+			      "(KFORGE_COMPILE_CPU_S");
+	CHECK_CONTAINS(r.log, "the failure is kept in the cache");
+	char *dir = kf_path_join(kf_cache_dir(), "compile");
+	CHECK(count_suffix(dir, ".fail") == 1);
+	CHECK(count_suffix(dir, ".so") == 0);
+	struct kf_compile_result r2 = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r2, 0);
+	CHECK(r2.cached && r2.cpu_spent && !r2.timed_out && r2.seconds == 0);
+	CHECK_STR(r2.key, r.key);
+	CHECK_STR(r2.log, r.log);
+	/* Not kept past --no-cache: the compiler runs again. */
+	o.no_cache = true;
+	struct kf_compile_result r3 = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r3, 0);
+	CHECK(!r3.cached && r3.cpu_spent && r3.seconds > 0);
+	CHECK(setenv("KFORGE_COMPILE_CPU_S", "0", 1) == 0);
+	struct kf_compile_result r4 = KF_COMPILE_RESULT_INIT;
+	struct kf_err err = KF_ERR_INIT;
+	CHECK(kf_compile(src, &o, &r4, &err) == KF_EINVAL);
+	CHECK_CONTAINS(err.msg, "KFORGE_COMPILE_CPU_S=0: the CPU time a "
+				"build's process may use is a whole number of "
+				"seconds, at least 1");
+	unsetenv("KFORGE_COMPILE_CPU_S");
+	unsetenv("KFORGE_CC");
+	kf_compile_result_release(&r);
+	kf_compile_result_release(&r2);
+	kf_compile_result_release(&r3);
+	kf_compile_result_release(&r4);
+	free(dir);
+	free(src);
+	free(cc);
+}
+
 static void test_compile_log_is_capped(void)
 {
 	use_tmp_cache();
@@ -825,6 +885,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_syntax_error_names_file_and_line),
     KF_TEST(test_compile_sees_only_the_candidates_directory),
     KF_TEST(test_compile_hung_compiler_is_killed),
+    KF_TEST(test_compile_cpu_bomb_fails_once_and_is_kept),
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_memory_is_limited),
     KF_TEST(test_compile_output_size_is_limited),

@@ -201,10 +201,15 @@ long kf_proc_peak_kib(pid_t pid);
  * (SIGSEGV)". */
 char *kf_wait_describe(int status);
 
-/* A whole number of MiB from environment variable name (dflt when unset or
- * empty), at least min_mb, as bytes; else KF_EINVAL naming the variable and
- * what it sets (what). One parser for every such variable:
- * KFORGE_CACHE_MAX_MB, KFORGE_COMPILE_MEM_MB, KFORGE_RUNNER_MEM_MB. */
+/* A whole number of unit (its name, for the message) from environment
+ * variable name (dflt when unset or empty), at least min; else KF_EINVAL
+ * naming the variable and what it sets (what). One parser for every such
+ * variable: KFORGE_COMPILE_CPU_S and, through kf_env_mib, the MiB ones. */
+int kf_env_whole(const char *name, uint64_t dflt, uint64_t min,
+		 const char *unit, const char *what, uint64_t *out,
+		 struct kf_err *err);
+/* kf_env_whole in MiB, as bytes: KFORGE_CACHE_MAX_MB,
+ * KFORGE_COMPILE_MEM_MB, KFORGE_RUNNER_MEM_MB. */
 int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
 	       const char *what, uint64_t *bytes, struct kf_err *err);
 

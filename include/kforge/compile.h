@@ -52,7 +52,11 @@ struct kf_compile_opts {
 struct kf_compile_result {
 	bool ok; /* false: the compiler failed or timed out */
 	bool timed_out;
-	bool cached;   /* the object came from the cache */
+	bool cached;   /* the object (or a failure kept, cpu_spent) came from
+			  the cache */
+	bool cpu_spent; /* failed: a process of the build used up its CPU
+			   time (kf_compile_cpu_limit), a failure the
+			   source makes on any machine, kept in the cache */
 	char *so_path; /* owned; the shared object, when ok */
 	char *log;     /* owned; compiler output, at most KF_COMPILE_LOG_CAP */
 	char *key;     /* owned; the cache key (64 hex digits) */
@@ -94,6 +98,23 @@ int kf_compile_imports(const char *so_path, char ***names, int *n,
 int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err);
 /* The line a failed build's log gets when it may have met that limit. */
 void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes);
+
+/*
+ * The CPU time (RLIMIT_CPU, whole seconds) each process of a build may use:
+ * $KFORGE_COMPILE_CPU_S (at least 1), else KF_COMPILE_CPU_S_DEFAULT, and
+ * at most three quarters of the build's wall-time limit (timeout_ms), so
+ * that a source that keeps a compiler busy meets it before the wall clock
+ * on a quiet machine. CPU time does not grow with the machine's load as
+ * the wall clock does: a build that used it up fails the same way on any
+ * machine, so that failure is kept in the cache under the build's key and
+ * the next request of the same source is answered at once (a compile bomb
+ * costs its CPU time once, not once per copy), while a build stopped by
+ * the wall clock (a busy machine) is not kept. KF_EINVAL with err naming
+ * the variable when it is not a whole number >= 1.
+ */
+#define KF_COMPILE_CPU_S_DEFAULT 90
+int kf_compile_cpu_limit(int timeout_ms, uint64_t *seconds,
+			 struct kf_err *err);
 
 /* The toolchain's version line for a backend ("cc (Debian 12.2.0-14) ..."),
  * or NULL when the compiler is missing; caller frees. */

@@ -435,24 +435,33 @@ void kf_argv_free(struct kf_argv *a)
 	memset(a, 0, sizeof(*a));
 }
 
-int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
-	       const char *what, uint64_t *bytes, struct kf_err *err)
+int kf_env_whole(const char *name, uint64_t dflt, uint64_t min,
+		 const char *unit, const char *what, uint64_t *out,
+		 struct kf_err *err)
 {
 	const char *v = getenv(name);
-	uint64_t mb = dflt;
+	uint64_t x = dflt;
 	if (v && *v) {
 		char *end = NULL;
 		errno = 0;
-		unsigned long long x = strtoull(v, &end, 10);
-		if (errno || *end || *v == '-' || x < min_mb ||
-		    x > (1ull << 30))
+		unsigned long long y = strtoull(v, &end, 10);
+		if (errno || *end || *v == '-' || y < min || y > (1ull << 30))
 			return kf_err_set(err, KF_EINVAL,
 					  "%s=%s: %s is a whole number of "
-					  "MiB, at least %llu",
-					  name, v, what,
-					  (unsigned long long)min_mb);
-		mb = x;
+					  "%s, at least %llu",
+					  name, v, what, unit,
+					  (unsigned long long)min);
+		x = y;
 	}
-	*bytes = mb << 20;
+	*out = x;
 	return 0;
+}
+
+int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
+	       const char *what, uint64_t *bytes, struct kf_err *err)
+{
+	uint64_t mb = 0;
+	int rc = kf_env_whole(name, dflt, min_mb, "MiB", what, &mb, err);
+	*bytes = rc ? 0 : mb << 20;
+	return rc;
 }

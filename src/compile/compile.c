@@ -715,6 +715,17 @@ static int write_log(const char *dir, const char *key, const char *path,
 	return rc;
 }
 
+/* A build that used up its CPU time (kf_compile_cpu_limit) is kept as
+ * key.fail beside its log: the next build of the key is that failure. */
+static void keep_failure(const char *dir, const char *key)
+{
+	char *path = kf_xasprintf("%s/%s.fail", dir, key);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd >= 0)
+		close(fd);
+	free(path);
+}
+
 static off_t file_bytes(const char *path)
 {
 	struct stat st;
@@ -971,7 +982,7 @@ int kf_compile_cache_trim(const char *dir, uint64_t cap, int *removed,
 		size_t klen = dot ? (size_t)(dot - de->d_name) : 0;
 		if (!dot || klen != 64 ||
 		    (strcmp(dot, ".so") && strcmp(dot, ".o") &&
-		     strcmp(dot, ".log")))
+		     strcmp(dot, ".log") && strcmp(dot, ".fail")))
 			continue;
 		struct stat st;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) ||
@@ -1007,8 +1018,9 @@ int kf_compile_cache_trim(const char *dir, uint64_t cap, int *removed,
 		for (size_t i = 0; i < n && total > cap / 10 * 9; i++) {
 			if (now - e[i].used < CACHE_KEEP_S)
 				break;
-			static const char *const ext[] = {".so", ".o", ".log"};
-			for (int k = 0; k < 3; k++) {
+			static const char *const ext[] = {".so", ".o", ".log",
+							  ".fail"};
+			for (int k = 0; k < 4; k++) {
 				char name[80];
 				snprintf(name, sizeof(name), "%s%s", e[i].key,
 					 ext[k]);
@@ -1066,6 +1078,20 @@ static void cache_bound(const char *dir)
 		       (unsigned long long)(cap >> 20));
 }
 
+int kf_compile_cpu_limit(int timeout_ms, uint64_t *seconds,
+			 struct kf_err *err)
+{
+	uint64_t s = 0;
+	int rc = kf_env_whole("KFORGE_COMPILE_CPU_S", KF_COMPILE_CPU_S_DEFAULT,
+			      1, "seconds", "the CPU time a build's process "
+			      "may use", &s, err);
+	uint64_t most = (uint64_t)(timeout_ms > 0 ? timeout_ms : 0) * 3 / 4000;
+	if (!rc && s > most)
+		s = most > 0 ? most : 1;
+	*seconds = rc ? 0 : s;
+	return rc;
+}
+
 int kf_compile_mem_limit(uint64_t *bytes, struct kf_err *err)
 {
 	return kf_env_mib("KFORGE_COMPILE_MEM_MB", KF_COMPILE_MEM_MB_DEFAULT, 256,
@@ -1093,6 +1119,21 @@ static bool says_too_big(int status, const char *text)
 			 strstr(text, "File too large")));
 }
 
+/* Whether a step's process met its CPU time (RLIMIT_CPU's SIGXCPU: the
+ * soft limit, a second before the hard one): killed by it itself, the
+ * sandbox's exit code for it (128 + SIGXCPU), or a driver reporting that
+ * of a tool it ran (gcc: "CPU time limit exceeded signal terminated
+ * program cc1"; nvcc: "'cicc' died due to signal 24"). The CPU time
+ * cannot be read from the sandbox's exit: its init does not pass its
+ * children's times on. */
+static bool says_cpu_spent(int status, const char *text)
+{
+	return (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
+	       (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGXCPU) ||
+	       (text && (strstr(text, "CPU time limit exceeded") ||
+			 strstr(text, "signal 24")));
+}
+
 void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
 {
 	kf_strbuf_addf(log,
@@ -1103,16 +1144,19 @@ void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
 }
 
 /* Runs one step within the deadline, each of its processes held to
- * mem_bytes (RLIMIT_DATA); the output joins log. Returns 0 with *ok or
- * *timed_out set, or a negative code when it could not run. */
-static int run_step(char *const argv[], uint64_t mem_bytes,
+ * mem_bytes (RLIMIT_DATA) and cpu_s seconds of CPU time (RLIMIT_CPU); the
+ * output joins log. Returns 0 with *ok, *timed_out or *cpu_spent (the step
+ * failed having used its CPU time: one of its processes met the limit)
+ * set, or a negative code when it could not run. */
+static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 		    uint64_t deadline_ns, int timeout_ms,
 		    struct kf_strbuf *log, bool *ok, bool *timed_out,
-		    struct kf_err *err)
+		    bool *cpu_spent, struct kf_err *err)
 {
 	struct kf_limits lim = {0};
 	lim.data_bytes = mem_bytes;
 	lim.fsize_bytes = KF_COMPILE_FILE_CAP;
+	lim.cpu_s = (double)cpu_s;
 	int status = 0;
 	uint64_t now = kf_now_ns();
 	int left_ms = now >= deadline_ns
@@ -1140,7 +1184,21 @@ static int run_step(char *const argv[], uint64_t mem_bytes,
 				kf_strbuf_addf(log, "\ncompiler %s\n", why);
 				free(why);
 			}
-			if (says_too_big(status, out.buf))
+			if (cpu_s > 0 && says_cpu_spent(status, out.buf)) {
+				*cpu_spent = true;
+				kf_strbuf_addf(
+				    log,
+				    "%sa process of the build used up its CPU "
+				    "time; each may use %llu s "
+				    "(KFORGE_COMPILE_CPU_S, at most 3/4 of the "
+				    "compile timeout): this source spends it "
+				    "on any machine, and the failure is kept "
+				    "in the cache\n",
+				    log->len && log->buf[log->len - 1] != '\n'
+					? "\n"
+					: "",
+				    (unsigned long long)cpu_s);
+			} else if (says_too_big(status, out.buf))
 				kf_strbuf_addf(
 				    log,
 				    "%sa file of the build grew past %u MiB, "
@@ -1171,14 +1229,16 @@ static int run_compiler(struct build *b, const char *dir,
 			struct kf_compile_result *r, struct kf_err *err)
 {
 	int rc = 0;
-	bool ok = false, timed_out = false;
+	bool ok = false, timed_out = false, cpu_spent = false;
 	struct kf_strbuf log = KF_STRBUF_INIT;
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 	char *obj = NULL, *tmp = NULL, *work = NULL, *bwrap = kf_bwrap_path();
 	struct kf_argv ca = {0}, la = {0};
-	uint64_t mem = 0;
+	uint64_t mem = 0, cpu = 0;
 	rc = kf_compile_mem_limit(&mem, err);
+	if (!rc)
+		rc = kf_compile_cpu_limit(timeout_ms, &cpu, err);
 	if (rc)
 		goto out;
 	if (!bwrap) {
@@ -1219,7 +1279,8 @@ static int run_compiler(struct build *b, const char *dir,
 	uint64_t deadline = t0 + (uint64_t)timeout_ms * 1000000ull;
 	rc = run_step(confine(bwrap, c->argv, c->src_i, work, source_path, src,
 			      src_bytes, &ca),
-		      mem, deadline, timeout_ms, &log, &ok, &timed_out, err);
+		      mem, cpu, deadline, timeout_ms, &log, &ok, &timed_out,
+		      &cpu_spent, err);
 	if (b->split && !rc && ok) {
 		struct command *l = &b->link;
 		free(l->argv[l->out_i]);
@@ -1228,12 +1289,14 @@ static int run_compiler(struct build *b, const char *dir,
 		l->argv[l->obj_i] = kf_xstrdup(obj);
 		rc = run_step(confine(bwrap, l->argv, -1, work, source_path,
 				      src, src_bytes, &la),
-			      mem, deadline, timeout_ms, &log, &ok, &timed_out, err);
+			      mem, cpu, deadline, timeout_ms, &log, &ok, &timed_out,
+		      &cpu_spent, err);
 	}
 	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
 	if (rc)
 		goto out;
 	r->timed_out = timed_out;
+	r->cpu_spent = cpu_spent && !ok;
 	if (ok && file_bytes(tmp) <= 0) {
 		ok = false;
 		kf_strbuf_addstr(&log, "\ncompiler succeeded but wrote no "
@@ -1247,6 +1310,8 @@ static int run_compiler(struct build *b, const char *dir,
 	}
 	r->log = kf_xstrdup(kf_strbuf_str(&log));
 	rc = write_log(dir, r->key, log_path, r->log, err);
+	if (!rc && r->cpu_spent)
+		keep_failure(dir, r->key);
 	if (rc || !r->ok)
 		goto out;
 	if (!source_unchanged(source_path, src, src_bytes)) {
@@ -1288,6 +1353,27 @@ out:
 static int cache_hit(const char *dir, struct kf_compile_result *r)
 {
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
+	char *fail_path = kf_xasprintf("%s/%s.fail", dir, r->key);
+	bool failed = !kf_file_exists(so_path) && kf_file_exists(fail_path);
+	if (failed) {
+		char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
+		char *log = NULL;
+		bool have = kf_file_read(log_path, KF_COMPILE_LOG_CAP, &log,
+					 NULL, NULL) == 0;
+		free(log_path);
+		if (have) {
+			utimensat(AT_FDCWD, fail_path, NULL, 0);
+			free(fail_path);
+			free(so_path);
+			r->ok = false;
+			r->cached = true;
+			r->cpu_spent = true;
+			r->seconds = 0;
+			r->log = log;
+			return 1;
+		}
+	}
+	free(fail_path);
 	if (!kf_file_exists(so_path)) {
 		free(so_path);
 		return 0;
