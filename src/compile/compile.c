@@ -1131,7 +1131,8 @@ static bool says_cpu_spent(int status, const char *text)
 	return (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) ||
 	       (WIFEXITED(status) && WEXITSTATUS(status) == 128 + SIGXCPU) ||
 	       (text && (strstr(text, "CPU time limit exceeded") ||
-			 strstr(text, "signal 24")));
+			 strstr(text, "due to signal 24") ||
+			 strstr(text, "with signal 24")));
 }
 
 void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
