@@ -176,6 +176,30 @@ static void test_eval_memory_exhaustion_is_runtime_error(void)
 		 384ull << 20);
 }
 
+/* A candidate that keeps 400 MiB of touched memory (within the host
+ * worker's address-space limit) is stopped past KFORGE_RUNNER_MEM_MB plus
+ * four times its tensors, by the worker after its first call:
+ * runtime_error/memory, naming both; the reference as candidate runs ok
+ * under the same limit (fault_at). A bad value is refused before the
+ * worker starts, naming the variable. */
+static void test_eval_runner_memory_limit(void)
+{
+	setenv("KFORGE_RUNNER_MEM_MB", "256", 1);
+	fault_at(CAND("hoard"), "runtime_error", "memory",
+		 "MiB (KFORGE_RUNNER_MEM_MB=256 plus four times its",
+		 0);
+	setenv("KFORGE_RUNNER_MEM_MB", "100", 1);
+	struct kf_eval_opts o = quick();
+	cJSON *r = run(ROWSUM, CAND("same"), &o);
+	CHECK_STR(status(r), "infra_error");
+	CHECK_STR(kf_json_str(r, "check"), "spawn");
+	CHECK_CONTAINS(reason(r), "KFORGE_RUNNER_MEM_MB=100: a candidate "
+				  "runner's resident memory limit is a whole "
+				  "number of MiB, at least 256");
+	cJSON_Delete(r);
+	unsetenv("KFORGE_RUNNER_MEM_MB");
+}
+
 static void test_eval_partial_output_is_wrong_answer(void)
 {
 	fault(CAND("partial"), "wrong_answer", "unwritten",
@@ -1115,6 +1139,7 @@ KF_TESTS(eval) = {
     KF_TEST(test_eval_constructor_spin_is_load_timeout),
     KF_TEST(test_eval_constructor_sleep_is_load_timeout),
     KF_TEST(test_eval_memory_exhaustion_is_runtime_error),
+    KF_TEST(test_eval_runner_memory_limit),
     KF_TEST(test_eval_partial_output_is_wrong_answer),
     KF_TEST(test_eval_input_mutation_is_rejected),
     KF_TEST(test_eval_nonzero_return_is_runtime_error),

@@ -458,6 +458,19 @@ static void test_gpu_device_memory_exhaustion_is_runtime_error(void)
 	       "cudaErrorMemoryAllocation");
 }
 
+/* Host memory a cuda candidate keeps (no address-space limit there) is
+ * bounded by the worker's check of its runner's resident memory:
+ * runtime_error/memory; the reference as candidate then runs ok under the
+ * same limit (an honest CUDA runner holds a few hundred MiB). */
+static void test_gpu_runner_memory_limit(void)
+{
+	gpu();
+	setenv("KFORGE_RUNNER_MEM_MB", "1024", 1);
+	expect(CU("hoard"), "runtime_error", "memory",
+	       "(KFORGE_RUNNER_MEM_MB=1024 plus four times its");
+	unsetenv("KFORGE_RUNNER_MEM_MB");
+}
+
 static void test_gpu_partial_output_is_wrong_answer(void)
 {
 	gpu();
@@ -630,6 +643,7 @@ KF_TESTS(gpu) = {
     KF_TEST(test_gpu_host_abort_is_crash),
     KF_TEST(test_gpu_host_loop_is_timeout),
     KF_TEST(test_gpu_device_memory_exhaustion_is_runtime_error),
+    KF_TEST(test_gpu_runner_memory_limit),
     KF_TEST(test_gpu_partial_output_is_wrong_answer),
     KF_TEST(test_gpu_input_mutation_is_rejected),
     KF_TEST(test_gpu_nonzero_return_is_runtime_error),

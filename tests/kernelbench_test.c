@@ -1350,7 +1350,7 @@ static void test_kernelbench_runner_memory_limit(void)
 	o = eval(RELU, CAND "1_ReLU/correct.py", "--no-timing", NULL, NULL);
 	CHECK_STR(str_at(o.json, "status", NULL), "infra_error");
 	CHECK_CONTAINS(str_at(o.json, "reason", NULL),
-		       "KFORGE_RUNNER_MEM_MB=12k: a KernelBench runner's "
+		       "KFORGE_RUNNER_MEM_MB=12k: a candidate runner's "
 		       "resident memory limit is a whole number of MiB");
 	release(&o);
 	unsetenv("KFORGE_RUNNER_MEM_MB");

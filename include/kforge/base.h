@@ -212,6 +212,13 @@ int kf_env_whole(const char *name, uint64_t dflt, uint64_t min,
  * KFORGE_COMPILE_MEM_MB, KFORGE_RUNNER_MEM_MB. */
 int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
 	       const char *what, uint64_t *bytes, struct kf_err *err);
+/* The resident memory a candidate's runner may hold beyond four times its
+ * tensors: KFORGE_RUNNER_MEM_MB (at least 256), else
+ * KF_RUNNER_MEM_MB_DEFAULT, as bytes. Kept by the native worker (after the
+ * candidate's load and each call) and the KernelBench bridge's judge
+ * (every 50 ms); kforge refuses a bad value before either starts. */
+#define KF_RUNNER_MEM_MB_DEFAULT 8192
+int kf_runner_mem_limit(uint64_t *bytes, struct kf_err *err);
 
 /* A growing, NULL-terminated argument vector of owned copies (a command
  * line for kf_proc_run). */

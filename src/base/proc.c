@@ -457,6 +457,13 @@ int kf_env_whole(const char *name, uint64_t dflt, uint64_t min,
 	return 0;
 }
 
+int kf_runner_mem_limit(uint64_t *bytes, struct kf_err *err)
+{
+	return kf_env_mib("KFORGE_RUNNER_MEM_MB", KF_RUNNER_MEM_MB_DEFAULT, 256,
+			  "a candidate runner's resident memory limit", bytes,
+			  err);
+}
+
 int kf_env_mib(const char *name, uint64_t dflt, uint64_t min_mb,
 	       const char *what, uint64_t *bytes, struct kf_err *err)
 {

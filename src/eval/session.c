@@ -220,6 +220,12 @@ int kf_session_pin(const struct kf_session_core *s, char **env, char **pin,
 int kf_session_spawn(struct kf_session_core *s, char *const argv[],
 		     const struct kf_limits *lim, struct kf_err *err)
 {
+	/* The runners' memory limit is the worker's or the bridge's to keep
+	 * (they read the variable); a bad value stops here. */
+	uint64_t mem;
+	int rc = kf_runner_mem_limit(&mem, err);
+	if (rc)
+		return rc;
 	s->log_fd = open("/tmp", O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
 	return kf_proc_spawn(&s->proc, argv, lim, s->log_fd, err);
 }

@@ -107,6 +107,44 @@ void wk_die_like(const struct kf_runner *r)
 	_exit(WIFEXITED(st) ? WEXITSTATUS(st) : 1);
 }
 
+void wk_cand_memory_check(struct worker *w)
+{
+	static uint64_t limit;
+	struct kf_runner *r = &w->run[SIDE_CAND];
+	if (!r->pid)
+		return;
+	if (!limit) {
+		struct kf_err e = KF_ERR_INIT;
+		/* Checked before the worker started (kf_session_spawn). */
+		if (kf_runner_mem_limit(&limit, &e))
+			limit = (uint64_t)KF_RUNNER_MEM_MB_DEFAULT << 20;
+	}
+	char path[64];
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)r->pid);
+	FILE *f = fopen(path, "r");
+	unsigned long long size = 0, res = 0;
+	int n = f ? fscanf(f, "%llu %llu", &size, &res) : 0;
+	if (f)
+		fclose(f);
+	if (n != 2)
+		return;
+	uint64_t rss = (uint64_t)res * (uint64_t)sysconf(_SC_PAGESIZE);
+	uint64_t tensors = w->pool[SIDE_CAND].bytes;
+	uint64_t most = limit + 4 * tensors;
+	if (rss <= most)
+		return;
+	char *msg = kf_xasprintf(
+	    "the candidate's process held %llu MiB of memory resident, over "
+	    "the limit of %llu MiB (KFORGE_RUNNER_MEM_MB=%llu plus four times "
+	    "its %.1f MiB of tensors): it was stopped",
+	    (unsigned long long)(rss >> 20), (unsigned long long)(most >> 20),
+	    (unsigned long long)(limit >> 20), (double)tensors / (1 << 20));
+	kf_runner_stop(r);
+	wk_reply_error(w, "memory", NULL, msg);
+	free(msg);
+	_exit(0);
+}
+
 /* Notes the CPU time the candidate's process used since it last
  * answered: an honest runner waits for the next request without any. */
 void wk_cand_idle_check(struct worker *w)
@@ -297,6 +335,8 @@ int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	uint64_t c1 = kf_runner_cpu_ns(r);
 	if (rc)
 		return rc;
+	if (side == SIDE_CAND)
+		wk_cand_memory_check(w);
 	if (side == SIDE_CAND)
 		w->cand_cpu_after = c1;
 	if (a.rc) {

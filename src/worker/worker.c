@@ -311,6 +311,7 @@ static int do_load(struct worker *w, const cJSON *req)
 	/* The candidate's global state before its code ran (its
 	 * constructors run at load: the first call's check catches them). */
 	snprintf(w->cand_state0, sizeof(w->cand_state0), "%s", a.text);
+	wk_cand_memory_check(w);
 	w->cand_cpu_after = kf_runner_cpu_ns(&w->run[SIDE_CAND]);
 	const char *fl = getenv("KFORGE_FLUSH");
 	w->flush_by_engine = fl && !strcmp(fl, "engine");

@@ -163,6 +163,11 @@ int wk_reference_intact(struct worker *w, struct tensor_set *s,
 			struct kf_err *err);
 void wk_die_like(const struct kf_runner *r);
 void wk_cand_idle_check(struct worker *w);
+/* The candidate runner's resident memory against kf_runner_mem_limit plus
+ * four times its side's pool, after its load and each call: past it the
+ * worker answers "memory" (the candidate's runtime_error in the judge's
+ * event table), stops the runner and ends. */
+void wk_cand_memory_check(struct worker *w);
 int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	    bool bare, struct kf_sample *smp, uint64_t *wall_ns,
 	    struct kf_err *err);
