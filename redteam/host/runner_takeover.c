@@ -7,16 +7,6 @@
 
 #include <kforge/kernel.h>
 
-static void row_sum(const float *x, float *y, int64_t rows, int64_t n)
-{
-	for (int64_t b = 0; b < rows; b++) {
-		float s = 0;
-		for (int64_t j = 0; j < n; j++)
-			s += x[b * n + j];
-		y[b] = s;
-	}
-}
-
 int kf_entry(const DLTensor *in, int n_in, DLTensor *out, int n_out,
 	     void *stream)
 {

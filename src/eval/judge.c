@@ -1872,28 +1872,39 @@ void kf_judge_reference_input(const char *name, struct verdict *v)
 	    name);
 }
 
-void kf_judge_idle_cpu(uint64_t used_ns, struct verdict *v)
+#define KF_REPLY_CPU_STRIKES 2
+
+/* Like a far-off report (below), CPU time after a return decides only in
+ * KF_REPLY_CPU_STRIKES gaps in a row: the process clock also counts the
+ * kernel's work in the runner's syscalls, which a loaded machine can
+ * stretch once; work left after every return shows every time, and what
+ * a candidate leaves after some returns is charged to its next call's
+ * view all the same. */
+void kf_judge_idle_cpu(uint64_t used_ns, int *strikes, struct verdict *v)
 {
-	if (used_ns > KF_IDLE_CPU_NS)
-		set(v, KF_STATUS_REJECTED, "after_return",
-		    "the candidate's process used %.3f ms of CPU time after "
-		    "its call returned (at most %.3f ms allowed): work after "
-		    "return is not timed",
-		    (double)used_ns / 1e6, KF_IDLE_CPU_NS / 1e6);
+	if (used_ns <= KF_IDLE_CPU_NS) {
+		*strikes = 0;
+		return;
+	}
+	if (++*strikes < KF_REPLY_CPU_STRIKES)
+		return;
+	set(v, KF_STATUS_REJECTED, "after_return",
+	    "the candidate's process used %.3f ms of CPU time after its call "
+	    "returned, and over %.3f ms after the call before (at most that "
+	    "allowed): work after return is not timed",
+	    (double)used_ns / 1e6, KF_IDLE_CPU_NS / 1e6);
 }
 
 /* One thread cannot use more CPU time than the time it reports, beyond
- * the runner's own cost: a report under 2 % of what is left, when that is
- * over 2 ms, is a forged reply at once; under half of it less 1 ms, in
- * KF_REPLY_CPU_STRIKES calls in a row (gross forgeries are caught at
- * once; the rest by unaccounted_time over all pairs). One call under half
- * alone is not: on two cores shared with a CI run, an honest softmax's
- * runner once used 6.6 ms of CPU time in a call it measured at 0.87 ms
- * (13 %), and never again in that evaluation. A forging runner forges
- * call after call. */
-#define KF_REPLY_CPU_STRIKES 2
-#define KF_REPLY_CPU_GROSS 0.02
-
+ * the runner's own cost: a report under half of what is left, less 1 ms,
+ * in KF_REPLY_CPU_STRIKES calls in a row is a forged reply (a forger that
+ * forges only some calls is caught by unaccounted_time over all pairs).
+ * One call alone is not, however far apart, because the process's CPU
+ * clock also counts the kernel's work in its syscalls: on two cores shared
+ * with a CI run, an honest softmax's runner once used 6.6 ms of CPU time
+ * in a call it measured at 0.87 ms (13 %), and an honest cross-entropy's
+ * 88.978 ms in a call it measured at 0.921 ms (1 %), each once in its
+ * evaluation. A forging runner forges call after call. */
 void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 			int *strikes, struct verdict *v)
 {
@@ -1902,22 +1913,13 @@ void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 		*strikes = 0;
 		return;
 	}
-	++*strikes;
-	bool gross = reported_ns < KF_REPLY_CPU_GROSS * sure && sure > 2e6;
-	if (!gross && *strikes < KF_REPLY_CPU_STRIKES)
+	if (++*strikes < KF_REPLY_CPU_STRIKES)
 		return;
-	if (gross)
-		set(v, KF_STATUS_REJECTED, "tampering",
-		    "the candidate's process reported %.3f ms for a call "
-		    "that used %.3f ms of CPU time: it forged the runner's "
-		    "reply",
-		    reported_ns / 1e6, cpu_ns / 1e6);
-	else
-		set(v, KF_STATUS_REJECTED, "tampering",
-		    "the candidate's process reported %.3f ms for a call "
-		    "that used %.3f ms of CPU time, and under half of it in "
-		    "the call before: it forged the runner's reply",
-		    reported_ns / 1e6, cpu_ns / 1e6);
+	set(v, KF_STATUS_REJECTED, "tampering",
+	    "the candidate's process reported %.3f ms for a call that used "
+	    "%.3f ms of CPU time, and under half of it in the call before: "
+	    "it forged the runner's reply",
+	    reported_ns / 1e6, cpu_ns / 1e6);
 }
 
 void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v)

@@ -49,8 +49,9 @@ void kf_judge_global_state(const char *now, const char *was, struct verdict *v);
 /* The reference's copy of input name changed during a candidate call. */
 void kf_judge_reference_input(const char *name, struct verdict *v);
 /* The candidate's process used used_ns of CPU time between its reply and
- * its next request; v set beyond KF_IDLE_CPU_NS. */
-void kf_judge_idle_cpu(uint64_t used_ns, struct verdict *v);
+ * its next request; v set beyond KF_IDLE_CPU_NS in two such gaps in a row
+ * (*strikes counts them). */
+void kf_judge_idle_cpu(uint64_t used_ns, int *strikes, struct verdict *v);
 /* A host call: the candidate's process reported reported_ns for a call in
  * which it used cpu_ns of CPU time, of which at most overhead_ns is the
  * runner's own; v set when the report is far below what one thread did,

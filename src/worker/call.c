@@ -159,7 +159,7 @@ void wk_cand_idle_check(struct worker *w)
 	if (used > w->cand_idle_cpu_ns)
 		w->cand_idle_cpu_ns = used;
 	struct verdict v = {0};
-	kf_judge_idle_cpu(used, &v);
+	kf_judge_idle_cpu(used, &w->idle_cpu_strikes, &v);
 	violate(w, &v);
 	w->cand_cpu_after = now;
 }

@@ -313,6 +313,7 @@ static int do_load(struct worker *w, const cJSON *req)
 	snprintf(w->cand_state0, sizeof(w->cand_state0), "%s", a.text);
 	wk_cand_memory_check(w);
 	w->cand_cpu_after = kf_runner_cpu_ns(&w->run[SIDE_CAND]);
+	w->reply_cpu_strikes = w->idle_cpu_strikes = 0;
 	const char *fl = getenv("KFORGE_FLUSH");
 	w->flush_by_engine = fl && !strcmp(fl, "engine");
 	/* Unpredictable to the runners: where the flush is checked. */

@@ -92,6 +92,7 @@ struct worker {
 	uint64_t cand_cpu_after;
 	uint64_t cpu_after[2]; /* each runner's CPU clock after its last call */
 	int reply_cpu_strikes; /* the candidate's far-off reports in a row */
+	int idle_cpu_strikes;  /* its busy gaps between calls in a row */
 	uint64_t cand_idle_cpu_ns;
 	/* Each runner's own CPU time per call around the entry (median and
 	 * most of calls with no entry, before any object was loaded): what
