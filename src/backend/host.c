@@ -398,21 +398,45 @@ static uint64_t mix(uint64_t z)
 	return z ^ (z >> 31);
 }
 
-/* A hash of 8-byte words, each mixed with its position, summed: the same
- * construction as the device's, and fast enough to run on every trial. */
+/* The high and low halves of a 64 x 64-bit product, folded. */
+static inline uint64_t mum(uint64_t a, uint64_t b)
+{
+	__uint128_t r = (__uint128_t)a * b;
+	return (uint64_t)r ^ (uint64_t)(r >> 64);
+}
+
+/* A hash of 16-byte pairs of words, each word keyed by its position (a
+ * Weyl sequence), a pair's two words multiplied into 128 bits and folded,
+ * summed over the pairs in four lanes: one multiply per 16 bytes. It sees
+ * any change but the crafted (as did the device's construction, whose
+ * position keys are public too); it runs on every trial's and timed
+ * call's inputs, and the two multiplies per 8 bytes of the splitmix
+ * construction the device keeps cost 14 % of a host evaluation. */
 static int host_checksum(void *ctx, const void *ptr, size_t bytes,
 			 uint64_t *out, struct kf_err *err)
 {
 	(void)ctx;
 	(void)err;
 	const unsigned char *p = ptr;
-	uint64_t h = 0, words = bytes / 8;
-	for (uint64_t i = 0; i < words; i++) {
-		uint64_t w;
-		memcpy(&w, p + 8 * i, 8);
-		h += mix(w ^ mix(i + 0x5851f42d4c957f2dull));
+	const uint64_t g = 0x9e3779b97f4a7c15ull, ka = 0xa0761d6478bd642full,
+		       kb = 0xe7037ed1a0b428dbull;
+	uint64_t lane[4] = {0, 0, 0, 0}, pairs = bytes / 16, i = 0;
+	for (; i + 4 <= pairs; i += 4)
+		for (int l = 0; l < 4; l++) {
+			uint64_t a, b, k = (i + (uint64_t)l + 1) * g;
+			memcpy(&a, p + 16 * (i + (uint64_t)l), 8);
+			memcpy(&b, p + 16 * (i + (uint64_t)l) + 8, 8);
+			lane[l] += mum(a ^ k ^ ka, b ^ k ^ kb);
+		}
+	for (; i < pairs; i++) {
+		uint64_t a, b, k = (i + 1) * g;
+		memcpy(&a, p + 16 * i, 8);
+		memcpy(&b, p + 16 * i + 8, 8);
+		lane[0] += mum(a ^ k ^ ka, b ^ k ^ kb);
 	}
-	for (uint64_t j = words * 8; j < bytes; j++)
+	uint64_t h = mix(lane[0]) ^ mix(lane[1] + g) ^ mix(lane[2] + 2 * g) ^
+		     mix(lane[3] + 3 * g);
+	for (uint64_t j = pairs * 16; j < bytes; j++)
 		h += mix((uint64_t)p[j] ^ mix(j * 0x9e3779b97f4a7c15ull));
 	*out = h ^ bytes;
 	return 0;

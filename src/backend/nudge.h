@@ -12,23 +12,26 @@
 #ifndef KFORGE_BACKEND_NUDGE_H
 #define KFORGE_BACKEND_NUDGE_H
 
+/* Without branches on the hash's bit: which way an element moves is a coin
+ * toss per element, and a branch on it was mispredicted half the time
+ * (16.7M elements on the host: 117 ms with the branches, 59 ms without,
+ * the same bits). */
 #define KF_NUDGE_ONE(Q)                                                        \
 	Q(unsigned int kf_nudge_one(unsigned int v, unsigned long long seed,   \
 				    long long e, int input) {                  \
 		unsigned int mag = v & 0x7fffffffu;                            \
-		if (mag == 0 || (v & 0x7f800000u) == 0x7f800000u)              \
-			return v;                                              \
 		unsigned long long z =                                         \
 		    seed + 0x9e3779b97f4a7c15ull *                             \
 			       (unsigned long long)(e + 1 +                    \
 						    ((long long)input << 40)); \
 		z = (z ^ (z >> 31)) * 0xbf58476d1ce4e5b9ull;                   \
 		z ^= z >> 29;                                                  \
-		if ((z & 1) && mag < 0x7f7fffffu)                              \
-			return v + 1;                                          \
-		if (!(z & 1) && mag > 1)                                       \
-			return v - 1;                                          \
-		return v;                                                      \
+		unsigned int odd = (unsigned int)(z & 1);                      \
+		unsigned int up = odd & (mag < 0x7f7fffffu);                   \
+		unsigned int down = (odd ^ 1u) & (mag > 1);                    \
+		unsigned int keep =                                            \
+		    (mag == 0) | ((v & 0x7f800000u) == 0x7f800000u);           \
+		return keep ? v : v + up - down;                               \
 	})
 
 /* As C (the host backend) and as text (the device source). */
