@@ -176,6 +176,39 @@ static void test_backend_rng_is_deterministic(void)
 	CHECK(kf_rng_value(&f, 5) != kf_rng_value(&f, 5 + (1ull << 32)));
 }
 
+/* A large host fill is split over threads: its elements are those of
+ * kf_rng_value one at a time, bit for bit, at every part's edges (a size
+ * that no part count divides), in float32 and bfloat16. */
+static void test_backend_host_fill_in_parts_matches_one_at_a_time(void)
+{
+	const struct kf_backend_ops *ops = kf_backend_find("host");
+	struct kf_err err = KF_ERR_INIT;
+	void *ctx = NULL;
+	CHECK(ops->init(&ctx, &err) == 0);
+	const int64_t n = (3 << 20) + 7;
+	float *x = kf_xmalloc((size_t)n * 4);
+	uint16_t *b = kf_xmalloc((size_t)n * 2);
+	struct kf_fill f = {0xfeedull, 1, KF_DIST_NORMAL, {0, 1}, 0};
+	CHECK(ops->fill(ctx, x, KF_F32, n, &f, &err) == 0);
+	CHECK(ops->fill(ctx, b, KF_BF16, n, &f, &err) == 0);
+	int64_t bad = 0, first_bad = -1;
+	for (int64_t i = 0; i < n; i++) {
+		double v = kf_rng_value(&f, (uint64_t)i);
+		float want = (float)v;
+		uint16_t wb = kf_float_to_bf16(want);
+		if (memcmp(&x[i], &want, 4) || b[i] != wb) {
+			bad++;
+			if (first_bad < 0)
+				first_bad = i;
+		}
+	}
+	CHECK_MSG(bad == 0, "%lld of %lld elements differ, the first at %lld",
+		  (long long)bad, (long long)n, (long long)first_bad);
+	free(x);
+	free(b);
+	ops->fini(ctx);
+}
+
 /* kf_rng_values (a fill's contiguous runs, drawn eight at a time) gives
  * kf_rng_value's values, bit for bit, for every distribution, across the
  * index's 2^32 boundary and for runs that do not fill the last block. */
@@ -1132,6 +1165,7 @@ KF_TESTS(backend) = {
     KF_TEST(test_backend_host_fill_matches_rng),
     KF_TEST(test_backend_host_scattered_fill_changes_only_drawn_places),
     KF_TEST(test_backend_host_checksum_sees_one_byte),
+    KF_TEST(test_backend_host_fill_in_parts_matches_one_at_a_time),
     KF_TEST(test_backend_compare_equal_buffers),
     KF_TEST(test_backend_compare_unwritten_counted_apart),
     KF_TEST(test_backend_compare_nan_handling),
