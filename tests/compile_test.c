@@ -410,7 +410,8 @@ static void test_compile_cpu_bomb_fails_once_and_is_kept(void)
 	CHECK_CONTAINS(r.log, "spinning");
 	CHECK_CONTAINS(r.log, "a process of the build used up its CPU time; each may use 1 s "
 			      "(KFORGE_COMPILE_CPU_S");
-	CHECK_CONTAINS(r.log, "the failure is kept in the cache");
+	CHECK_CONTAINS(r.log, "the failure is kept in the cache for builds "
+			      "under a limit no larger");
 	char *dir = kf_path_join(kf_cache_dir(), "compile");
 	CHECK(count_suffix(dir, ".fail") == 1);
 	CHECK(count_suffix(dir, ".so") == 0);
@@ -419,6 +420,22 @@ static void test_compile_cpu_bomb_fails_once_and_is_kept(void)
 	CHECK(r2.cached && r2.cpu_spent && !r2.timed_out && r2.seconds == 0);
 	CHECK_STR(r2.key, r.key);
 	CHECK_STR(r2.log, r.log);
+	/* Kept for builds under a limit no larger: under 2 s the compiler
+	 * runs again (a failure under a low limit failed an honest kernel
+	 * under the default), and that failure then stands under 1 s. */
+	CHECK(setenv("KFORGE_COMPILE_CPU_S", "2", 1) == 0);
+	struct kf_compile_result r5 = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r5, 0);
+	CHECK_MSG(!r5.cached && r5.cpu_spent && r5.seconds > 0, "log: %s",
+		  r5.log);
+	CHECK_CONTAINS(r5.log, "each may use 2 s");
+	CHECK(setenv("KFORGE_COMPILE_CPU_S", "1", 1) == 0);
+	struct kf_compile_result r6 = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r6, 0);
+	CHECK(r6.cached && r6.cpu_spent);
+	CHECK_CONTAINS(r6.log, "each may use 2 s");
+	kf_compile_result_release(&r5);
+	kf_compile_result_release(&r6);
 	/* Not kept past --no-cache: the compiler runs again. */
 	o.no_cache = true;
 	struct kf_compile_result r3 = KF_COMPILE_RESULT_INIT;

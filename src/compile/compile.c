@@ -716,14 +716,37 @@ static int write_log(const char *dir, const char *key, const char *path,
 }
 
 /* A build that used up its CPU time (kf_compile_cpu_limit) is kept as
- * key.fail beside its log: the next build of the key is that failure. */
-static void keep_failure(const char *dir, const char *key)
+ * key.fail beside its log, holding the limit it met: the next build of the
+ * key under a limit no larger is that failure (under a larger one it is
+ * built again: a build under KFORGE_COMPILE_CPU_S=1 must not fail an honest
+ * kernel under the default). */
+static void keep_failure(const char *dir, const char *key, uint64_t cpu_s)
 {
 	char *path = kf_xasprintf("%s/%s.fail", dir, key);
+	char text[32];
+	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)cpu_s);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-	if (fd >= 0)
+	if (fd >= 0) {
+		if (write(fd, text, (size_t)n) != n)
+			unlink(path); /* kept whole or not at all */
 		close(fd);
+	}
 	free(path);
+}
+
+/* The CPU limit a kept failure met (0: none readable, built again). */
+static uint64_t kept_failure_limit(const char *path)
+{
+	char *text = NULL;
+	uint64_t s = 0;
+	if (kf_file_read(path, 64, &text, NULL, NULL) == 0 && text) {
+		char *end = NULL;
+		unsigned long long v = strtoull(text, &end, 10);
+		if (end != text && (*end == '\n' || *end == '\0'))
+			s = v;
+	}
+	free(text);
+	return s;
 }
 
 static off_t file_bytes(const char *path)
@@ -1194,7 +1217,8 @@ static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 				    "(KFORGE_COMPILE_CPU_S, at most 3/4 of the "
 				    "compile timeout): this source spends it "
 				    "on any machine, and the failure is kept "
-				    "in the cache\n",
+				    "in the cache for builds under a limit no "
+				    "larger\n",
 				    log->len && log->buf[log->len - 1] != '\n'
 					? "\n"
 					: "",
@@ -1312,7 +1336,7 @@ static int run_compiler(struct build *b, const char *dir,
 	r->log = kf_xstrdup(kf_strbuf_str(&log));
 	rc = write_log(dir, r->key, log_path, r->log, err);
 	if (!rc && r->cpu_spent)
-		keep_failure(dir, r->key);
+		keep_failure(dir, r->key, cpu);
 	if (rc || !r->ok)
 		goto out;
 	if (!source_unchanged(source_path, src, src_bytes)) {
@@ -1350,12 +1374,16 @@ out:
 	return rc;
 }
 
-/* Fills r from the cache when the object is there; returns whether it was. */
-static int cache_hit(const char *dir, struct kf_compile_result *r)
+/* Fills r from the cache when the object is there, or a failure kept
+ * under a CPU limit (cpu_s) at least this build's; returns whether it
+ * was. */
+static int cache_hit(const char *dir, uint64_t cpu_s,
+		     struct kf_compile_result *r)
 {
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *fail_path = kf_xasprintf("%s/%s.fail", dir, r->key);
-	bool failed = !kf_file_exists(so_path) && kf_file_exists(fail_path);
+	bool failed = !kf_file_exists(so_path) && kf_file_exists(fail_path) &&
+		      kept_failure_limit(fail_path) >= cpu_s;
 	if (failed) {
 		char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 		char *log = NULL;
@@ -1516,12 +1544,16 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 		free(r->command);
 		r->command = both;
 	}
-	if (!opts->no_cache && cache_hit(dir, r))
+	int timeout_ms =
+	    opts->timeout_ms > 0 ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	uint64_t cpu_s = 0;
+	rc = kf_compile_cpu_limit(timeout_ms, &cpu_s, err);
+	if (rc)
 		goto out;
-	rc = run_compiler(&b, dir, source_path, src, src_bytes,
-			  opts->timeout_ms > 0 ? opts->timeout_ms
-					       : DEFAULT_TIMEOUT_MS,
-			  r, err);
+	if (!opts->no_cache && cache_hit(dir, cpu_s, r))
+		goto out;
+	rc = run_compiler(&b, dir, source_path, src, src_bytes, timeout_ms, r,
+			  err);
 out:
 	build_release(&b);
 	free(host_cc);
