@@ -676,6 +676,23 @@ static void test_judge_imports_list_the_first_dynamic_symbol(void)
 
 /* The rules over what the worker sees during a candidate's calls: each
  * rejects past its line and lets an honest observation through. */
+/* Pairs dropped as throttled count toward the time cap: with every pair
+ * dropped, timing past its cap stops (it ran 421 s of CPU for a 1 s cap
+ * when a runner said every call was throttled); with none taken it goes
+ * on. */
+static void test_judge_timing_counts_dropped_pairs(void)
+{
+	struct kf_eval_opts o = KF_EVAL_OPTS_INIT;
+	o.time_cap_s = 1e-9; /* past the cap at once */
+	struct kf_timing tg;
+	kf_timing_start(&tg);
+	CHECK(kf_timing_next(&tg, &o, NULL, NULL, 0, 0));
+	CHECK(!kf_timing_next(&tg, &o, NULL, NULL, 0, o.min_pairs));
+	kf_timing_start(&tg);
+	o.time_cap_s = 3600;
+	CHECK(!kf_timing_next(&tg, &o, NULL, NULL, 0, o.max_pairs));
+}
+
 static void test_judge_worker_observations(void)
 {
 	struct verdict v = {0};
@@ -742,6 +759,19 @@ static void test_judge_worker_observations(void)
 	CHECK_STR(v.check, "tampering");
 	CHECK_CONTAINS(v.reason, "reported 0.001 ms for a call that used "
 				 "10.050 ms of CPU time, and under half");
+
+	/* Throttled pairs: dropped; under 3 kept, no time can be told (the
+	 * machine's state, not the candidate's). */
+	memset(&v, 0, sizeof(v));
+	kf_judge_throttled(20, 5, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_throttled(0, 0, &v);
+	CHECK(v.status == KF_STATUS_OK);
+	kf_judge_throttled(2, 18, &v);
+	CHECK(v.status == KF_STATUS_INFRA_ERROR);
+	CHECK_STR(v.check, "throttled");
+	CHECK_CONTAINS(v.reason, "timing: 18 of 20 pairs were taken while the "
+				 "device said it was throttled");
 
 	memset(&v, 0, sizeof(v));
 	kf_judge_flush(0x1234, 0x1234, &v);
@@ -1549,6 +1579,7 @@ KF_TESTS(judge) = {
     KF_TEST(test_judge_precision_against_the_reference_noise),
     KF_TEST(test_judge_bridge_facts),
     KF_TEST(test_judge_worker_observations),
+    KF_TEST(test_judge_timing_counts_dropped_pairs),
     KF_TEST(test_judge_rounding_bias_of_16_bit_outputs),
     KF_TEST(test_judge_unaccounted_host_honest_passes_uncharged),
     KF_TEST(test_judge_checks_view_skipped_or_over_the_limit),

@@ -59,18 +59,25 @@ struct run_rep {
  * kernel once would copy it. */
 #define HOST_STATE "rounding 0, mxcsr 0x1f80, x87 control word 0x037f"
 
-/* A reply saying call seq took ns and left the host's state as it was. */
-static inline int forge(uint32_t seq, double ns)
+/* A reply saying call seq took ns (on a throttled device, if so) and left
+ * the host's state as it was. */
+static inline int forge_throttled(uint32_t seq, double ns, bool throttled)
 {
 	static struct run_rep a;
 	memset(&a, 0, sizeof(a));
 	a.seq = seq;
 	a.smp.ns = a.smp.event_ns = ns;
+	a.smp.throttled = throttled;
 	a.smp.kernels = a.smp.streams = -1;
 	strcpy(a.text, HOST_STATE);
 	/* write(2), not send(2): the same on this socket, and not a
 	 * network call the link policy knows. */
 	return write(RUNNER_FD, &a, sizeof(a)) == (ssize_t)sizeof(a) ? 0 : -1;
+}
+
+static inline int forge(uint32_t seq, double ns)
+{
+	return forge_throttled(seq, ns, false);
 }
 
 #ifndef __CUDACC__

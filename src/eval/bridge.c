@@ -494,7 +494,7 @@ static void time_kforge(struct bsession *s, const struct trial_plan *plans,
 			break;
 		bsamples_add(&sm, rep);
 		cJSON_Delete(rep);
-		if (!kf_timing_next(&tg, s->core.o, sm.c, sm.r, sm.n))
+		if (!kf_timing_next(&tg, s->core.o, sm.c, sm.r, sm.n, 0))
 			break;
 	}
 	if (s->core.done || sm.n == 0)

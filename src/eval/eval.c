@@ -624,8 +624,16 @@ static void run_timing(struct session *s, const cJSON *peak,
 			break;
 		samples_add(&sm, rep);
 		cJSON_Delete(rep);
-		if (!kf_timing_next(&tg, s->core.o, sm.c, sm.r, sm.n))
+		if (!kf_timing_next(&tg, s->core.o, sm.c, sm.r, sm.n,
+				    sm.throttled))
 			break;
+	}
+	if (!s->core.done) {
+		struct verdict v = {0};
+		kf_judge_throttled(sm.n, sm.throttled, &v);
+		if (v.status != KF_STATUS_OK)
+			kf_session_finish(&s->core, v.status, v.check,
+					  v.reason);
 	}
 	if (s->core.done || sm.n == 0)
 		goto out;

@@ -404,12 +404,13 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 			     double slack_ms);
 /*
  * True when timing goes on after a batch, with n pairs of candidate (c)
- * and reference (r) ns in all; tg then holds the next batch. False when it
- * stops: tg->met when both medians' intervals are within o->ci_target,
- * else the time cap or o->max_pairs ended it.
+ * and reference (r) ns in all and dropped more taken but not kept
+ * (throttled); tg then holds the next batch. False when it stops: tg->met
+ * when both medians' intervals are within o->ci_target, else the time cap
+ * or o->max_pairs ended it (dropped pairs count toward both).
  */
 bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
-		    const double *c, const double *r, int n);
+		    const double *c, const double *r, int n, int dropped);
 /* Adds the "timing" block of kforge's protocol, n pairs kept after
  * throttled ones were dropped, and returns it. */
 cJSON *kf_timing_json(struct kf_session_core *s, const struct kf_timing *tg,

@@ -1922,6 +1922,22 @@ void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 	    reported_ns / 1e6, cpu_ns / 1e6);
 }
 
+/* Fewer than 3 pairs kept (what the unaccounted-time rule needs) out of
+ * those taken within the time cap: the device was throttled through
+ * nearly all of them, and no time can be told. The machine's state, not
+ * the candidate's: infra_error (a candidate that forges the flag gains no
+ * reward by it; on the host the flag is never taken from a runner). */
+void kf_judge_throttled(int kept, int dropped, struct verdict *v)
+{
+	if (kept >= 3 || dropped == 0)
+		return;
+	set(v, KF_STATUS_INFRA_ERROR, "throttled",
+	    "timing: %d of %d pairs were taken while the device said it was "
+	    "throttled (clocks held down by power or heat), %d kept: too few "
+	    "to time; run it again when the device is cool",
+	    dropped, kept + dropped, kept);
+}
+
 void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v)
 {
 	if (got != want)

@@ -59,6 +59,9 @@ void kf_judge_idle_cpu(uint64_t used_ns, int *strikes, struct verdict *v);
  * caller's, zero at the start). */
 void kf_judge_reply_cpu(double reported_ns, double cpu_ns, double overhead_ns,
 			int *strikes, struct verdict *v);
+/* Timing kept pairs and dropped more (a side's device throttled): v set
+ * when too few were kept to time. */
+void kf_judge_throttled(int kept, int dropped, struct verdict *v);
 /* The device flush before a timed call left got where it writes want. */
 void kf_judge_flush(uint32_t got, uint32_t want, struct verdict *v);
 /* The candidate's process answered the engine's channel out of turn (what:

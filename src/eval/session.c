@@ -678,7 +678,7 @@ cJSON *kf_session_time_batch(struct kf_session_core *s, struct kf_timing *tg,
 }
 
 bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
-		    const double *c, const double *r, int n)
+		    const double *c, const double *r, int n, int dropped)
 {
 	uint64_t now = kf_now_ns();
 	double batch_s = (double)(now - tg->b0_ns) / 1e9;
@@ -697,8 +697,13 @@ bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
 	double measured_s = 0;
 	for (int i = 0; i < n; i++)
 		measured_s += (c[i] + r[i]) / 1e9;
-	if ((tg->elapsed >= o->time_cap_s && n >= o->min_pairs) ||
-	    measured_s >= 4 * o->time_cap_s || n >= o->max_pairs)
+	/* Pairs dropped (a side said its device was throttled) count as
+	 * taken: a runner that says so of every call kept an evaluation
+	 * capped at 1 s timing for 421 s of CPU until the worker's limit
+	 * killed it. */
+	int taken = n + dropped;
+	if ((tg->elapsed >= o->time_cap_s && taken >= o->min_pairs) ||
+	    measured_s >= 4 * o->time_cap_s || taken >= o->max_pairs)
 		return false;
 	/* Aim the next batch at about a quarter of a second. */
 	double per_pair = batch_s / tg->batch;
@@ -706,8 +711,8 @@ bool kf_timing_next(struct kf_timing *tg, const struct kf_eval_opts *o,
 	b = b < 2 ? 2 : b > 200 ? 200 : b;
 	/* Each batch brings its check calls: not merged into fewer, larger
 	 * ones (docs/design.md, check calls). */
-	if (n + b > o->max_pairs)
-		b = o->max_pairs - n;
+	if (taken + b > o->max_pairs)
+		b = o->max_pairs - taken;
 	tg->batch = b < 1 ? 1 : b;
 	return true;
 }
