@@ -193,8 +193,8 @@ test-gpu: all $(BUILD)/kforge-tests
 # oversized replies, a wrong answer, an alias, both protocols, the bench,
 # a kforge kernel, one request of the server's and one search: the batch's
 # second test, the episode's and the model policy's KernelBench cases reach
-# no C path those do not, 64 s under the sanitizers); the attention family's evaluations but one, and its
-# builds with nvcc (the expression parser's and the spec checker's cases
+# no C path those do not, 64 s under the sanitizers); the attention
+# family's evaluations but one, and its builds with nvcc (the expression parser's and the spec checker's cases
 # do run). The report's and export's fixtures (a tuner's run, a bench, a store of evaluations: 2
 # and 1.8 minutes under the sanitizers) are read from make test's build
 # (KFORGE_TEST_DATA, tests' kf_test_data_dir).

@@ -23,6 +23,7 @@
 #include "nudge.h"
 
 struct host {
+	long ncpu; /* cores online: the fill's helper threads may use any */
 	unsigned char *flush_buf;
 	size_t flush_bytes;
 	size_t llc_bytes;
@@ -70,6 +71,7 @@ static int host_init(void **ctx, struct kf_err *err)
 {
 	(void)err;
 	struct host *h = kf_xcalloc(1, sizeof(*h));
+	h->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	h->llc_bytes = cache_bytes(0);
 	/* The flush writes twice the core's own caches; what a call read or
 	 * wrote is evicted from every level by flush_range, so the shared
@@ -225,6 +227,7 @@ static int host_copy(void *ctx, void *dst, const void *src, size_t bytes,
 /* Elements [from, to) of a contiguous fill: values drawn a block at a
  * time (the generator is counter-based: any split gives the same bits). */
 struct fill_part {
+	long ncpu;
 	void *ptr;
 	enum kf_dtype dt;
 	const struct kf_fill *f;
@@ -249,13 +252,13 @@ static void *fill_thread(void *arg)
 	/* The worker is pinned to one core, and its threads with it: a
 	 * helper may run on any (the runners are idle while the engine
 	 * fills, and the flush before each call evicts what it wrote). */
+	const struct fill_part *p = arg;
 	cpu_set_t all;
 	CPU_ZERO(&all);
-	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	for (long c = 0; c < ncpu && c < CPU_SETSIZE; c++)
+	for (long c = 0; c < p->ncpu && c < CPU_SETSIZE; c++)
 		CPU_SET((int)c, &all);
 	(void)sched_setaffinity(0, sizeof(all), &all);
-	fill_run(arg);
+	fill_run(p);
 	return NULL;
 }
 
@@ -269,14 +272,13 @@ static void *fill_thread(void *arg)
 static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 		     const struct kf_fill *f, struct kf_err *err)
 {
-	(void)ctx;
 	(void)err;
+	const struct host *h = ctx;
 	size_t w = kf_dtype_bytes(dt);
 	if (f->scatter <= 0 && f->kind != KF_DIST_BITS) {
-		long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 		int64_t parts = n / FILL_PART;
-		if (parts > ncpu)
-			parts = ncpu;
+		if (parts > h->ncpu)
+			parts = h->ncpu;
 		if (parts > FILL_THREADS)
 			parts = FILL_THREADS;
 		if (parts < 1)
@@ -284,8 +286,8 @@ static int host_fill(void *ctx, void *ptr, enum kf_dtype dt, int64_t n,
 		struct fill_part part[FILL_THREADS];
 		for (int64_t t = 0; t < parts; t++) {
 			part[t] = (struct fill_part){
-			    ptr, dt, f, n * t / parts, n * (t + 1) / parts, 0,
-			    false};
+			    h->ncpu, ptr, dt, f, n * t / parts,
+			    n * (t + 1) / parts, 0, false};
 			/* The last part is this thread's; a part whose thread
 			 * cannot start is done here too. */
 			if (t + 1 < parts)
@@ -469,6 +471,16 @@ static inline uint64_t mum(uint64_t a, uint64_t b)
 	return (uint64_t)r ^ (uint64_t)(r >> 64);
 }
 
+/* The checksum's term of the i-th 16-byte pair at p. */
+static inline uint64_t pair_term(const unsigned char *p, uint64_t i)
+{
+	const uint64_t k = (i + 1) * 0x9e3779b97f4a7c15ull;
+	uint64_t a, b;
+	memcpy(&a, p + 16 * i, 8);
+	memcpy(&b, p + 16 * i + 8, 8);
+	return mum(a ^ k ^ 0xa0761d6478bd642full, b ^ k ^ 0xe7037ed1a0b428dbull);
+}
+
 /* A hash of 16-byte pairs of words, each word keyed by its position (a
  * Weyl sequence), a pair's two words multiplied into 128 bits and folded,
  * summed over the pairs in four lanes: one multiply per 16 bytes. It sees
@@ -482,22 +494,13 @@ static int host_checksum(void *ctx, const void *ptr, size_t bytes,
 	(void)ctx;
 	(void)err;
 	const unsigned char *p = ptr;
-	const uint64_t g = 0x9e3779b97f4a7c15ull, ka = 0xa0761d6478bd642full,
-		       kb = 0xe7037ed1a0b428dbull;
+	const uint64_t g = 0x9e3779b97f4a7c15ull;
 	uint64_t lane[4] = {0, 0, 0, 0}, pairs = bytes / 16, i = 0;
 	for (; i + 4 <= pairs; i += 4)
-		for (int l = 0; l < 4; l++) {
-			uint64_t a, b, k = (i + (uint64_t)l + 1) * g;
-			memcpy(&a, p + 16 * (i + (uint64_t)l), 8);
-			memcpy(&b, p + 16 * (i + (uint64_t)l) + 8, 8);
-			lane[l] += mum(a ^ k ^ ka, b ^ k ^ kb);
-		}
-	for (; i < pairs; i++) {
-		uint64_t a, b, k = (i + 1) * g;
-		memcpy(&a, p + 16 * i, 8);
-		memcpy(&b, p + 16 * i + 8, 8);
-		lane[0] += mum(a ^ k ^ ka, b ^ k ^ kb);
-	}
+		for (int l = 0; l < 4; l++)
+			lane[l] += pair_term(p, i + (uint64_t)l);
+	for (; i < pairs; i++)
+		lane[0] += pair_term(p, i);
 	uint64_t h = mix(lane[0]) ^ mix(lane[1] + g) ^ mix(lane[2] + 2 * g) ^
 		     mix(lane[3] + 3 * g);
 	for (uint64_t j = pairs * 16; j < bytes; j++)

@@ -1250,7 +1250,7 @@ static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
  */
 static int run_compiler(struct build *b, const char *dir,
 			const char *source_path, const char *src,
-			size_t src_bytes, int timeout_ms,
+			size_t src_bytes, int timeout_ms, uint64_t cpu,
 			struct kf_compile_result *r, struct kf_err *err)
 {
 	int rc = 0;
@@ -1260,10 +1260,8 @@ static int run_compiler(struct build *b, const char *dir,
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 	char *obj = NULL, *tmp = NULL, *work = NULL, *bwrap = kf_bwrap_path();
 	struct kf_argv ca = {0}, la = {0};
-	uint64_t mem = 0, cpu = 0;
+	uint64_t mem = 0;
 	rc = kf_compile_mem_limit(&mem, err);
-	if (!rc)
-		rc = kf_compile_cpu_limit(timeout_ms, &cpu, err);
 	if (rc)
 		goto out;
 	if (!bwrap) {
@@ -1552,8 +1550,8 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 		goto out;
 	if (!opts->no_cache && cache_hit(dir, cpu_s, r))
 		goto out;
-	rc = run_compiler(&b, dir, source_path, src, src_bytes, timeout_ms, r,
-			  err);
+	rc = run_compiler(&b, dir, source_path, src, src_bytes, timeout_ms,
+			  cpu_s, r, err);
 out:
 	build_release(&b);
 	free(host_cc);
