@@ -315,6 +315,21 @@ static void test_cli_redteam_host_corpus_all_as_expected(void)
 	free(o.out);
 }
 
+/* Work after each reply is after_return every time, however fast the
+ * engine sends the next request: it once fell partly in the next call's
+ * view on a quiet machine and read as a forged reply (3 of 16 runs of
+ * this manifest's case; the engine now waits for the runner to block
+ * before it sends). Eight at once, two at a time. */
+static void test_cli_redteam_work_after_reply_is_after_return(void)
+{
+	struct outcome o =
+	    kforge("redteam", "--manifest",
+		   "tests/fixtures/redteam-after-reply.json", "--jobs", "2");
+	CHECK_MSG(o.code == 0, "%s", o.out);
+	CHECK_CONTAINS(o.out, "redteam (host): 8 cases, 8 as expected, 0 not");
+	free(o.out);
+}
+
 /* kforge --help: every command with a one-line purpose, and the docs it
  * names exist. */
 static void test_cli_help_gives_each_command_a_purpose(void)
@@ -360,5 +375,6 @@ KF_TESTS(cli) = {
     KF_TEST(test_cli_doctor_reports_the_machine),
     KF_TEST(test_cli_suite_compares_expected_statuses),
     KF_TEST(test_cli_redteam_host_corpus_all_as_expected),
+    KF_TEST(test_cli_redteam_work_after_reply_is_after_return),
     KF_TESTS_END,
 };

@@ -17,6 +17,7 @@
 #include <sys/resource.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <kforge/backend.h>
@@ -143,6 +144,26 @@ void wk_cand_memory_check(struct worker *w)
 	wk_reply_error(w, "memory", NULL, msg);
 	free(msg);
 	_exit(0);
+}
+
+/* Waits, up to 20 ms, until the candidate's process blocks: an honest
+ * runner does within microseconds of its reply (it reads the next
+ * request). Work a candidate does after its reply then falls wholly in the
+ * gap before the next request, where wk_cand_idle_check counts it, and
+ * not partly in the next call's view, where it would read as a forged
+ * reply: which of the two saw it would otherwise depend on how fast the
+ * engine, and so the machine, was. Work beyond 20 ms is over the idle
+ * limit in any case. Only on the host, where the runner has one thread. */
+static void cand_settle(struct worker *w)
+{
+	struct kf_runner *r = &w->run[SIDE_CAND];
+	if (w->ops->device_type != kDLCPU || !kf_runner_running(r))
+		return;
+	uint64_t until = kf_now_ns() + 20000000u;
+	struct timespec nap = {0, 20000};
+	do
+		nanosleep(&nap, NULL);
+	while (kf_runner_running(r) && kf_now_ns() < until);
 }
 
 /* Notes the CPU time the candidate's process used since it last
@@ -288,8 +309,10 @@ int wk_call(struct worker *w, int side, struct tensor_set *set, bool flush,
 	}
 	if (rc)
 		return rc;
-	if (side == SIDE_CAND)
+	if (side == SIDE_CAND) {
+		cand_settle(w);
 		wk_cand_idle_check(w);
+	}
 	struct kf_runner *r = &w->run[side];
 	/* On a device the runner says "done" as soon as the call's work has
 	 * finished and only then reads its trace and clock, whose cost grows

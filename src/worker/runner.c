@@ -504,6 +504,26 @@ uint64_t kf_runner_cpu_ns(const struct kf_runner *r)
 	return (uint64_t)t.tv_sec * 1000000000u + (uint64_t)t.tv_nsec;
 }
 
+bool kf_runner_running(const struct kf_runner *r)
+{
+	char path[64], buf[256];
+	if (!r->pid)
+		return false;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = 0;
+	/* "pid (comm) S ...": the name may hold ')', the state follows the
+	 * last one. */
+	const char *e = strrchr(buf, ')');
+	return e && e[1] == ' ' && e[2] == 'R';
+}
+
 /* The runner is gone (or talking nonsense): reaps it, so that the caller
  * can say how it ended. */
 static int runner_lost(struct kf_runner *r, struct kf_err *err)

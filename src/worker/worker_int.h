@@ -140,6 +140,10 @@ int kf_runner_recv(struct kf_runner *r, const struct kf_run_req *q,
 		   struct kf_run_rep *a, struct kf_err *err);
 /* The CPU time the runner has used, all threads, in ns (0 once gone). */
 uint64_t kf_runner_cpu_ns(const struct kf_runner *r);
+/* Whether the runner is running or waiting to run (its state is R), not
+ * blocked: an honest one blocks reading its next request once it has
+ * answered. */
+bool kf_runner_running(const struct kf_runner *r);
 void kf_runner_stop(struct kf_runner *r);
 
 #endif
