@@ -242,6 +242,23 @@ static void test_compile_rejects_option_as_library(void)
 	free(src);
 }
 
+/* Counts the entries of dir whose names end with suffix. */
+static int count_suffix(const char *dir, const char *suffix)
+{
+	DIR *d = opendir(dir);
+	CHECK(d);
+	int n = 0;
+	struct dirent *e;
+	size_t sl = strlen(suffix);
+	while ((e = readdir(d))) {
+		size_t l = strlen(e->d_name);
+		if (l >= sl && strcmp(e->d_name + l - sl, suffix) == 0)
+			n++;
+	}
+	closedir(d);
+	return n;
+}
+
 static void test_compile_syntax_error_names_file_and_line(void)
 {
 	use_tmp_cache();
@@ -259,22 +276,89 @@ static void test_compile_syntax_error_names_file_and_line(void)
 	CHECK_CONTAINS(r.log, "bad.c:4");
 	CHECK_CONTAINS(r.log, "error");
 
-	/* A failure is not cached: the next try compiles again. */
+	/* The error is the source's on any machine: kept, so that the next
+	 * try costs no compiler time and says the same (a source whose
+	 * build burns 89 s of CPU before its error was built again at every
+	 * resubmission), under any CPU limit; --no-cache builds again. */
 	struct kf_compile_result again = KF_COMPILE_RESULT_INIT;
 	compile_ok(src, &o, &again, 0);
-	CHECK(!again.cached && !again.so_path);
+	CHECK(again.cached && !again.so_path && !again.cpu_spent &&
+	      again.seconds == 0);
 	CHECK_STR(again.key, r.key);
+	CHECK_STR(again.log, r.log);
 	char *dir = kf_path_join(kf_cache_dir(), "compile");
 	char *so = kf_xasprintf("%s/%s.so", dir, r.key);
 	char *log = kf_xasprintf("%s/%s.log", dir, r.key);
+	char *fail = kf_xasprintf("%s/%s.fail", dir, r.key);
 	CHECK(!kf_file_exists(so));
 	CHECK(kf_file_exists(log));
-	kf_compile_result_release(&r);
+	CHECK(kf_file_exists(fail));
 	kf_compile_result_release(&again);
+	CHECK(setenv("KFORGE_COMPILE_CPU_S", "7", 1) == 0);
+	compile_ok(src, &o, &again, 0);
+	CHECK(again.cached && !again.cpu_spent);
+	kf_compile_result_release(&again);
+	CHECK(unsetenv("KFORGE_COMPILE_CPU_S") == 0);
+	o.no_cache = true;
+	compile_ok(src, &o, &again, 0);
+	CHECK(!again.cached && again.seconds > 0);
+	CHECK_CONTAINS(again.log, "bad.c:4");
+	kf_compile_result_release(&again);
+	/* The same name with the error fixed is another key: it builds. */
+	o.no_cache = false;
+	free(src);
+	src = write_tmp("bad.c", good_c);
+	compile_ok(src, &o, &again, 1);
+	CHECK(!again.cached && again.so_path);
+	kf_compile_result_release(&again);
+	kf_compile_result_release(&r);
 	free(dir);
 	free(so);
 	free(log);
+	free(fail);
 	free(src);
+}
+
+/* A build failed by the machine rather than the source (a full disk, the
+ * sandbox, output without a compiler's "error") is not kept: the next
+ * try builds again. */
+static void test_compile_machine_failure_is_not_kept(void)
+{
+	const char *says[] = {
+	    "cc1: fatal error: cannot write x.s: No space left on device",
+	    "bwrap: Creating new namespace failed: error",
+	    "something went wrong"};
+	for (int i = 0; i < 3; i++) {
+		use_tmp_cache();
+		char *script = kf_xasprintf(
+		    "#!/bin/sh\n"
+		    "case \"$1\" in --version)\n"
+		    "\techo 'flaky-cc 1.0'; exit 0;;\n"
+		    "esac\n"
+		    "echo '%s' >&2\n"
+		    "exit 1\n",
+		    says[i]);
+		char *cc = write_tmp("flaky-cc", script);
+		CHECK(chmod(cc, 0755) == 0);
+		CHECK(setenv("KFORGE_CC", cc, 1) == 0);
+		char *src = write_tmp("flaky.c", good_c);
+		struct kf_compile_opts o = host_opts();
+		struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+		compile_ok(src, &o, &r, 0);
+		CHECK_CONTAINS(r.log, says[i]);
+		struct kf_compile_result again = KF_COMPILE_RESULT_INIT;
+		compile_ok(src, &o, &again, 0);
+		CHECK_MSG(!again.cached && again.seconds > 0, "case %d", i);
+		char *dir = kf_path_join(kf_cache_dir(), "compile");
+		CHECK(count_suffix(dir, ".fail") == 0);
+		unsetenv("KFORGE_CC");
+		kf_compile_result_release(&r);
+		kf_compile_result_release(&again);
+		free(dir);
+		free(src);
+		free(cc);
+		free(script);
+	}
 }
 
 /* The compiler sees the system's directories, the include directories, the
@@ -329,22 +413,6 @@ static void test_compile_sees_only_the_candidates_directory(void)
 	free(cand_dir);
 }
 
-/* Counts the entries of dir whose names end with suffix. */
-static int count_suffix(const char *dir, const char *suffix)
-{
-	DIR *d = opendir(dir);
-	CHECK(d);
-	int n = 0;
-	struct dirent *e;
-	size_t sl = strlen(suffix);
-	while ((e = readdir(d))) {
-		size_t l = strlen(e->d_name);
-		if (l >= sl && strcmp(e->d_name + l - sl, suffix) == 0)
-			n++;
-	}
-	closedir(d);
-	return n;
-}
 
 static void test_compile_hung_compiler_is_killed(void)
 {
@@ -504,6 +572,10 @@ static void test_compile_memory_is_limited(void)
 	CHECK_CONTAINS(r.log, "out of memory");
 	CHECK_CONTAINS(r.log, "may take 512 MiB each (KFORGE_COMPILE_MEM_MB)");
 	kf_compile_result_release(&r);
+	/* A limit of this machine's settings: not kept. */
+	char *mdir = kf_path_join(kf_cache_dir(), "compile");
+	CHECK(count_suffix(mdir, ".fail") == 0);
+	free(mdir);
 
 	/* A value that is not a whole number of MiB, or too small, is an
 	 * error naming the variable; nothing is compiled. */
@@ -902,6 +974,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_syntax_error_names_file_and_line),
     KF_TEST(test_compile_sees_only_the_candidates_directory),
     KF_TEST(test_compile_hung_compiler_is_killed),
+    KF_TEST(test_compile_machine_failure_is_not_kept),
     KF_TEST(test_compile_cpu_bomb_fails_once_and_is_kept),
     KF_TEST(test_compile_log_is_capped),
     KF_TEST(test_compile_memory_is_limited),

@@ -715,16 +715,25 @@ static int write_log(const char *dir, const char *key, const char *path,
 	return rc;
 }
 
-/* A build that used up its CPU time (kf_compile_cpu_limit) is kept as
- * key.fail beside its log, holding the limit it met: the next build of the
- * key under a limit no larger is that failure (under a larger one it is
- * built again: a build under KFORGE_COMPILE_CPU_S=1 must not fail an honest
- * kernel under the default). */
+/* A failed build is kept as key.fail beside its log when the source makes
+ * it on any machine, so that a resubmission costs no compiler time:
+ *  - one that used up its CPU time (kf_compile_cpu_limit) holds the limit
+ *    it met, and stands for builds under a limit no larger (under a larger
+ *    one it is built again: a build under KFORGE_COMPILE_CPU_S=1 must not
+ *    fail an honest kernel under the default);
+ *  - an ordinary error (the compiler exited with its diagnostics: see
+ *    plain_error) holds "error", and stands under any limit.
+ * Timeouts, memory limits and the machine's own failures are not kept. */
+#define KEPT_ERROR UINT64_MAX
+
 static void keep_failure(const char *dir, const char *key, uint64_t cpu_s)
 {
 	char *path = kf_xasprintf("%s/%s.fail", dir, key);
 	char text[32];
-	int n = snprintf(text, sizeof(text), "%llu\n", (unsigned long long)cpu_s);
+	int n = cpu_s == KEPT_ERROR
+		    ? snprintf(text, sizeof(text), "error\n")
+		    : snprintf(text, sizeof(text), "%llu\n",
+			       (unsigned long long)cpu_s);
 	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 	if (fd >= 0) {
 		if (write(fd, text, (size_t)n) != n)
@@ -734,7 +743,8 @@ static void keep_failure(const char *dir, const char *key, uint64_t cpu_s)
 	free(path);
 }
 
-/* The CPU limit a kept failure met (0: none readable, built again). */
+/* The CPU limit a kept failure met (KEPT_ERROR for an ordinary error; 0:
+ * none readable, built again). */
 static uint64_t kept_failure_limit(const char *path)
 {
 	char *text = NULL;
@@ -742,7 +752,9 @@ static uint64_t kept_failure_limit(const char *path)
 	if (kf_file_read(path, 64, &text, NULL, NULL) == 0 && text) {
 		char *end = NULL;
 		unsigned long long v = strtoull(text, &end, 10);
-		if (end != text && (*end == '\n' || *end == '\0'))
+		if (!strcmp(text, "error\n"))
+			s = KEPT_ERROR;
+		else if (end != text && (*end == '\n' || *end == '\0'))
 			s = v;
 	}
 	free(text);
@@ -1158,6 +1170,27 @@ static bool says_cpu_spent(int status, const char *text)
 			 strstr(text, "with signal 24")));
 }
 
+/* Whether a build that exited with an error, within its limits, failed on
+ * the source alone: the compiler's diagnostics say "error", and nothing of
+ * the machine's own failures (the sandbox's, a full disk, too many files
+ * or processes, an unreadable file) is there, so that the same source,
+ * flags and toolchain fail the same way on any machine. */
+static bool plain_error(const char *text)
+{
+	static const char *const machine[] = {
+	    "bwrap:",	      "No space left",	     "Too many open files",
+	    "Resource temporarily unavailable", "Input/output error",
+	    "Read-only file system", "Disk quota",	     "cannot fork",
+	    "Cannot allocate", "Killed",		     "Permission denied",
+	    "Stale file handle"};
+	if (!text || !strstr(text, "error"))
+		return false;
+	for (size_t i = 0; i < sizeof(machine) / sizeof(machine[0]); i++)
+		if (strstr(text, machine[i]))
+			return false;
+	return true;
+}
+
 void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
 {
 	kf_strbuf_addf(log,
@@ -1169,13 +1202,14 @@ void kf_compile_mem_note(struct kf_strbuf *log, uint64_t bytes)
 
 /* Runs one step within the deadline, each of its processes held to
  * mem_bytes (RLIMIT_DATA) and cpu_s seconds of CPU time (RLIMIT_CPU); the
- * output joins log. Returns 0 with *ok, *timed_out or *cpu_spent (the step
- * failed having used its CPU time: one of its processes met the limit)
- * set, or a negative code when it could not run. */
+ * output joins log. Returns 0 with *ok, *timed_out, *cpu_spent (the step
+ * failed having used its CPU time: one of its processes met the limit) or
+ * *plain (an ordinary error: plain_error) set, or a negative code when it
+ * could not run. */
 static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 		    uint64_t deadline_ns, int timeout_ms,
 		    struct kf_strbuf *log, bool *ok, bool *timed_out,
-		    bool *cpu_spent, struct kf_err *err)
+		    bool *cpu_spent, bool *plain, struct kf_err *err)
 {
 	struct kf_limits lim = {0};
 	lim.data_bytes = mem_bytes;
@@ -1235,6 +1269,8 @@ static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 			else if (!WIFEXITED(status) ||
 				 says_no_memory(out.buf))
 				kf_compile_mem_note(log, mem_bytes);
+			else
+				*plain = plain_error(out.buf);
 		} else {
 			*ok = true;
 		}
@@ -1254,7 +1290,7 @@ static int run_compiler(struct build *b, const char *dir,
 			struct kf_compile_result *r, struct kf_err *err)
 {
 	int rc = 0;
-	bool ok = false, timed_out = false, cpu_spent = false;
+	bool ok = false, timed_out = false, cpu_spent = false, plain = false;
 	struct kf_strbuf log = KF_STRBUF_INIT;
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
@@ -1303,7 +1339,7 @@ static int run_compiler(struct build *b, const char *dir,
 	rc = run_step(confine(bwrap, c->argv, c->src_i, work, source_path, src,
 			      src_bytes, &ca),
 		      mem, cpu, deadline, timeout_ms, &log, &ok, &timed_out,
-		      &cpu_spent, err);
+		      &cpu_spent, &plain, err);
 	if (b->split && !rc && ok) {
 		struct command *l = &b->link;
 		free(l->argv[l->out_i]);
@@ -1313,7 +1349,7 @@ static int run_compiler(struct build *b, const char *dir,
 		rc = run_step(confine(bwrap, l->argv, -1, work, source_path,
 				      src, src_bytes, &la),
 			      mem, cpu, deadline, timeout_ms, &log, &ok, &timed_out,
-		      &cpu_spent, err);
+		      &cpu_spent, &plain, err);
 	}
 	r->seconds = (double)(kf_now_ns() - t0) * 1e-9;
 	if (rc)
@@ -1333,8 +1369,13 @@ static int run_compiler(struct build *b, const char *dir,
 	}
 	r->log = kf_xstrdup(kf_strbuf_str(&log));
 	rc = write_log(dir, r->key, log_path, r->log, err);
-	if (!rc && r->cpu_spent)
+	/* Kept only for the bytes the key was made of. */
+	bool same = !rc && !r->ok &&
+		    source_unchanged(source_path, src, src_bytes);
+	if (same && r->cpu_spent)
 		keep_failure(dir, r->key, cpu);
+	else if (same && plain && !timed_out)
+		keep_failure(dir, r->key, KEPT_ERROR);
 	if (rc || !r->ok)
 		goto out;
 	if (!source_unchanged(source_path, src, src_bytes)) {
@@ -1373,15 +1414,17 @@ out:
 }
 
 /* Fills r from the cache when the object is there, or a failure kept
- * under a CPU limit (cpu_s) at least this build's; returns whether it
- * was. */
+ * (keep_failure) that stands for a build under CPU limit cpu_s; returns
+ * whether it was. */
 static int cache_hit(const char *dir, uint64_t cpu_s,
 		     struct kf_compile_result *r)
 {
 	char *so_path = kf_xasprintf("%s/%s.so", dir, r->key);
 	char *fail_path = kf_xasprintf("%s/%s.fail", dir, r->key);
-	bool failed = !kf_file_exists(so_path) && kf_file_exists(fail_path) &&
-		      kept_failure_limit(fail_path) >= cpu_s;
+	uint64_t kept = kf_file_exists(so_path) || !kf_file_exists(fail_path)
+			    ? 0
+			    : kept_failure_limit(fail_path);
+	bool failed = kept && kept >= cpu_s;
 	if (failed) {
 		char *log_path = kf_xasprintf("%s/%s.log", dir, r->key);
 		char *log = NULL;
@@ -1394,7 +1437,7 @@ static int cache_hit(const char *dir, uint64_t cpu_s,
 			free(so_path);
 			r->ok = false;
 			r->cached = true;
-			r->cpu_spent = true;
+			r->cpu_spent = kept != KEPT_ERROR;
 			r->seconds = 0;
 			r->log = log;
 			return 1;
