@@ -1173,16 +1173,29 @@ static bool says_cpu_spent(int status, const char *text)
 /* Whether a build that exited with an error, within its limits, failed on
  * the source alone: the compiler's diagnostics say "error", and nothing of
  * the machine's own failures (the sandbox's, a full disk, too many files
- * or processes, an unreadable file) is there, so that the same source,
+ * or processes, an unreadable file, a tool that crashed) is there, so that the same source,
  * flags and toolchain fail the same way on any machine. */
 static bool plain_error(const char *text)
 {
 	static const char *const machine[] = {
-	    "bwrap:",	      "No space left",	     "Too many open files",
-	    "Resource temporarily unavailable", "Input/output error",
-	    "Read-only file system", "Disk quota",	     "cannot fork",
-	    "Cannot allocate", "Killed",		     "Permission denied",
-	    "Stale file handle"};
+	    "bwrap:",
+	    "No space left",
+	    "Too many open files",
+	    "Resource temporarily unavailable",
+	    "Input/output error",
+	    "Read-only file system",
+	    "Disk quota",
+	    "cannot fork",
+	    "Cannot allocate",
+	    "Memory allocation",
+	    "Killed",
+	    "Permission denied",
+	    "Stale file handle",
+	    /* a tool that crashed (a driver reports a tool's signal and
+	     * exits 1): a compiler's fault, or the machine's memory */
+	    "internal compiler error",
+	    "Segmentation fault",
+	    "signal"};
 	if (!text || !strstr(text, "error"))
 		return false;
 	for (size_t i = 0; i < sizeof(machine) / sizeof(machine[0]); i++)
