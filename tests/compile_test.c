@@ -319,6 +319,63 @@ static void test_compile_syntax_error_names_file_and_line(void)
 	free(src);
 }
 
+/* The compiler sees of the candidate's directory only what the cache key
+ * holds: the source and the headers it includes by name. A header named
+ * through a macro and a file an assembler directive reads (.incbin) are
+ * not there (they were, outside the key: a source whose macro-named header
+ * was later changed to a wrong body was served the old object, `ok`, and
+ * one whose header had a typo kept its failure after the fix), so such a
+ * source fails alike before and after the file changes. An assembler's
+ * "Error:" and a build file past its cap are the source's, and kept. */
+static void test_compile_sees_only_what_its_key_holds(void)
+{
+	use_tmp_cache();
+	char *hdr = write_tmp("mh.h", "#define SCALE 2.0f\n");
+	char *src = write_tmp("macro.c", "#define H \"mh.h\"\n"
+					 "#include H\n"
+					 "#include <kforge/kernel.h>\n"
+					 "float scale(void) { return SCALE; }\n");
+	struct kf_compile_opts o = host_opts();
+	struct kf_compile_result r = KF_COMPILE_RESULT_INIT;
+	compile_ok(src, &o, &r, 0);
+	CHECK_CONTAINS(r.log, "mh.h");
+	CHECK_CONTAINS(r.log, "No such file");
+	kf_compile_result_release(&r);
+	free(hdr);
+	hdr = write_tmp("mh.h", "#define SCALE 1.0f\n");
+	compile_ok(src, &o, &r, 0);
+	CHECK(r.cached);
+	CHECK_CONTAINS(r.log, "No such file");
+	kf_compile_result_release(&r);
+	/* A plain include of the same header is in the key, and seen. */
+	char *plain = write_tmp("plain.c", "#include \"mh.h\"\n"
+					   "float scale(void) { return SCALE; }\n");
+	compile_ok(plain, &o, &r, 1);
+	kf_compile_result_release(&r);
+	char *blob = write_tmp("blob.bin", "0123456789abcdef");
+	char *inc = write_tmp("incbin.c",
+			      "__asm__(\".section .rodata\\n.incbin "
+			      "\\\"blob.bin\\\"\\n.text\");\n"
+			      "int f(void) { return 1; }\n");
+	compile_ok(inc, &o, &r, 0);
+	CHECK_CONTAINS(r.log, "blob.bin");
+	kf_compile_result_release(&r);
+	char *err = write_tmp("asmerr.c", "__asm__(\".err\");\n"
+					  "int f(void) { return 1; }\n");
+	compile_ok(err, &o, &r, 0);
+	CHECK_CONTAINS(r.log, "Error:");
+	kf_compile_result_release(&r);
+	compile_ok(err, &o, &r, 0);
+	CHECK(r.cached && !r.cpu_spent);
+	kf_compile_result_release(&r);
+	free(hdr);
+	free(src);
+	free(plain);
+	free(blob);
+	free(inc);
+	free(err);
+}
+
 /* A build failed by the machine rather than the source (a full disk, the
  * sandbox, output without a compiler's "error") is not kept: the next
  * try builds again. */
@@ -975,6 +1032,7 @@ KF_TESTS(compile) = {
     KF_TEST(test_compile_syntax_error_names_file_and_line),
     KF_TEST(test_compile_sees_only_the_candidates_directory),
     KF_TEST(test_compile_hung_compiler_is_killed),
+    KF_TEST(test_compile_sees_only_what_its_key_holds),
     KF_TEST(test_compile_machine_failure_is_not_kept),
     KF_TEST(test_compile_cpu_bomb_fails_once_and_is_kept),
     KF_TEST(test_compile_log_is_capped),

@@ -188,6 +188,21 @@ static void test_farm_result_records_the_compile(void)
 	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(c, "cached")));
 	CHECK(cJSON_GetObjectItem(c, "seconds")->valuedouble == it.compile_s);
 	cJSON_Delete(it.result);
+	/* A compile error's first build too: the evaluation's hit on the
+	 * failure the pool's build kept is not what it cost. */
+	char *bad = kf_path_join(kf_test_tmpdir(), "syntax.c");
+	CHECK(kf_file_write_atomic(bad, "int kf_entry(void) { return 0 +; }\n",
+				   35, &err) == 0);
+	struct kf_farm_item b = {.candidate = bad};
+	CHECK_MSG(kf_farm_run(ROWSUM, &b, 1, &o, &err) == 0, "%s", err.msg);
+	CHECK(b.rc == 0 && b.compile_s > 0);
+	CHECK_STR(kf_json_str(b.result, "status"), "compile_error");
+	c = cJSON_GetObjectItem(cJSON_GetObjectItem(b.result, "compile"),
+				"candidate");
+	CHECK(cJSON_IsFalse(cJSON_GetObjectItem(c, "cached")));
+	CHECK(cJSON_GetObjectItem(c, "seconds")->valuedouble == b.compile_s);
+	cJSON_Delete(b.result);
+	free(bad);
 }
 
 /* An item's own options are its evaluation's (kforge redteam: a case's

@@ -829,9 +829,20 @@ static void av_ro(struct kf_argv *a, const char *path)
 
 struct include_binds {
 	struct kf_argv *a;
-	char cwd[PATH_MAX];
+	char cwd[PATH_MAX];    /* "" when / or unknown */
+	char src_dir[PATH_MAX];
 };
 
+static bool under(const char *path, const char *dir)
+{
+	size_t l = strlen(dir);
+	return l && !strncmp(path, dir, l) && path[l] == '/';
+}
+
+/* A local include the key holds (walked from the source's real path, as
+ * the compiler resolves it), visible when it lies in the source's
+ * directory or under the current one: at its real path and at the path
+ * the compiler opens. */
 static void bind_include(const char *inc_path, const char *name,
 			 size_t name_len, const char *text, size_t n, void *ctx)
 {
@@ -841,10 +852,9 @@ static void bind_include(const char *inc_path, const char *name,
 	(void)n;
 	struct include_binds *ib = ctx;
 	char real[PATH_MAX];
-	size_t cl = strlen(ib->cwd);
-	if (realpath(inc_path, real) && !strncmp(real, ib->cwd, cl) &&
-	    real[cl] == '/')
-		av_ro(ib->a, real);
+	if (inc_path[0] == '/' && realpath(inc_path, real) &&
+	    (under(real, ib->src_dir) || under(real, ib->cwd)))
+		av_ro(ib->a, inc_path);
 }
 
 /* argv under bubblewrap (bwrap), writing only into work; source_path (at
@@ -935,12 +945,24 @@ static char **confine(const char *bwrap, char *const argv[], int src_i,
 		char *slash = strrchr(src_dir, '/');
 		if (slash && slash != src_dir)
 			*slash = '\0';
-		av_ro(a, src_dir);
-		struct include_binds ib = {a, ""};
-		if (getcwd(ib.cwd, sizeof(ib.cwd)) && strcmp(ib.cwd, "/") &&
-		    !strncmp(real_src, ib.cwd, strlen(ib.cwd)))
-			walk_local_includes(source_path, src, src_bytes, 0,
-					    bind_include, &ib);
+		/* The source and the local headers it includes by name, the
+		 * files the cache key holds, and nothing else of its
+		 * directory: a header named through a macro or a file an
+		 * assembler directive reads (.incbin) would be outside the
+		 * key, and a changed one would be served the object (or the
+		 * kept failure) built from the old. */
+		av_ro(a, real_src);
+		struct include_binds ib;
+		ib.a = a;
+		snprintf(ib.src_dir, sizeof(ib.src_dir), "%s", src_dir);
+		/* Headers elsewhere under the current directory only for a
+		 * source under it (a served candidate's, in a directory of
+		 * its own, sees none of the server's). */
+		if (!getcwd(ib.cwd, sizeof(ib.cwd)) || !strcmp(ib.cwd, "/") ||
+		    !under(real_src, ib.cwd))
+			ib.cwd[0] = '\0';
+		walk_local_includes(real_src, src, src_bytes, 0, bind_include,
+				    &ib);
 	}
 	kf_argv_add(a, "--bind");
 	kf_argv_add(a, work);
@@ -1196,7 +1218,8 @@ static bool plain_error(const char *text)
 	    "internal compiler error",
 	    "Segmentation fault",
 	    "signal"};
-	if (!text || !strstr(text, "error"))
+	/* gcc's and nvcc's "error", the GNU assembler's "Error:" */
+	if (!text || (!strstr(text, "error") && !strstr(text, "Error:")))
 		return false;
 	for (size_t i = 0; i < sizeof(machine) / sizeof(machine[0]); i++)
 		if (strstr(text, machine[i]))
@@ -1270,7 +1293,10 @@ static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 					? "\n"
 					: "",
 				    (unsigned long long)cpu_s);
-			} else if (says_too_big(status, out.buf))
+			} else if (says_too_big(status, out.buf)) {
+				/* KF_COMPILE_FILE_CAP is the same on every
+				 * machine: the source's failure. */
+				*plain = true;
 				kf_strbuf_addf(
 				    log,
 				    "%sa file of the build grew past %u MiB, "
@@ -1279,7 +1305,7 @@ static int run_step(char *const argv[], uint64_t mem_bytes, uint64_t cpu_s,
 					? "\n"
 					: "",
 				    KF_COMPILE_FILE_CAP >> 20);
-			else if (!WIFEXITED(status) ||
+			} else if (!WIFEXITED(status) ||
 				 says_no_memory(out.buf))
 				kf_compile_mem_note(log, mem_bytes);
 			else
@@ -1568,7 +1594,14 @@ int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	if (b.split)
 		key_add(&sha, "host toolchain", host_tc, strlen(host_tc));
 	key_add(&sha, "source", src, src_bytes);
-	key_add_local_includes(&sha, source_path, src, src_bytes, 0);
+	{
+		/* Walked as the compiler resolves them: from the source's
+		 * real path (confine passes that one). */
+		char real_src[PATH_MAX];
+		key_add_local_includes(
+		    &sha, realpath(source_path, real_src) ? real_src : source_path,
+		    src, src_bytes, 0);
+	}
 	key_add(&sha, "kernel.h", kernel_h, kernel_h_bytes);
 	if (is_host(backend)) {
 		cpu = cpu_identity();

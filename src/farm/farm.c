@@ -242,10 +242,10 @@ static void evaluate(struct farm *f, int i, int device)
 	struct kf_eval_opts eo = item_opts(f, i);
 	struct kf_err err = KF_ERR_INIT;
 	eo.device = device;
-	/* The reference is built; the candidate too when it compiled (with
-	 * the same options): the evaluation takes both from the cache. A
-	 * failed compile is not cached: kf_eval runs it again, for its
-	 * record, and stops there. */
+	/* The reference is built; the candidate too (with the same
+	 * options): the evaluation takes both from the cache, a failure
+	 * too where it was kept (compile.c keep_failure; one that was not,
+	 * the machine's, is built again for the record). */
 	eo.no_cache = false;
 	uint64_t t0 = kf_now_ns();
 	if (f->pending[i]) {
@@ -287,9 +287,10 @@ static void evaluate(struct farm *f, int i, int device)
 		if (c->state >= 0)
 			snprintf(it->err, sizeof(it->err), "%s", err.msg);
 		it->result = NULL;
-	} else if (f->cr[i].ok && !kf_task_is_kernelbench(c->path)) {
+	} else if (!kf_task_is_kernelbench(c->path)) {
 		/* The record tells what the compile cost, as a lone
-		 * evaluation's would. */
+		 * evaluation's would (a failure's first build too, not the
+		 * evaluation's hit on what it kept). */
 		set_compile_field(it->result, "seconds",
 				  cJSON_CreateNumber(f->cr[i].seconds));
 		set_compile_field(it->result, "cached",
