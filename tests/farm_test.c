@@ -2,6 +2,7 @@
  * errors that stay with their candidate, and parallel runs that give the
  * statuses of a serial one. */
 #include <pthread.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -203,6 +204,35 @@ static void test_farm_result_records_the_compile(void)
 	CHECK(cJSON_GetObjectItem(c, "seconds")->valuedouble == b.compile_s);
 	cJSON_Delete(b.result);
 	free(bad);
+	/* A failure that is not kept (the machine's: here a compiler that
+	 * says its disk is full after 3 s) is built once, by the farm: the
+	 * evaluation takes that build (it was built twice, a timeout's 2 x
+	 * 120 s). */
+	char *script = kf_xasprintf(
+	    "#!/bin/sh\n"
+	    "case \"$*\" in\n"
+	    "--version) echo 'full-cc 1.0'; exit 0;;\n"
+	    "*diskfull*) sleep 3; echo 'fatal error: No space left on device'"
+	    " >&2; exit 1;;\n"
+	    "esac\n"
+	    "exec %s \"$@\"\n",
+	    "/usr/bin/cc");
+	char *cc = kf_path_join(kf_test_tmpdir(), "full-cc");
+	CHECK(kf_file_write_atomic(cc, script, strlen(script), &err) == 0);
+	CHECK(chmod(cc, 0755) == 0);
+	CHECK(setenv("KFORGE_CC", cc, 1) == 0);
+	char *full = kf_path_join(kf_test_tmpdir(), "diskfull.c");
+	CHECK(kf_file_write_atomic(full, "int x;\n", 7, &err) == 0);
+	struct kf_farm_item d = {.candidate = full};
+	CHECK_MSG(kf_farm_run(ROWSUM, &d, 1, &o, &err) == 0, "%s", err.msg);
+	CHECK_STR(kf_json_str(d.result, "status"), "compile_error");
+	CHECK_MSG(d.compile_s >= 3 && d.eval_s < d.compile_s / 2,
+		  "compile %.2f s, evaluation %.2f s", d.compile_s, d.eval_s);
+	unsetenv("KFORGE_CC");
+	cJSON_Delete(d.result);
+	free(full);
+	free(cc);
+	free(script);
 }
 
 /* An item's own options are its evaluation's (kforge redteam: a case's

@@ -77,6 +77,9 @@ struct kf_compile_result {
 int kf_compile(const char *source_path, const struct kf_compile_opts *opts,
 	       struct kf_compile_result *r, struct kf_err *err);
 void kf_compile_result_release(struct kf_compile_result *r);
+/* *dst becomes a copy of *src (its strings its own). */
+void kf_compile_result_copy(struct kf_compile_result *dst,
+			    const struct kf_compile_result *src);
 
 /*
  * The symbols a compiled object imports (its undefined dynamic symbols:

@@ -26,6 +26,8 @@ enum kf_status {
 };
 const char *kf_status_name(enum kf_status s);
 
+struct kf_compile_result;
+
 struct kf_eval_opts {
 	const char *backend;	 /* "host" (default) or "cuda" */
 	uint64_t seed;		 /* base seed; trial t uses seed + t; 0: one
@@ -72,11 +74,17 @@ struct kf_eval_opts {
 	 * bridges of the same task to take and give back (borrowed; NULL:
 	 * every evaluation starts its bridge and ends it). */
 	struct kf_bridge_pool *pool;
+	/* The candidate's compile, already run by the caller with the
+	 * options this evaluation compiles with (the farm's, for a build
+	 * that failed): taken as the evaluation's own rather than built
+	 * again (borrowed; an in-process evaluation only, a process or
+	 * remote executor drops it; NULL: kf_eval compiles). */
+	const struct kf_compile_result *compiled;
 };
 #define KF_EVAL_OPTS_INIT                                                      \
 	{                                                                      \
 		"host", 0, 6, NULL, NULL, 0, 10.0, 0.005, 20, 2000, false,     \
-		    false, 0, NULL, -1, NULL, 0.5, NULL, false, NULL           \
+		    false, 0, NULL, -1, NULL, 0.5, NULL, false, NULL, NULL     \
 	}
 #define KF_ENERGY_MAX_S 60.0
 

@@ -1657,6 +1657,22 @@ out:
 	return rc;
 }
 
+static char *dup_or_null(const char *s)
+{
+	return s ? kf_xstrdup(s) : NULL;
+}
+
+void kf_compile_result_copy(struct kf_compile_result *dst,
+			    const struct kf_compile_result *src)
+{
+	*dst = *src;
+	dst->so_path = dup_or_null(src->so_path);
+	dst->log = dup_or_null(src->log);
+	dst->key = dup_or_null(src->key);
+	dst->command = dup_or_null(src->command);
+	dst->toolchain = dup_or_null(src->toolchain);
+}
+
 void kf_compile_result_release(struct kf_compile_result *r)
 {
 	if (!r)

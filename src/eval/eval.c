@@ -910,7 +910,10 @@ int kf_eval(const char *task_path, const char *candidate_path,
 				ref_path, rr.log ? rr.log : "");
 	if (rc)
 		goto fail;
-	rc = compile_one(&s, candidate_path, &cr, err);
+	if (s.core.o->compiled)
+		kf_compile_result_copy(&cr, s.core.o->compiled);
+	else
+		rc = compile_one(&s, candidate_path, &cr, err);
 	if (rc)
 		goto fail;
 	cJSON *comp = cJSON_AddObjectToObject(s.core.res, "compile");

@@ -243,10 +243,12 @@ static void evaluate(struct farm *f, int i, int device)
 	struct kf_err err = KF_ERR_INIT;
 	eo.device = device;
 	/* The reference is built; the candidate too (with the same
-	 * options): the evaluation takes both from the cache, a failure
-	 * too where it was kept (compile.c keep_failure; one that was not,
-	 * the machine's, is built again for the record). */
+	 * options): the evaluation takes both from the cache, and a failed
+	 * build as it is (a failure not kept, a timeout's, was built twice:
+	 * 2 x 120 s). */
 	eo.no_cache = false;
+	if (!f->cr[i].ok)
+		eo.compiled = &f->cr[i];
 	uint64_t t0 = kf_now_ns();
 	if (f->pending[i]) {
 		/* Loaded on a compile thread: measured on the slot's core
