@@ -319,8 +319,9 @@ static void test_cli_redteam_host_corpus_all_as_expected(void)
  * engine sends the next request: it once fell partly in the next call's
  * view on a quiet machine and read as a forged reply (3 of 16 runs of
  * this manifest's case; the engine now waits for the runner to block
- * before it sends). Eight at once, two at a time. */
-static void test_cli_redteam_work_after_reply_is_after_return(void)
+ * before it sends). Eight at once, two at a time; a small corpus, run
+ * once, in make test (not under the sanitizers). */
+static void test_cli_redteam_corpus_work_after_reply_is_after_return(void)
 {
 	struct outcome o =
 	    kforge("redteam", "--manifest",
@@ -375,6 +376,6 @@ KF_TESTS(cli) = {
     KF_TEST(test_cli_doctor_reports_the_machine),
     KF_TEST(test_cli_suite_compares_expected_statuses),
     KF_TEST(test_cli_redteam_host_corpus_all_as_expected),
-    KF_TEST(test_cli_redteam_work_after_reply_is_after_return),
+    KF_TEST(test_cli_redteam_corpus_work_after_reply_is_after_return),
     KF_TESTS_END,
 };
