@@ -1413,7 +1413,7 @@ static int run_compiler(struct build *b, const char *dir,
 		    source_unchanged(source_path, src, src_bytes);
 	if (same && r->cpu_spent)
 		keep_failure(dir, r->key, cpu);
-	else if (same && plain && !timed_out)
+	else if (same && plain)
 		keep_failure(dir, r->key, KEPT_ERROR);
 	if (rc || !r->ok)
 		goto out;

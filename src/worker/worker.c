@@ -151,21 +151,6 @@ static int runner_overhead(struct worker *w, int side, struct kf_err *err)
 	return 0;
 }
 
-/* Whether a runner is waiting for or on a CPU (/proc state R). */
-static bool runner_runnable(const struct kf_runner *r)
-{
-	char path[64], buf[512];
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)r->pid);
-	FILE *f = fopen(path, "r");
-	if (!f)
-		return false;
-	size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	const char *p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'R';
-}
-
 /* Has a side's runner load its object; the reply's text is its global
  * state before the object's code ran. The candidate's load is bounded
  * (kf_judge_load_time): past the budget its runner is stopped and *late
@@ -192,7 +177,7 @@ static int runner_load(struct worker *w, int side, const char *path,
 			break;
 		double cpu = (double)(kf_runner_cpu_ns(r) - c0) / 1e6;
 		double wall = (double)(kf_now_ns() - t0) / 1e6;
-		if (kf_judge_load_time(cpu, wall, runner_runnable(r), late)) {
+		if (kf_judge_load_time(cpu, wall, kf_runner_running(r), late)) {
 			kf_runner_stop(r);
 			return 0;
 		}
