@@ -146,24 +146,27 @@ void wk_cand_memory_check(struct worker *w)
 	_exit(0);
 }
 
-/* Waits, up to 20 ms, until the candidate's process blocks: an honest
- * runner does within microseconds of its reply (it reads the next
- * request). Work a candidate does after its reply then falls wholly in the
- * gap before the next request, where wk_cand_idle_check counts it, and
- * not partly in the next call's view, where it would read as a forged
- * reply: which of the two saw it would otherwise depend on how fast the
- * engine, and so the machine, was. Work beyond 20 ms is over the idle
- * limit in any case. Only on the host, where the runner has one thread. */
+/* Waits until the candidate's process blocks, as an honest runner does
+ * within microseconds of its reply (it reads the next request), or has
+ * used more than KF_IDLE_CPU_NS since its last answer (at most 1 s of
+ * wall time). Work a candidate does after its reply then falls in the gap
+ * before the next request, where wk_cand_idle_check counts it, and not
+ * only partly, under its limit, with the rest in the next call's view,
+ * where it read as a forged reply: which of the two saw it depended on how
+ * fast the engine, and so the machine, was (a wall-clock bound of 20 ms
+ * was too short beside three busy loops: 5 ms of CPU took longer). Only
+ * on the host, where the runner has one thread. */
 static void cand_settle(struct worker *w)
 {
 	struct kf_runner *r = &w->run[SIDE_CAND];
-	if (w->ops->device_type != kDLCPU || !kf_runner_running(r))
+	if (w->ops->device_type != kDLCPU || !w->cand_cpu_after)
 		return;
-	uint64_t until = kf_now_ns() + 20000000u;
+	uint64_t until = kf_now_ns() + 1000000000u;
 	struct timespec nap = {0, 20000};
-	do
+	while (kf_runner_running(r) &&
+	       kf_runner_cpu_ns(r) <= w->cand_cpu_after + KF_IDLE_CPU_NS &&
+	       kf_now_ns() < until)
 		nanosleep(&nap, NULL);
-	while (kf_runner_running(r) && kf_now_ns() < until);
 }
 
 /* Notes the CPU time the candidate's process used since it last
